@@ -1,0 +1,44 @@
+"""tether: a runtime for tool-using LLM agents with a governance-grade control plane."""
+
+from tether.agent import Agent
+from tether.errors import (
+    AgentBusyError,
+    ConfigurationError,
+    HookError,
+    ModelError,
+    RetryLimitError,
+    RunError,
+    TetherError,
+    ToolLoopError,
+)
+from tether.limits import IterationBudget, Limits
+from tether.messages import Message, ToolCall, ToolResult, Usage
+from tether.result import Result, RunUsage, StopReason
+from tether.tools import Tool, ToolContext, tool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Agent",
+    "AgentBusyError",
+    "ConfigurationError",
+    "HookError",
+    "IterationBudget",
+    "Limits",
+    "Message",
+    "ModelError",
+    "Result",
+    "RetryLimitError",
+    "RunError",
+    "RunUsage",
+    "StopReason",
+    "TetherError",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolLoopError",
+    "ToolResult",
+    "Usage",
+    "__version__",
+    "tool",
+]

@@ -1,0 +1,270 @@
+"""Agent: configuration plus the invoke / stream / cancel entry points (the loop is in loop.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+
+from tether.control.events import AgentInitialized, HookEvent
+from tether.control.middleware import ModelMiddleware, ModelOnion, ToolMiddleware, ToolOnion
+from tether.control.registry import HookOrder, HookProvider, HookRegistry
+from tether.errors import AgentBusyError, ConfigurationError
+from tether.events import FinalResult, StreamEvent
+from tether.limits import IterationBudget, Limits
+from tether.loop import run_invocation
+from tether.messages import Message
+from tether.models.base import Model
+from tether.result import Result
+from tether.tools import Tool, as_tool
+from tether.tools.context import CancelSignal
+
+if TYPE_CHECKING:
+    from tether.control.interventions import ConfirmCallback, InterventionHandler
+    from tether.run_state import RunState
+
+Prompt: TypeAlias = str | Message | Sequence[Message]
+E = TypeVar("E", bound=HookEvent)
+Middleware: TypeAlias = ModelMiddleware | ToolMiddleware
+
+_thread_state = threading.local()
+
+
+class Agent:
+    """A tool-using agent: one conversation, one invocation at a time.
+
+    Invoke it with ``agent(prompt)`` / ``agent.run(prompt)`` (sync),
+    ``await agent.invoke_async(prompt)`` or ``async for event in agent.stream(prompt)``;
+    all three drive the same loop. The conversation is kept across invocations
+    until :meth:`reset`.
+    """
+
+    def __init__(
+        self,
+        model: Model | str | None = None,
+        *,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        system_prompt: str | None = None,
+        hooks: Iterable[HookProvider] = (),
+        interventions: Iterable[InterventionHandler] = (),
+        middleware: Iterable[Middleware] = (),
+        limits: Limits | None = None,
+        budget: IterationBudget | None = None,
+        confirm: ConfirmCallback | None = None,
+        session_id: str | None = None,
+        state: dict[str, Any] | None = None,
+        max_concurrency: int = 8,
+        max_retries: int = 3,
+    ) -> None:
+        self.model: Model = _resolve_model(model)
+        self.tools: list[Tool] = [as_tool(t) for t in tools]
+        self.tool_map: dict[str, Tool] = {}
+        for t in self.tools:
+            if t.name in self.tool_map:
+                raise ConfigurationError(
+                    f"two tools are named {t.name!r}; tool names must be unique"
+                )
+            self.tool_map[t.name] = t
+        self.tool_specs: list[dict[str, Any]] = [t.spec() for t in self.tools]
+        self.system_prompt = system_prompt
+        self.limits = limits
+        self.budget = budget
+        self.confirm = confirm
+        if max_concurrency < 1 or max_retries < 0:
+            raise ConfigurationError(
+                f"max_concurrency must be >= 1 and max_retries >= 0, got {max_concurrency} and {max_retries}"
+            )
+        self.max_concurrency = max_concurrency
+        self.max_retries = max_retries
+        self._explicit_session = session_id is not None
+        self.session_id: str = session_id or _new_session_id()
+        self.state: dict[str, Any] = state if state is not None else {}
+        self.messages: list[Message] = []
+        self.last_result: Result | None = None
+        self.hooks = HookRegistry()
+        self._set_middleware(list(middleware))
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._cancel = CancelSignal()
+        self._run: RunState | None = None
+        for provider in hooks:
+            self.hooks.add_provider(provider)
+        handlers = list(interventions)
+        if handlers:
+            from tether.control.interventions import InterventionRunner
+
+            self.hooks.add_provider(InterventionRunner(handlers))
+        self.hooks.emit_sync(AgentInitialized(self))
+
+    # -- configuration ---------------------------------------------------------------
+
+    def _set_middleware(self, middleware: list[Middleware]) -> None:
+        model_mw = [m for m in middleware if isinstance(m, ModelMiddleware)]
+        tool_mw = [m for m in middleware if isinstance(m, ToolMiddleware)]
+        bad = [m for m in middleware if not isinstance(m, ModelMiddleware | ToolMiddleware)]
+        if bad:
+            raise ConfigurationError(
+                f"middleware=[...] takes ModelMiddleware or ToolMiddleware instances, got {bad[0]!r}"
+            )
+        from tether.modelcall import stream_model
+        from tether.toolcalls import invoke_tool
+
+        self.model_onion: ModelOnion | None = (
+            ModelOnion(model_mw, lambda request: stream_model(self.model, request))
+            if model_mw
+            else None
+        )
+        self.tool_onion: ToolOnion | None = (
+            ToolOnion(tool_mw, lambda request: invoke_tool(self._active_run(), request))
+            if tool_mw
+            else None
+        )
+
+    def _active_run(self) -> RunState:
+        if self._run is None:
+            raise RuntimeError("tool middleware called outside a run")
+        return self._run
+
+    def on(
+        self, event_type: type[E], order: int = HookOrder.DEFAULT
+    ) -> Callable[[Callable[[E], Any]], Callable[[E], Any]]:
+        """Decorator: ``@agent.on(BeforeToolCall)`` registers the function as a hook."""
+
+        def register(callback: Callable[[E], Any]) -> Callable[[E], Any]:
+            self.hooks.add(event_type, callback, order)
+            return callback
+
+        return register
+
+    @property
+    def executor(self) -> Executor:
+        """The bounded thread pool that runs sync tools (created on first use)."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(
+                self.max_concurrency, thread_name_prefix="tether-tool"
+            )
+        return self._executor
+
+    # -- invocation -------------------------------------------------------------------
+
+    async def stream(self, prompt: Prompt) -> AsyncGenerator[StreamEvent, None]:
+        """Run one invocation, yielding typed events; the last is ``FinalResult``."""
+        messages = self._begin(prompt)
+        try:
+            async with contextlib.aclosing(run_invocation(self, messages, self._cancel)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            self._lock.release()
+
+    async def invoke_async(self, prompt: Prompt) -> Result:
+        """Run one invocation and return its Result (raises ``RunError`` on stop reason error)."""
+        messages = self._begin(prompt)
+        result: Result | None = None
+        try:
+            async for event in run_invocation(self, messages, self._cancel):
+                if type(event) is FinalResult:
+                    result = event.result
+        finally:
+            self._lock.release()
+        assert result is not None
+        return result
+
+    def _begin(self, prompt: Prompt) -> list[Message]:
+        messages = _prompt_messages(prompt)
+        if not self._lock.acquire(blocking=False):
+            raise AgentBusyError(
+                f"agent (session {self.session_id}) is already running an invocation; an agent runs "
+                "one invocation at a time: wait for it to finish, or use another Agent for parallel work"
+            )
+        self._cancel = CancelSignal()
+        return messages
+
+    def run(self, prompt: Prompt) -> Result:
+        """Synchronous :meth:`invoke_async` (works inside a running event loop too)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            runner: asyncio.Runner | None = getattr(_thread_state, "runner", None)
+            if runner is None:
+                runner = _thread_state.runner = asyncio.Runner()
+            return runner.run(self.invoke_async(prompt))
+        with ThreadPoolExecutor(1, thread_name_prefix="tether-sync") as pool:
+            return pool.submit(asyncio.run, self.invoke_async(prompt)).result()
+
+    __call__ = run
+
+    def cancel(self) -> None:
+        """Stop the running invocation at the next check (thread-safe, idempotent).
+
+        Checked before each model call and each tool; running async tools are
+        cancelled, running sync tools see ``ToolContext.cancel``; unanswered tool
+        calls get a "cancelled" result. Stop reason: ``cancelled``.
+        """
+        self._cancel.set()
+        run = self._run
+        if run is not None:
+            with contextlib.suppress(RuntimeError):  # a closed loop means the run is over
+                run.loop.call_soon_threadsafe(run.cancel_tasks)
+
+    def reset(self) -> None:
+        """Start a fresh conversation (new session id unless one was given, empty state)."""
+        if self._lock.locked():
+            raise AgentBusyError(f"agent (session {self.session_id}) cannot reset while it runs")
+        self.messages = []
+        self.state = {}
+        self.last_result = None
+        if not self._explicit_session:
+            self.session_id = _new_session_id()
+
+    def close(self) -> None:
+        """Release the tool thread pool (the agent stays usable)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+    def __repr__(self) -> str:
+        return f"Agent(model={self.model.name!r}, tools={[t.name for t in self.tools]}, session_id={self.session_id!r})"
+
+
+def _new_session_id() -> str:
+    return os.urandom(16).hex()
+
+
+def _prompt_messages(prompt: Prompt) -> list[Message]:
+    if isinstance(prompt, str):
+        return [Message.user(prompt)]
+    if isinstance(prompt, Message):
+        return [prompt]
+    if isinstance(prompt, Sequence) and all(isinstance(m, Message) for m in prompt):
+        return [m for m in prompt if isinstance(m, Message)]
+    raise TypeError(
+        f"a prompt is a str, a Message or a list of Messages, got {type(prompt).__name__}"
+    )
+
+
+def _resolve_model(model: Model | str | None) -> Model:
+    if model is None:
+        model = os.environ.get("TETHER_MODEL") or None
+    if model is None:
+        raise ConfigurationError(
+            "Agent() needs a model. Choose one of:\n"
+            "  - a model object: Agent(model=ScriptedModel([...])) (deterministic, for tests and demos;\n"
+            "    from tether.models import ScriptedModel);\n"
+            "  - a model string: Agent(model='scripted:turns.json'), or set the TETHER_MODEL\n"
+            "    environment variable to one."
+        )
+    if isinstance(model, str):
+        from tether.models.registry import model_from_string
+
+        return model_from_string(model)
+    if not isinstance(model, Model):
+        raise ConfigurationError(
+            f"model must be a Model (an object with .name and .stream(request)) or a model string, "
+            f"got {type(model).__name__}"
+        )
+    return model

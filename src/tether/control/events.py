@@ -1,0 +1,173 @@
+"""Hook events: typed dataclasses whose writable fields are a declared whitelist.
+
+Writing any field not in an event's ``WRITABLE`` set raises ``AttributeError``
+naming the field and the event. Reading is always allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
+
+from tether.messages import Message, ToolCall, ToolResult
+
+if TYPE_CHECKING:
+    from tether.agent import Agent
+    from tether.models.base import ModelResponse
+    from tether.result import Result
+    from tether.tools.base import Tool
+
+E = TypeVar("E", bound="HookEvent")
+
+
+def _guarded_setattr(self: HookEvent, name: str, value: Any) -> None:
+    if name not in self.WRITABLE:
+        cls = type(self).__name__
+        allowed = ", ".join(sorted(self.WRITABLE)) or "none"
+        raise AttributeError(f"{cls}.{name} is read-only (writable fields of {cls}: {allowed})")
+    object.__setattr__(self, name, value)
+
+
+def _guarded_delattr(self: HookEvent, name: str) -> None:
+    raise AttributeError(f"{type(self).__name__}.{name} cannot be deleted")
+
+
+@dataclass_transform()
+def hook_event(cls: type[E]) -> type[E]:
+    """Make ``cls`` a slotted dataclass whose only writable fields are ``cls.WRITABLE``."""
+    # A frozen dataclass gets an __init__ that bypasses __setattr__; the guard
+    # installed afterwards then lets the whitelisted fields through.
+    made = dataclasses.dataclass(frozen=True, slots=True, eq=False)(cls)
+    unknown = made.WRITABLE - {f.name for f in dataclasses.fields(made)}  # type: ignore[arg-type]
+    if unknown:
+        raise TypeError(f"{made.__name__}.WRITABLE names unknown fields: {sorted(unknown)}")
+    made.__setattr__ = _guarded_setattr  # type: ignore[assignment]
+    made.__delattr__ = _guarded_delattr  # type: ignore[assignment]
+    return made
+
+
+class HookEvent:
+    """Base class of every hook event."""
+
+    __slots__ = ()
+    WRITABLE: ClassVar[frozenset[str]] = frozenset()
+    REVERSE: ClassVar[bool] = False
+    """After* events run their callbacks in reverse registration order within a priority."""
+
+
+@hook_event
+class AgentInitialized(HookEvent):
+    """The agent was constructed (fires once, from ``Agent.__init__``)."""
+
+    agent: Agent
+
+
+@hook_event
+class BeforeInvocation(HookEvent):
+    """An invocation starts.
+
+    Writable: ``messages`` (the new input messages) and ``block`` (a reason: the
+    invocation ends with stop reason ``blocked`` before anything is added).
+    """
+
+    WRITABLE = frozenset({"messages", "block"})
+    agent: Agent
+    messages: list[Message]
+    block: str | None = None
+
+
+@hook_event
+class AfterInvocation(HookEvent):
+    """An invocation ended (also after errors); ``result`` is what the caller gets."""
+
+    REVERSE = True
+    agent: Agent
+    result: Result
+
+
+@hook_event
+class MessageAdded(HookEvent):
+    """A message was appended to the conversation."""
+
+    agent: Agent
+    message: Message
+
+
+@hook_event
+class BeforeModelCall(HookEvent):
+    """The model is about to be called.
+
+    Writable: ``messages`` (assign a new list to change what this call sends; the
+    conversation history is not changed) and ``block`` (a reason: stop with
+    ``blocked`` instead of calling the model).
+    """
+
+    WRITABLE = frozenset({"messages", "block"})
+    agent: Agent
+    messages: list[Message]
+    tool_specs: list[dict[str, Any]]
+    attempt: int
+    block: str | None = None
+
+
+@hook_event
+class AfterModelCall(HookEvent):
+    """The model call ended with ``response`` or ``exception``.
+
+    Writable: ``response`` (replace the reply), ``retry`` (``True``: discard the
+    outcome and call the model again, bounded by ``Agent(max_retries=...)``),
+    ``guidance`` (text added to the conversation as a user message before the
+    retry) and ``block`` (a reason: discard the reply and stop with ``blocked``).
+    """
+
+    WRITABLE = frozenset({"response", "retry", "guidance", "block"})
+    REVERSE = True
+    agent: Agent
+    response: ModelResponse | None
+    exception: BaseException | None
+    attempt: int
+    retry: bool = False
+    guidance: str | None = None
+    block: str | None = None
+
+
+@hook_event
+class BeforeToolCall(HookEvent):
+    """A tool call is about to run.
+
+    Writable: ``tool_use`` (rewrite the call), ``selected_tool`` (run another
+    tool) and ``cancel_tool`` (``True`` or a reason string: the tool does not
+    run and the model gets an error result with that reason).
+    """
+
+    WRITABLE = frozenset({"tool_use", "selected_tool", "cancel_tool"})
+    agent: Agent
+    tool_use: ToolCall
+    selected_tool: Tool | None
+    cancel_tool: bool | str = False
+
+
+@hook_event
+class AfterToolCall(HookEvent):
+    """A tool call ended. Writable: ``result`` (what the model sees) and ``retry``."""
+
+    WRITABLE = frozenset({"result", "retry"})
+    REVERSE = True
+    agent: Agent
+    tool_use: ToolCall
+    selected_tool: Tool | None
+    result: ToolResult
+    exception: BaseException | None = None
+    retry: bool = False
+
+
+HOOK_EVENT_TYPES: tuple[type[HookEvent], ...] = (
+    AgentInitialized,
+    BeforeInvocation,
+    AfterInvocation,
+    MessageAdded,
+    BeforeModelCall,
+    AfterModelCall,
+    BeforeToolCall,
+    AfterToolCall,
+)

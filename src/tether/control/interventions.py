@@ -1,0 +1,288 @@
+"""Interventions: policy handlers that return actions at the loop's decision points.
+
+A handler overrides only the points it cares about (``before_invocation``,
+``before_model_call``, ``after_model_call``, ``before_tool_call``,
+``after_tool_call``) and returns an action: ``Proceed`` (or None), ``Deny``,
+``Guide``, ``Confirm`` or ``Transform``. Handlers run in the order given; the
+first Deny (or refused Confirm) ends the evaluation; Guides from several
+handlers become one message naming each handler; a Transform applies at once,
+so later handlers see its output. They run as hooks at
+``HookOrder.INTERVENTION_INPUT`` (before_*) and ``INTERVENTION_OUTPUT`` (after_*).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from tether.control.events import (
+    AfterModelCall,
+    AfterToolCall,
+    BeforeInvocation,
+    BeforeModelCall,
+    BeforeToolCall,
+    HookEvent,
+)
+from tether.control.registry import HookOrder, HookRegistry
+from tether.errors import HookError
+from tether.messages import Message, TextBlock, ToolCall, ToolResult
+from tether.models.base import ModelResponse
+
+if TYPE_CHECKING:
+    from tether.agent import Agent
+
+
+@dataclass(frozen=True, slots=True)
+class Proceed:
+    """Let the step continue unchanged."""
+
+
+@dataclass(frozen=True, slots=True)
+class Deny:
+    """Refuse the step: a tool call is not run (or its result is discarded); elsewhere
+    the invocation stops with stop reason ``blocked``."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Guide:
+    """Give the model feedback: after a model call the reply is discarded and the model
+    retries with it; before a tool call the tool is not run and the model gets it instead."""
+
+    feedback: str
+
+
+@dataclass(frozen=True, slots=True)
+class Confirm:
+    """Ask a human (the Agent's ``confirm`` callback); a refusal acts as Deny."""
+
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True)
+class Transform:
+    """Rewrite the subject of the point with ``fn``: the input messages, the request
+    messages, the reply message, the tool call or the tool result."""
+
+    fn: Callable[[Any], Any]
+
+
+Action: TypeAlias = Proceed | Deny | Guide | Confirm | Transform | None
+OnError: TypeAlias = Literal["throw", "deny", "proceed"]
+Point: TypeAlias = Literal[
+    "before_invocation",
+    "before_model_call",
+    "after_model_call",
+    "before_tool_call",
+    "after_tool_call",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmRequest:
+    """What the ``confirm`` callback is asked to approve."""
+
+    prompt: str
+    handler: str
+    point: Point
+    agent: Agent
+    tool_call: ToolCall | None = None
+
+
+ConfirmCallback: TypeAlias = Callable[[ConfirmRequest], bool | Awaitable[bool]]
+
+
+class InterventionHandler:
+    """Base class of policy handlers; override only the points you need.
+
+    ``on_error`` says what happens when a method raises: ``"throw"`` (default: the
+    run ends with stop reason ``error``), ``"deny"`` (fail closed) or ``"proceed"``.
+    Methods may be sync or async.
+    """
+
+    name: str = ""
+    on_error: OnError = "throw"
+
+    def before_invocation(self, event: BeforeInvocation) -> Action | Awaitable[Action]:
+        return None
+
+    def before_model_call(self, event: BeforeModelCall) -> Action | Awaitable[Action]:
+        return None
+
+    def after_model_call(self, event: AfterModelCall) -> Action | Awaitable[Action]:
+        return None
+
+    def before_tool_call(self, event: BeforeToolCall) -> Action | Awaitable[Action]:
+        return None
+
+    def after_tool_call(self, event: AfterToolCall) -> Action | Awaitable[Action]:
+        return None
+
+    @property
+    def label(self) -> str:
+        return self.name or type(self).__name__
+
+
+_POINTS: dict[Point, tuple[type[HookEvent], int]] = {
+    "before_invocation": (BeforeInvocation, HookOrder.INTERVENTION_INPUT),
+    "before_model_call": (BeforeModelCall, HookOrder.INTERVENTION_INPUT),
+    "after_model_call": (AfterModelCall, HookOrder.INTERVENTION_OUTPUT),
+    "before_tool_call": (BeforeToolCall, HookOrder.INTERVENTION_INPUT),
+    "after_tool_call": (AfterToolCall, HookOrder.INTERVENTION_OUTPUT),
+}
+
+
+class InterventionRunner:
+    """A HookProvider that evaluates a list of handlers at each point one of them overrides."""
+
+    def __init__(self, handlers: Sequence[InterventionHandler]) -> None:
+        for handler in handlers:
+            if not isinstance(handler, InterventionHandler):
+                raise TypeError(
+                    f"interventions=[...] takes InterventionHandler instances, got {handler!r}"
+                )
+            if handler.on_error not in ("throw", "deny", "proceed"):
+                raise ValueError(
+                    f"intervention {handler.label!r}: on_error must be 'throw', 'deny' or "
+                    f"'proceed', got {handler.on_error!r}"
+                )
+        self.handlers = list(handlers)
+
+    def register_hooks(self, registry: HookRegistry) -> None:
+        for point, (event_type, order) in _POINTS.items():
+            active = [h for h in self.handlers if _overrides(h, point)]
+            if active:
+                registry.add(event_type, _PointEvaluator(point, active), order)
+
+
+def _overrides(handler: InterventionHandler, point: Point) -> bool:
+    return getattr(type(handler), point) is not getattr(InterventionHandler, point)
+
+
+class _PointEvaluator:
+    def __init__(self, point: Point, handlers: list[InterventionHandler]) -> None:
+        self.point = point
+        self.handlers = handlers
+        self.__qualname__ = f"interventions.{point}"
+
+    async def __call__(self, event: Any) -> None:
+        if self.point == "after_model_call" and event.response is None:
+            return  # the call failed: nothing to judge
+        guides: list[tuple[str, str]] = []
+        for handler in self.handlers:
+            action = await self._ask(handler, event)
+            if action is None or isinstance(action, Proceed):
+                continue
+            if isinstance(action, Deny):
+                _deny(self.point, event, f"denied by policy {handler.label!r}: {action.reason}")
+                return
+            if isinstance(action, Confirm):
+                refusal = await _confirm(self.point, event, handler, action.prompt)
+                if refusal is not None:
+                    _deny(self.point, event, refusal)
+                    return
+            elif isinstance(action, Guide):
+                guides.append((handler.label, action.feedback))
+            elif isinstance(action, Transform):
+                _transform(self.point, event, action.fn, handler.label)
+            else:
+                raise HookError(
+                    f"intervention {handler.label!r} returned {action!r} at {self.point}; expected "
+                    "Proceed, Deny, Guide, Confirm, Transform or None"
+                )
+        if guides:
+            _guide(self.point, event, _combine(guides))
+
+    async def _ask(self, handler: InterventionHandler, event: Any) -> Action:
+        try:
+            action = getattr(handler, self.point)(event)
+            if inspect.isawaitable(action):
+                action = await action
+            return action  # type: ignore[no-any-return]
+        except Exception as exc:
+            if handler.on_error == "proceed":
+                return None
+            if handler.on_error == "deny":
+                return Deny(f"the policy failed ({type(exc).__name__}: {exc}) and fails closed")
+            raise HookError(
+                f"intervention {handler.label!r} raised {type(exc).__name__} at {self.point}: {exc}"
+            ) from exc
+
+
+def _combine(guides: list[tuple[str, str]]) -> str:
+    if len(guides) == 1:
+        name, text = guides[0]
+        return f"Guidance from policy {name!r}: {text}"
+    lines = "\n".join(f"- {name}: {text}" for name, text in guides)
+    return f"Guidance from {len(guides)} policies:\n{lines}"
+
+
+def _deny(point: Point, event: Any, reason: str) -> None:
+    if point == "before_tool_call":
+        event.cancel_tool = reason
+    elif point == "after_tool_call":
+        old: ToolResult = event.result
+        event.result = ToolResult(
+            old.tool_call_id, old.name, f"Denied: {reason}", is_error=True, status="denied"
+        )
+    else:
+        event.block = reason
+
+
+def _guide(point: Point, event: Any, text: str) -> None:
+    if point == "before_tool_call":
+        event.cancel_tool = f"not run. {text}"
+    elif point == "after_tool_call":
+        old: ToolResult = event.result
+        event.result = ToolResult(
+            old.tool_call_id, old.name, f"{old.content}\n\n{text}", old.is_error, old.status
+        )
+    elif point == "after_model_call":
+        event.retry = True
+        event.guidance = text
+    else:
+        event.messages = [*event.messages, Message("user", [TextBlock(text)])]
+
+
+def _transform(point: Point, event: Any, fn: Callable[[Any], Any], label: str) -> None:
+    if point in ("before_invocation", "before_model_call"):
+        event.messages = _checked(fn(list(event.messages)), list, label, point)
+    elif point == "after_model_call":
+        old: ModelResponse = event.response
+        message = _checked(fn(old.message), Message, label, point)
+        event.response = ModelResponse(message, old.stop_reason, old.usage, old.argument_errors)
+    elif point == "before_tool_call":
+        event.tool_use = _checked(fn(event.tool_use), ToolCall, label, point)
+    else:
+        event.result = _checked(fn(event.result), ToolResult, label, point)
+
+
+def _checked(value: Any, expected: type, label: str, point: Point) -> Any:
+    if not isinstance(value, expected):
+        raise HookError(
+            f"intervention {label!r}: Transform at {point} returned {type(value).__name__}, "
+            f"expected {expected.__name__}"
+        )
+    return value
+
+
+async def _confirm(
+    point: Point, event: Any, handler: InterventionHandler, prompt: str
+) -> str | None:
+    """None when confirmed, else the reason for the refusal."""
+    agent: Agent = event.agent
+    refused = f"not confirmed ({handler.label}: {prompt})"
+    if agent.confirm is None:  # fail closed: nobody can confirm
+        return f"{refused}: no confirm callback is configured (Agent(confirm=...))"
+    request = ConfirmRequest(prompt, handler.label, point, agent, getattr(event, "tool_use", None))
+    if inspect.iscoroutinefunction(agent.confirm):
+        answer = await agent.confirm(request)
+    else:
+        answer = await asyncio.to_thread(agent.confirm, request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    return None if answer is True else f"{refused}: the approver said no"

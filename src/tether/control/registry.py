@@ -1,0 +1,132 @@
+"""Hook registration and dispatch: priorities, registration order, sync and async callbacks."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from enum import IntEnum
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from tether.control.events import HookEvent
+from tether.errors import HookError
+
+E = TypeVar("E", bound=HookEvent)
+HookCallback = Callable[[E], None] | Callable[[E], Awaitable[None]]
+
+
+class HookOrder(IntEnum):
+    """Priority of a callback: lower runs first (After* events reverse within a priority)."""
+
+    SDK_FIRST = 0
+    INTERVENTION_OUTPUT = 100
+    DEFAULT = 500
+    INTERVENTION_INPUT = 900
+    SDK_LAST = 1000
+
+
+@runtime_checkable
+class HookProvider(Protocol):
+    """Bundles callbacks: ``register_hooks`` adds them to the registry it is given."""
+
+    def register_hooks(self, registry: HookRegistry) -> None: ...
+
+
+class _Entry:
+    __slots__ = ("callback", "is_async", "name", "order", "seq")
+
+    def __init__(self, callback: Callable[..., Any], order: int, seq: int) -> None:
+        self.callback = callback
+        self.is_async = inspect.iscoroutinefunction(callback) or inspect.iscoroutinefunction(
+            getattr(callback, "__call__", None)  # noqa: B004 - async __call__ on callable objects
+        )
+        self.order = order
+        self.seq = seq
+        self.name = getattr(callback, "__qualname__", None) or repr(callback)
+
+
+class HookRegistry:
+    """Callbacks per event type, kept sorted so dispatch is a plain loop."""
+
+    def __init__(self) -> None:
+        self._entries: dict[type[HookEvent], list[_Entry]] = {}
+        self._sorted: dict[type[HookEvent], tuple[_Entry, ...]] = {}
+        self._seq = 0
+
+    def add(
+        self,
+        event_type: type[E],
+        callback: Callable[[E], Any],
+        order: int = HookOrder.DEFAULT,
+    ) -> None:
+        """Call ``callback(event)`` for every ``event_type`` event, at priority ``order``."""
+        if not (isinstance(event_type, type) and issubclass(event_type, HookEvent)):
+            raise TypeError(
+                f"hooks.add expects a hook event type such as BeforeToolCall, got {event_type!r}"
+            )
+        if event_type is HookEvent:
+            raise TypeError("register for a concrete hook event type, not HookEvent itself")
+        if not callable(callback):
+            raise TypeError(
+                f"hook callback for {event_type.__name__} is not callable: {callback!r}"
+            )
+        self._seq += 1
+        entries = self._entries.setdefault(event_type, [])
+        entries.append(_Entry(callback, int(order), self._seq))
+        if event_type.REVERSE:
+            key = sorted(entries, key=lambda e: (e.order, -e.seq))
+        else:
+            key = sorted(entries, key=lambda e: (e.order, e.seq))
+        self._sorted[event_type] = tuple(key)
+
+    def add_provider(self, provider: HookProvider) -> None:
+        """Let ``provider`` register its callbacks."""
+        if not isinstance(provider, HookProvider):
+            raise TypeError(
+                f"hooks=[...] takes HookProvider objects (with register_hooks(registry)), "
+                f"got {type(provider).__name__}"
+            )
+        provider.register_hooks(self)
+
+    def has(self, event_type: type[HookEvent]) -> bool:
+        """True when at least one callback listens to ``event_type``."""
+        return event_type in self._sorted
+
+    def callbacks(self, event_type: type[HookEvent]) -> list[Callable[..., Any]]:
+        """The callbacks for ``event_type`` in dispatch order."""
+        return [e.callback for e in self._sorted.get(event_type, ())]
+
+    async def emit(self, event: E) -> E:
+        """Run every callback for ``type(event)`` in order; return the event."""
+        entries = self._sorted.get(type(event))
+        if entries is None:
+            return event
+        for entry in entries:
+            try:
+                outcome = entry.callback(event)
+                if entry.is_async or (outcome is not None and inspect.isawaitable(outcome)):
+                    await outcome
+            except HookError:
+                raise
+            except Exception as exc:
+                err = HookError(
+                    f"hook {entry.name!r} raised {type(exc).__name__} during "
+                    f"{type(event).__name__}: {exc}"
+                )
+                raise err from exc
+        return event
+
+    def emit_sync(self, event: HookEvent) -> None:
+        """Dispatch from synchronous code (AgentInitialized); async callbacks are refused."""
+        for entry in self._sorted.get(type(event), ()):
+            if entry.is_async:
+                raise TypeError(
+                    f"hook {entry.name!r} for {type(event).__name__} is async, but this event "
+                    "fires from synchronous code (Agent.__init__); make the callback a plain function"
+                )
+            try:
+                entry.callback(event)
+            except Exception as exc:
+                raise HookError(
+                    f"hook {entry.name!r} raised {type(exc).__name__} during "
+                    f"{type(event).__name__}: {exc}"
+                ) from exc

@@ -1,0 +1,127 @@
+"""Events yielded by ``agent.stream()``, in the order things happen.
+
+Model deltas (``TextDelta``, ``ReasoningDelta``, ``ToolCallDelta``) come straight
+from the model; the others mark loop steps. The last event of a run that did not
+fail is ``FinalResult``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from tether.messages import Message, ToolCall, ToolResult, Usage
+
+if TYPE_CHECKING:
+    from tether.models.base import ModelResponse
+    from tether.result import Result
+
+ModelStopReason: TypeAlias = Literal[
+    "end_turn", "tool_use", "max_tokens", "stop_sequence", "content_filter"
+]
+
+
+@dataclass(slots=True)
+class TextDelta:
+    """A fragment of the model's visible text."""
+
+    text: str
+
+
+@dataclass(slots=True)
+class ReasoningDelta:
+    """A fragment of the model's reasoning (never part of ``Result.text``)."""
+
+    text: str
+    signature: str | None = None
+    redacted: bool = False
+
+
+@dataclass(slots=True)
+class ToolCallDelta:
+    """A fragment of tool call number ``index`` of the response.
+
+    ``arguments`` is a JSON text fragment to append, or a complete dict when the
+    provider delivers parsed arguments. ``id`` and ``name`` arrive at least once.
+    """
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str | dict[str, Any] = ""
+
+
+@dataclass(slots=True)
+class ModelStop:
+    """The model finished its response; every model stream must end with one."""
+
+    stop_reason: ModelStopReason
+    usage: Usage = field(default_factory=Usage)
+
+
+ModelStreamEvent: TypeAlias = TextDelta | ReasoningDelta | ToolCallDelta | ModelStop
+
+
+@dataclass(slots=True)
+class ModelCallStarted:
+    """A model call (attempt number ``attempt``, from 1) begins."""
+
+    attempt: int
+
+
+@dataclass(slots=True)
+class ModelCallFinished:
+    """A model call produced ``response``."""
+
+    response: ModelResponse
+
+
+@dataclass(slots=True)
+class ToolStarted:
+    """A tool call starts running."""
+
+    tool_call: ToolCall
+
+
+@dataclass(slots=True)
+class ToolFinished:
+    """A tool call ended with ``result`` (also denied, cancelled or failed calls)."""
+
+    tool_call: ToolCall
+    result: ToolResult
+
+
+@dataclass(slots=True)
+class MessageAppended:
+    """A message joined the conversation."""
+
+    message: Message
+
+
+@dataclass(slots=True)
+class Notice:
+    """Something the caller should know that is not a message: a guide, a verdict, a retry."""
+
+    kind: str
+    text: str
+
+
+@dataclass(slots=True)
+class FinalResult:
+    """The run is over; ``result`` is what ``invoke`` returns."""
+
+    result: Result
+
+
+StreamEvent: TypeAlias = (
+    TextDelta
+    | ReasoningDelta
+    | ToolCallDelta
+    | ModelCallStarted
+    | ModelCallFinished
+    | ToolStarted
+    | ToolFinished
+    | MessageAppended
+    | Notice
+    | FinalResult
+)

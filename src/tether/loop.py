@@ -1,0 +1,192 @@
+"""The agent loop: one cycle per model call, nothing provider- or store-specific."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from typing import TYPE_CHECKING
+
+from tether.control.events import AfterInvocation, BeforeInvocation
+from tether.errors import HookError, RunError, ToolLoopError
+from tether.events import FinalResult, ModelCallFinished, StreamEvent
+from tether.messages import Message, TextBlock, ToolResult
+from tether.modelcall import call_model
+from tether.models.base import ModelResponse
+from tether.result import Result, StopReason
+from tether.run_state import RunState, StopRun
+from tether.toolcalls import repair_names, run_batch
+
+if TYPE_CHECKING:
+    from tether.agent import Agent
+    from tether.tools.context import CancelSignal
+
+MAX_INVALID_TOOL_ROUNDS = 3
+GRACE_MESSAGE = (
+    "[tether] The iteration budget for this task is used up. Do not call any more tools: "
+    "reply now with your final answer based on what you have."
+)
+
+
+async def run_invocation(
+    agent: Agent, new_messages: list[Message], cancel: CancelSignal
+) -> AsyncGenerator[StreamEvent, None]:
+    """Run one invocation, yielding stream events; the last one is ``FinalResult``.
+
+    A run that fails ends with stop reason ``error``: the history so far is kept
+    (open tool calls get error results), AfterInvocation hooks still run, and the
+    ``RunError`` is raised with ``.result`` set.
+    """
+    run = RunState(agent, cancel)
+    agent._run = run
+    stop_reason: StopReason = "end_turn"
+    reason: str | None = None
+    failure: RunError | None = None
+    try:
+        async with aclosing(_cycles(run, new_messages)) as cycles:
+            async for event in cycles:
+                yield event
+    except StopRun as stop:
+        stop_reason, reason = stop.stop_reason, stop.reason
+    except RunError as exc:
+        stop_reason, reason, failure = "error", str(exc), exc
+    except (asyncio.CancelledError, GeneratorExit):
+        # The caller's task was cancelled or the consumer closed the stream: no
+        # more yields are possible, but the history must stay valid.
+        _abandon(run, "the invocation was abandoned by its caller")
+        raise
+    except Exception as exc:  # a bug in user code outside hooks/tools, or in tether itself
+        failure = RunError(f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
+        failure.__cause__ = exc
+        stop_reason, reason = "error", str(failure)
+    else:
+        stop_reason, reason = run.stop_hint or ("end_turn", None)
+    finally:
+        agent._run = None
+    closing = run.close_open_calls(_close_status(stop_reason), reason or stop_reason)
+    if closing is not None:
+        try:
+            yield await run.add_message(closing)
+        except HookError as exc:
+            if failure is None:
+                stop_reason, reason, failure = "error", str(exc), exc
+    result = Result(stop_reason, run.last_assistant, run.usage, agent.session_id, reason)
+    agent.last_result = result
+    if agent.hooks.has(AfterInvocation):
+        try:
+            await agent.hooks.emit(AfterInvocation(agent, result))
+        except HookError as exc:
+            if failure is None:
+                result.stop_reason, result.reason, failure = "error", str(exc), exc
+    if failure is not None:
+        failure.result = result
+        raise failure
+    yield FinalResult(result)
+
+
+def _abandon(run: RunState, reason: str) -> None:
+    closing = run.close_open_calls("cancelled", reason)
+    if closing is not None:
+        run.messages.append(closing)
+    run.agent.last_result = Result(
+        "cancelled", run.last_assistant, run.usage, run.agent.session_id, reason
+    )
+
+
+def _close_status(stop_reason: StopReason) -> str:
+    return "cancelled" if stop_reason in ("cancelled", "paused") else "error"
+
+
+async def _cycles(run: RunState, new_messages: list[Message]) -> AsyncGenerator[StreamEvent, None]:
+    agent = run.agent
+    hooks = agent.hooks
+    if hooks.has(BeforeInvocation):
+        before = await hooks.emit(BeforeInvocation(agent, new_messages))
+        if before.block:
+            raise StopRun("blocked", before.block)
+        new_messages = before.messages
+    for message in new_messages:
+        yield await run.add_message(message)
+    while True:
+        _check_boundary(run)
+        if agent.budget is not None and not agent.budget.consume():
+            if run.grace_used:
+                raise StopRun("budget_exhausted", "the shared iteration budget is used up")
+            run.grace_used = True
+            yield await run.add_message(Message("user", [TextBlock(GRACE_MESSAGE)]))
+        response: ModelResponse | None = None
+        async with aclosing(call_model(run)) as model_items:
+            async for item in model_items:
+                if type(item) is ModelResponse:
+                    response = item
+                else:
+                    yield item  # type: ignore[misc]
+        assert response is not None
+        yield ModelCallFinished(response)
+        calls = response.tool_calls
+        unknown = repair_names(run, calls) if calls else 0
+        yield await run.add_message(response.message)
+        if not calls:
+            if response.stop_reason == "max_tokens":
+                run.stop_hint = ("max_tokens", "the model hit its output token limit")
+            elif response.stop_reason == "content_filter":
+                run.stop_hint = ("blocked", "the provider's content filter stopped the response")
+            return
+        results: list[ToolResult | None] = [None] * len(calls)
+        run.pending = (calls, results)
+        if run.grace_used:
+            raise StopRun(
+                "budget_exhausted",
+                "the iteration budget is used up and the model still called tools in its grace turn",
+            )
+        if run.cancel.cancelled:
+            raise StopRun("cancelled", "cancelled before the tools ran")
+        async with aclosing(run_batch(run, calls, response.argument_errors, results)) as batch:
+            async for event in batch:
+                yield event
+        closing = run.close_open_calls("error", "no result was produced")
+        assert closing is not None
+        yield await run.add_message(closing)
+        run.invalid_rounds = run.invalid_rounds + 1 if unknown else 0
+        if run.invalid_rounds >= MAX_INVALID_TOOL_ROUNDS:
+            raise ToolLoopError(
+                f"the model called unknown tools in {MAX_INVALID_TOOL_ROUNDS} consecutive rounds "
+                f"(last: {', '.join(repr(c.name) for c in calls if c.name not in agent.tool_map)}); "
+                f"available tools: {', '.join(sorted(agent.tool_map)) or 'none'}"
+            )
+        if run.cancel.cancelled:
+            raise StopRun("cancelled", "cancelled while the tools ran")
+
+
+def _check_boundary(run: RunState) -> None:
+    """Stop at a cycle boundary when cancelled or past a limit."""
+    if run.cancel.cancelled:
+        raise StopRun("cancelled", "cancelled by agent.cancel()")
+    limits = run.agent.limits
+    if limits is None:
+        return
+    usage = run.usage
+    if limits.turns is not None and usage.model_calls >= limits.turns:
+        raise StopRun("limit_turns", f"reached the limit of {limits.turns} model call(s)")
+    if limits.total_tokens is not None and usage.total_tokens >= limits.total_tokens:
+        raise StopRun(
+            "limit_total_tokens",
+            f"used {usage.total_tokens} tokens; the limit is {limits.total_tokens}",
+        )
+    if limits.output_tokens is not None and usage.output_tokens >= limits.output_tokens:
+        raise StopRun(
+            "limit_output_tokens",
+            f"used {usage.output_tokens} output tokens; the limit is {limits.output_tokens}",
+        )
+    if limits.wall_seconds is not None:
+        elapsed = time.monotonic() - run.started
+        if elapsed >= limits.wall_seconds:
+            raise StopRun(
+                "limit_wall_time", f"ran {elapsed:.1f} s; the limit is {limits.wall_seconds:g} s"
+            )
+    if limits.tool_calls is not None and usage.tool_calls >= limits.tool_calls:
+        raise StopRun(
+            "limit_tool_calls",
+            f"ran {usage.tool_calls} tool call(s); the limit is {limits.tool_calls}",
+        )

@@ -1,0 +1,141 @@
+"""One model call: hooks, middleware, streaming, bounded hook retries."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
+
+from tether.control.events import AfterModelCall, BeforeModelCall
+from tether.errors import ModelError, RetryLimitError
+from tether.events import ModelCallStarted, ModelStop, ModelStreamEvent, StreamEvent
+from tether.messages import Message, TextBlock
+from tether.models.assembler import ResponseAssembler
+from tether.models.base import Model, ModelRequest, ModelResponse
+from tether.run_state import RunState, StopRun
+
+
+async def stream_model(
+    model: Model, request: ModelRequest
+) -> AsyncGenerator[ModelStreamEvent | ModelResponse, None]:
+    """Yield the model's deltas, then the assembled ModelResponse (the onion's innermost layer)."""
+    assembler = ResponseAssembler()
+    add = assembler.add
+    async with aclosing(model.stream(request)) as events:
+        async for event in events:
+            add(event)
+            if type(event) is not ModelStop:
+                yield event
+    if assembler.stop is None:
+        raise _incomplete(model, assembler)
+    yield assembler.finish()
+
+
+async def call_model(run: RunState) -> AsyncGenerator[StreamEvent | ModelResponse, None]:
+    """Yield stream events, then the final ModelResponse (the caller keeps it)."""
+    agent = run.agent
+    hooks = agent.hooks
+    max_retries = agent.max_retries
+    attempt = 0
+    while True:
+        attempt += 1
+        if run.cancel.cancelled:
+            raise StopRun("cancelled", "cancelled before the model call")
+        messages = run.messages
+        specs = agent.tool_specs
+        if hooks.has(BeforeModelCall):
+            before = await hooks.emit(BeforeModelCall(agent, list(messages), specs, attempt))
+            if before.block:
+                raise StopRun("blocked", before.block)
+            messages = before.messages
+        yield ModelCallStarted(attempt)
+        response: ModelResponse | None = None
+        error: Exception | None = None
+        try:
+            request = ModelRequest(messages, specs, agent.system_prompt)
+            async with aclosing(_model_items(run, request)) as items:
+                async for item in items:
+                    if type(item) is ModelResponse:
+                        response = item
+                    else:
+                        yield item  # type: ignore[misc]
+        except StopRun:
+            raise
+        except Exception as exc:
+            error = exc
+        if response is not None:
+            run.usage.add_model_call(response.usage)
+        elif error is not None:
+            run.usage.model_calls += 1
+        if hooks.has(AfterModelCall):
+            after = await hooks.emit(AfterModelCall(agent, response, error, attempt))
+            if after.block:
+                raise StopRun("blocked", after.block)
+            if after.retry:
+                if attempt > max_retries:
+                    raise RetryLimitError(
+                        f"AfterModelCall hooks asked to retry the model call {attempt} times; "
+                        f"the limit is {max_retries} (Agent(max_retries=...))."
+                    )
+                if after.guidance:
+                    yield await run.add_message(Message("user", [TextBlock(after.guidance)]))
+                continue
+            response = after.response
+        if error is not None:
+            if isinstance(error, ModelError):
+                raise error
+            raise ModelError(
+                f"model {agent.model.name!r} failed: {type(error).__name__}: {error}"
+            ) from error
+        if response is None:
+            raise ModelError(f"model {agent.model.name!r} produced no response")
+        yield response
+        return
+
+
+async def _model_items(
+    run: RunState, request: ModelRequest
+) -> AsyncGenerator[ModelStreamEvent | ModelResponse, None]:
+    """The model's deltas, then the (middleware-processed) response."""
+    agent = run.agent
+    onion = agent.model_onion
+    cancel = run.cancel
+    assembler: ResponseAssembler | None = None
+    if onion is None:  # no middleware: assemble inline, no extra generator layer
+        assembler = ResponseAssembler()
+        source: AsyncIterator[ModelStreamEvent | ModelResponse] = agent.model.stream(request)
+    else:
+        request = await onion.prepare(request)
+        source = onion.call(request)
+    last: object = None
+    async with aclosing(source) as items:  # type: ignore[type-var]
+        async for item in items:
+            if cancel.cancelled:
+                raise StopRun("cancelled", "cancelled during the model call")
+            kind = type(item)
+            if assembler is not None:
+                assembler.add(item)  # type: ignore[arg-type]
+                if kind is not ModelStop:
+                    yield item
+            elif kind is ModelResponse:
+                last = item
+            else:
+                yield item
+    if assembler is not None:
+        if assembler.stop is None:
+            raise _incomplete(agent.model, assembler)
+        yield assembler.finish()
+        return
+    if type(last) is not ModelResponse:
+        raise ModelError(
+            "the model middleware chain did not end with a ModelResponse "
+            f"(last item: {type(last).__name__}); a middleware's wrap() must yield the result last"
+        )
+    yield await onion.finish(last)  # type: ignore[union-attr]
+
+
+def _incomplete(model: Model, assembler: ResponseAssembler) -> ModelError:
+    return ModelError(
+        f"the stream of model {model.name!r} ended without a stop event: "
+        f"{assembler.pending_description()}. The response was discarded; "
+        "nothing was added to the conversation."
+    )

@@ -1,0 +1,49 @@
+"""The Model protocol: one request in, a stream of normalized events out."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from tether.events import ModelStopReason, ModelStreamEvent
+from tether.messages import Message, ToolCall, Usage
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    """What the loop sends to a model: conversation, tool specs, system prompt."""
+
+    messages: list[Message]
+    tool_specs: list[dict[str, Any]]
+    system_prompt: str | None = None
+
+
+@dataclass(slots=True)
+class ModelResponse:
+    """A complete model response assembled from its stream.
+
+    ``argument_errors`` maps a tool call id to the reason its arguments could not
+    be parsed (the call then gets an error result instead of running).
+    """
+
+    message: Message
+    stop_reason: ModelStopReason
+    usage: Usage
+    argument_errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return self.message.tool_calls
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A chat model. ``stream`` yields deltas and ends with exactly one ``ModelStop``."""
+
+    @property
+    def name(self) -> str:
+        """A short label such as ``openai:gpt-4.1`` for logs and errors."""
+        ...
+
+    def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]: ...

@@ -1,0 +1,168 @@
+"""ScriptedModel: a deterministic model for tests, demos and benchmarks.
+
+>>> model = ScriptedModel([
+...     {"tool_calls": [{"name": "add", "args": {"a": 1, "b": 2}}]},
+...     {"text": "The answer is 3."},
+... ])
+
+Each turn is a dict with ``text`` and/or ``tool_calls`` (each ``{"name", "args",
+"id"?}``), optionally ``reasoning`` and ``stop_reason``; a plain string is a text
+turn. Instead of a list, pass a callable ``(messages, tool_specs) -> turn``.
+Text is streamed in chunks of ``chunk_size`` characters and usage is estimated
+at four characters per token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable, Sequence
+from typing import Any, TypeAlias, cast
+
+from tether.errors import ConfigurationError, ScriptExhaustedError
+from tether.events import (
+    ModelStop,
+    ModelStopReason,
+    ModelStreamEvent,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+)
+from tether.messages import Message, ReasoningBlock, TextBlock, ToolCall, ToolResult, Usage
+from tether.models.base import ModelRequest
+
+Turn: TypeAlias = dict[str, Any] | str
+ScriptFunction: TypeAlias = Callable[[list[Message], list[dict[str, Any]]], Turn]
+
+_TURN_KEYS = frozenset({"text", "tool_calls", "reasoning", "stop_reason"})
+_CALL_KEYS = frozenset({"name", "args", "arguments", "id"})
+_STOP_REASONS = frozenset({"end_turn", "tool_use", "max_tokens", "stop_sequence", "content_filter"})
+
+
+class ScriptedModel:
+    """A model that plays back scripted turns (see the module docstring)."""
+
+    def __init__(
+        self,
+        script: Sequence[Turn] | ScriptFunction,
+        *,
+        chunk_size: int = 16,
+        name: str = "scripted",
+    ) -> None:
+        if callable(script):
+            self._function: ScriptFunction | None = script
+            self._turns: list[Turn] = []
+        elif isinstance(script, Sequence) and not isinstance(script, str | bytes):
+            self._function = None
+            self._turns = list(script)
+            for position, turn in enumerate(self._turns):
+                _check_turn(turn, position)
+        else:
+            raise ConfigurationError(
+                "ScriptedModel takes a list of turns or a callable (messages, tool_specs) -> turn, "
+                f"got {type(script).__name__}"
+            )
+        if chunk_size < 1:
+            raise ConfigurationError(f"ScriptedModel chunk_size must be >= 1, got {chunk_size}")
+        self._chunk_size = chunk_size
+        self._name = name
+        self.calls = 0
+        """How many times the model has been called."""
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def remaining(self) -> int | None:
+        """Turns left in a list script (None for a callable script)."""
+        return None if self._function is not None else max(0, len(self._turns) - self.calls)
+
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
+        turn = self._next_turn(request)
+        self.calls += 1
+        if isinstance(turn, str):
+            turn = {"text": turn}
+        reasoning = turn.get("reasoning")
+        if reasoning:
+            yield ReasoningDelta(str(reasoning))
+        text = turn.get("text") or ""
+        size = self._chunk_size
+        for start in range(0, len(text), size):
+            yield TextDelta(text[start : start + size])
+        calls = turn.get("tool_calls") or ()
+        for index, call in enumerate(calls):
+            args = call.get("args", call.get("arguments", {}))
+            yield ToolCallDelta(
+                index=index,
+                id=call.get("id") or f"call_{self.calls}_{index}",
+                name=call["name"],
+                arguments=args if isinstance(args, str) else dict(args),
+            )
+        stop = turn.get("stop_reason") or ("tool_use" if calls else "end_turn")
+        out_chars = len(text) + len(str(reasoning or "")) + 24 * len(calls)
+        usage = Usage(input_tokens=_estimate_input(request), output_tokens=max(1, out_chars // 4))
+        yield ModelStop(cast(ModelStopReason, stop), usage)
+
+    def _next_turn(self, request: ModelRequest) -> Turn:
+        if self._function is not None:
+            turn = self._function(request.messages, request.tool_specs)
+            _check_turn(turn, self.calls)
+            return turn
+        if self.calls >= len(self._turns):
+            raise ScriptExhaustedError(
+                f"ScriptedModel {self._name!r} has no turn left: it was given "
+                f"{len(self._turns)} turn(s) and this is call {self.calls + 1}. "
+                "Add turns to the script, or stop the agent earlier (e.g. Limits(turns=...))."
+            )
+        return self._turns[self.calls]
+
+
+def _check_turn(turn: Any, position: int) -> None:
+    if isinstance(turn, str):
+        return
+    where = f"ScriptedModel turn {position}"
+    if not isinstance(turn, dict):
+        raise ConfigurationError(f"{where} must be a dict or a string, got {type(turn).__name__}")
+    if turn.keys() <= _TURN_KEYS and "stop_reason" not in turn and _calls_ok(turn):
+        return
+    unknown = set(turn) - _TURN_KEYS
+    if unknown:
+        raise ConfigurationError(
+            f"{where} has unknown key(s) {sorted(unknown)}; allowed: {sorted(_TURN_KEYS)}"
+        )
+    stop = turn.get("stop_reason")
+    if stop is not None and stop not in _STOP_REASONS:
+        raise ConfigurationError(
+            f"{where}: stop_reason {stop!r} is not one of {sorted(_STOP_REASONS)}"
+        )
+    for index, call in enumerate(turn.get("tool_calls") or ()):
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            raise ConfigurationError(f"{where} tool call {index} needs a 'name' string: {call!r}")
+        bad = set(call) - _CALL_KEYS
+        if bad:
+            raise ConfigurationError(
+                f"{where} tool call {index} has unknown key(s) {sorted(bad)}; "
+                f"allowed: {sorted(_CALL_KEYS)}"
+            )
+
+
+def _calls_ok(turn: dict[str, Any]) -> bool:
+    calls = turn.get("tool_calls")
+    if not calls:
+        return True
+    return all(
+        type(c) is dict and type(c.get("name")) is str and c.keys() <= _CALL_KEYS for c in calls
+    )
+
+
+def _estimate_input(request: ModelRequest) -> int:
+    chars = len(request.system_prompt or "")
+    for message in request.messages:
+        for block in message.content:
+            kind = type(block)
+            if kind is TextBlock or kind is ReasoningBlock:
+                chars += len(block.text)  # type: ignore[union-attr]
+            elif kind is ToolResult:
+                chars += len(block.content)  # type: ignore[union-attr]
+            elif kind is ToolCall:
+                chars += 24
+    return max(1, chars // 4)

@@ -1,0 +1,1 @@
+"""Operations: the command line (and later the approvals server and workers)."""

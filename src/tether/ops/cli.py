@@ -1,0 +1,36 @@
+"""The ``tether`` command line."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="tether",
+    help="tether: run tool-using LLM agents you stay in control of.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """tether: run tool-using LLM agents you stay in control of."""
+
+
+@app.command()
+def demo(
+    approve: bool = typer.Option(False, "--approve", help="Approve every confirmation."),
+    deny: bool = typer.Option(False, "--deny", help="Deny every confirmation."),
+) -> None:
+    """Run an operations agent on a scripted model, with a delete policy that asks you first."""
+    if approve and deny:
+        raise typer.BadParameter("choose one of --approve and --deny")
+    from tether.ops.demo import run_demo
+
+    result = run_demo(approve=approve, deny=deny)
+    raise typer.Exit(code=0 if result.stop_reason == "end_turn" else 1)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

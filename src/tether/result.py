@@ -1,0 +1,78 @@
+"""The outcome of one invocation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from tether.messages import Message, Usage
+
+StopReason: TypeAlias = Literal[
+    "end_turn",
+    "interrupt",
+    "cancelled",
+    "paused",
+    "blocked",
+    "limit_turns",
+    "limit_total_tokens",
+    "limit_output_tokens",
+    "limit_wall_time",
+    "limit_tool_calls",
+    "budget_exhausted",
+    "max_tokens",
+    "error",
+]
+
+
+@dataclass(slots=True)
+class RunUsage:
+    """Tokens and call counts of one invocation."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model_calls: int = 0
+    tool_calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def add_model_call(self, usage: Usage) -> None:
+        self.model_calls += 1
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+            "model_calls": self.model_calls,
+            "tool_calls": self.tool_calls,
+        }
+
+
+@dataclass(slots=True)
+class Result:
+    """What an invocation produced.
+
+    ``message`` is the last assistant message (None if the model never answered);
+    ``reason`` explains any stop other than ``end_turn`` (the limit that was hit,
+    the policy that blocked, the error); ``interrupts`` lists pending interrupts
+    when ``stop_reason == "interrupt"``.
+    """
+
+    stop_reason: StopReason
+    message: Message | None
+    usage: RunUsage
+    session_id: str
+    reason: str | None = None
+    interrupts: list[Any] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The visible text of the final assistant message ("" if none)."""
+        return self.message.text if self.message is not None else ""
+
+    def __str__(self) -> str:
+        return self.text

@@ -1,0 +1,93 @@
+"""Per-invocation state shared by the loop, the model step and the tool step."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from tether.control.events import MessageAdded
+from tether.events import MessageAppended
+from tether.messages import ContentBlock, Message, ToolCall, ToolResult
+from tether.result import RunUsage, StopReason
+from tether.tools.context import CancelSignal
+
+if TYPE_CHECKING:
+    from tether.agent import Agent
+
+
+class StopRun(Exception):
+    """Internal control flow: end the run with ``stop_reason`` (never escapes the loop)."""
+
+    def __init__(self, stop_reason: StopReason, reason: str | None = None) -> None:
+        super().__init__(reason or stop_reason)
+        self.stop_reason = stop_reason
+        self.reason = reason
+
+
+class RunState:
+    """The mutable state of one invocation."""
+
+    __slots__ = (
+        "agent",
+        "cancel",
+        "grace_used",
+        "invalid_rounds",
+        "last_assistant",
+        "loop",
+        "messages",
+        "pending",
+        "started",
+        "stop_hint",
+        "tasks",
+        "usage",
+    )
+
+    def __init__(self, agent: Agent, cancel: CancelSignal) -> None:
+        self.agent = agent
+        self.messages: list[Message] = agent.messages
+        self.usage = RunUsage()
+        self.started = time.monotonic()
+        self.cancel = cancel
+        self.loop = asyncio.get_running_loop()
+        self.tasks: set[asyncio.Task[object]] = set()
+        self.invalid_rounds = 0
+        self.grace_used = False
+        self.last_assistant: Message | None = None
+        self.stop_hint: tuple[StopReason, str] | None = None
+        self.pending: tuple[Sequence[ToolCall], list[ToolResult | None]] | None = None
+        """The tool calls of the last assistant message and their results so far."""
+
+    def cancel_tasks(self) -> None:
+        """Cancel the tasks running tool calls (called on the loop thread)."""
+        for task in list(self.tasks):
+            task.cancel()
+
+    async def add_message(self, message: Message) -> MessageAppended:
+        """Append ``message`` to the conversation and notify MessageAdded hooks."""
+        self.messages.append(message)
+        if message.role == "assistant":
+            self.last_assistant = message
+        hooks = self.agent.hooks
+        if hooks.has(MessageAdded):
+            await hooks.emit(MessageAdded(self.agent, message))
+        return MessageAppended(message)
+
+    def close_open_calls(self, status: str, reason: str) -> Message | None:
+        """The tool message that answers every pending call (missing results become errors).
+
+        Returns None when no call is pending. The caller appends the message, so
+        the history stays valid (every tool call has a result) whatever stopped the run.
+        """
+        if self.pending is None:
+            return None
+        calls, results = self.pending
+        self.pending = None
+        content: list[ContentBlock] = [
+            result
+            if result is not None
+            else ToolResult(call.id, call.name, f"Not run: {reason}", is_error=True, status=status)
+            for call, result in zip(calls, results, strict=True)
+        ]
+        return Message("tool", content)

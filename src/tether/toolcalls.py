@@ -1,0 +1,207 @@
+"""Running one batch of tool calls: name repair, hooks, middleware, concurrency, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+
+from tether.control.events import AfterToolCall, BeforeToolCall
+from tether.control.middleware import ToolRequest
+from tether.errors import RetryLimitError, ToolArgumentError
+from tether.events import StreamEvent, ToolFinished, ToolStarted
+from tether.messages import ToolCall, ToolResult
+from tether.run_state import RunState
+from tether.tools import (
+    Tool,
+    ToolContext,
+    describe_available,
+    format_tool_output,
+    plan_batches,
+    repair_tool_name,
+)
+
+
+def repair_names(run: RunState, calls: Sequence[ToolCall]) -> int:
+    """Fix near-miss tool names in place; return how many names stay unknown."""
+    tools = run.agent.tool_map
+    unknown = 0
+    for call in calls:
+        if call.name in tools:
+            continue
+        fixed = repair_tool_name(call.name, tools)
+        if fixed is None:
+            unknown += 1
+        else:
+            call.name = fixed
+    return unknown
+
+
+def _error(call: ToolCall, text: str, status: str = "error") -> ToolResult:
+    return ToolResult(call.id, call.name, text, is_error=True, status=status)
+
+
+async def run_batch(
+    run: RunState,
+    calls: Sequence[ToolCall],
+    argument_errors: dict[str, str],
+    results: list[ToolResult | None],
+) -> AsyncGenerator[StreamEvent, None]:
+    """Run ``calls`` group by group, filling ``results`` in the model's call order."""
+    tools = run.agent.tool_map
+    groups = [[0]] if len(calls) == 1 else plan_batches(calls, tools)
+    for group in groups:
+        if len(group) == 1:
+            index = group[0]
+            call = calls[index]
+            yield ToolStarted(call)
+            result = await _process(run, call, argument_errors.get(call.id))
+            results[index] = result
+            yield ToolFinished(call, result)
+        else:
+            async for event in _run_parallel(run, calls, group, argument_errors, results):
+                yield event
+
+
+async def _run_parallel(
+    run: RunState,
+    calls: Sequence[ToolCall],
+    group: list[int],
+    argument_errors: dict[str, str],
+    results: list[ToolResult | None],
+) -> AsyncGenerator[StreamEvent, None]:
+    limit = run.agent.max_concurrency
+    gate = asyncio.Semaphore(limit) if len(group) > limit else None
+
+    async def one(call: ToolCall) -> ToolResult:
+        if gate is None:
+            return await _process(run, call, argument_errors.get(call.id))
+        async with gate:
+            return await _process(run, call, argument_errors.get(call.id))
+
+    pending: dict[asyncio.Task[ToolResult], int] = {}
+    for index in group:
+        yield ToolStarted(calls[index])
+        task = asyncio.ensure_future(one(calls[index]))
+        pending[task] = index
+        run.tasks.add(task)
+    try:
+        while pending:
+            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                index = pending.pop(task)
+                run.tasks.discard(task)
+                call = calls[index]
+                if task.cancelled():
+                    result = _error(call, "Cancelled: the run was cancelled", "cancelled")
+                else:
+                    error = task.exception()
+                    if error is not None:
+                        raise error
+                    result = task.result()
+                results[index] = result
+                yield ToolFinished(call, result)
+    finally:
+        for task in pending:
+            task.cancel()
+            run.tasks.discard(task)
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+
+async def _process(run: RunState, call: ToolCall, argument_error: str | None) -> ToolResult:
+    agent = run.agent
+    hooks = agent.hooks
+    tool = agent.tool_map.get(call.name)
+    denied: ToolResult | None = None
+    if hooks.has(BeforeToolCall):
+        before = await hooks.emit(BeforeToolCall(agent, call, tool))
+        call, tool = before.tool_use, before.selected_tool
+        if before.cancel_tool:
+            reason = before.cancel_tool
+            text = reason if isinstance(reason, str) else "the tool call was cancelled by a hook"
+            denied = _error(call, f"Denied: {text}", "denied")
+    attempt = 0
+    while True:
+        attempt += 1
+        exc: BaseException | None = None
+        if denied is not None:
+            result = denied
+        else:
+            result, exc = await _execute(run, call, tool, argument_error)
+        if not hooks.has(AfterToolCall):
+            return result
+        after = await hooks.emit(AfterToolCall(agent, call, tool, result, exc))
+        if after.retry and denied is None:
+            if attempt > agent.max_retries:
+                raise RetryLimitError(
+                    f"AfterToolCall hooks asked to retry tool {call.name!r} (call {call.id}) "
+                    f"{attempt} times; the limit is {agent.max_retries} (Agent(max_retries=...))."
+                )
+            continue
+        return after.result
+
+
+async def _execute(
+    run: RunState, call: ToolCall, tool: Tool | None, argument_error: str | None
+) -> tuple[ToolResult, BaseException | None]:
+    if argument_error is not None:
+        return _error(call, f"Error: tool {call.name!r}: {argument_error}"), None
+    if tool is None:
+        return _error(call, f"Error: {describe_available(call.name, run.agent.tool_map)}"), None
+    if run.cancel.cancelled:
+        return _error(call, "Cancelled: the run was cancelled", "cancelled"), None
+    onion = run.agent.tool_onion
+    if onion is None:
+        return await _invoke(run, call, tool)
+    request = await onion.prepare(ToolRequest(call, tool))
+    last: object = None
+    async with aclosing(onion.call(request)) as items:
+        async for item in items:
+            last = item
+    if not isinstance(last, ToolResult):
+        raise TypeError(
+            f"the tool middleware chain for {call.name!r} did not end with a ToolResult "
+            f"(last item: {type(last).__name__}); a middleware's wrap() must yield the result last"
+        )
+    return await onion.finish(last), None
+
+
+async def invoke_tool(run: RunState, request: ToolRequest) -> AsyncGenerator[ToolResult, None]:
+    """The innermost layer of the tool middleware onion."""
+    assert request.tool is not None
+    result, _ = await _invoke(run, request.call, request.tool)
+    yield result
+
+
+async def _invoke(
+    run: RunState, call: ToolCall, tool: Tool
+) -> tuple[ToolResult, BaseException | None]:
+    try:
+        kwargs = tool.prepare(call.arguments)
+    except ToolArgumentError as exc:
+        return _error(call, f"Error: {exc}"), exc
+    agent = run.agent
+    context = ToolContext(call, agent, agent.state, run.cancel)
+    task = asyncio.current_task()
+    if task is not None:
+        run.tasks.add(task)
+    run.usage.tool_calls += 1
+    try:
+        value = await tool.invoke(kwargs, context, agent.executor)
+    except asyncio.CancelledError:
+        if not run.cancel.cancelled or task is None:
+            raise
+        task.uncancel()
+        return _error(
+            call, "Cancelled: the run was cancelled while the tool ran", "cancelled"
+        ), None
+    except TimeoutError as exc:
+        limit = f" after {tool.timeout:g} s" if tool.timeout is not None else ""
+        return _error(call, f"Error: tool {call.name!r} timed out{limit}", "timeout"), exc
+    except Exception as exc:
+        return _error(call, f"Error: {type(exc).__name__}: {exc}"), exc
+    finally:
+        if task is not None:
+            run.tasks.discard(task)
+    return ToolResult(call.id, call.name, format_tool_output(value)), None

@@ -1,0 +1,157 @@
+"""Tool: a function the model can call, with its schema, validator and run policy."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import re
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tether.tools.arguments import ArgumentValidator
+    from tether.tools.context import ToolContext
+
+# The name rule shared by the OpenAI, Anthropic and Bedrock tool APIs.
+_VALID_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+class Tool:
+    """A function the agent can call.
+
+    The schema and validator are built once, here; :meth:`prepare` and
+    :meth:`invoke` are the cheap per-call path. Calling the Tool object calls
+    the original function.
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool
+    path_params: tuple[str, ...]
+    interactive: bool
+    idempotent: bool
+    timeout: float | None
+    is_async: bool
+    fn: Callable[..., Any]
+    __wrapped__: Callable[..., Any]
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        read_only: bool = False,
+        path_params: tuple[str, ...] | list[str] | str = (),
+        interactive: bool = False,
+        idempotent: bool = False,
+        timeout: float | None = None,
+    ) -> None:
+        from tether.tools.schema import build_function_schema
+
+        if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
+            raise TypeError(
+                f"{_label(fn)} is a generator function; a tool must return its result "
+                "(return a list or a string instead of yielding)"
+            )
+        if name is None:
+            name = getattr(fn, "__name__", None)
+            if not isinstance(name, str):
+                raise TypeError(f"{fn!r} has no __name__; pass name=... to tool()")
+        if not _VALID_NAME.fullmatch(name):
+            raise ValueError(
+                f"tool name {name!r} is not valid: use 1-64 letters, digits, '_' or '-' "
+                "(pass name=... to tool())"
+            )
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"tool {name!r}: timeout must be a positive number of seconds")
+        built = build_function_schema(fn, name, description)
+        path_params = (path_params,) if isinstance(path_params, str) else tuple(path_params)
+        for param in path_params:
+            if param not in built.parameters:
+                raise ValueError(
+                    f"tool {name!r}: path_params names {param!r}, which is not a parameter; "
+                    f"parameters are: {', '.join(built.parameters) or '(none)'}"
+                )
+
+        self.name = name
+        self.description = built.description
+        self.input_schema = built.input_schema
+        self.read_only = read_only
+        self.path_params = path_params
+        self.interactive = interactive
+        self.idempotent = idempotent
+        self.timeout = timeout
+        # The second test catches instances whose class defines `async def __call__`.
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            type(fn).__call__
+        )
+        self.fn = fn
+        self.__wrapped__ = fn
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self._validate: ArgumentValidator = built.validator
+        self._context_param = built.context_param
+        self._spec: dict[str, Any] = {
+            "name": name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+    def spec(self) -> dict[str, Any]:
+        """The provider-neutral declaration ``{"name", "description", "input_schema"}``.
+
+        Built once and shared: treat it as read-only.
+        """
+        return self._spec
+
+    def prepare(self, arguments: dict[str, Any] | str) -> dict[str, Any]:
+        """Validate and coerce the model's arguments (a dict or a JSON object string).
+
+        Returns keyword arguments for :meth:`invoke`; raises ToolArgumentError with
+        a message for the model when they do not fit the schema.
+        """
+        return self._validate(arguments, self.name)
+
+    async def invoke(
+        self,
+        kwargs: dict[str, Any],
+        context: ToolContext | None = None,
+        executor: Executor | None = None,
+    ) -> Any:
+        """Run the tool with prepared ``kwargs``; exceptions from the tool propagate.
+
+        Async functions run on the loop; sync ones in ``executor`` (None: the loop's
+        default) with the caller's contextvars. Past ``timeout`` raises TimeoutError
+        (a sync function's thread cannot be stopped; it should poll ``context.cancel``).
+        """
+        if self._context_param is not None:
+            if context is None:
+                raise TypeError(
+                    f"tool {self.name!r} declares a ToolContext parameter "
+                    f"({self._context_param!r}) but invoke() got context=None"
+                )
+            kwargs = {**kwargs, self._context_param: context}
+        if self.timeout is None:
+            return await self._run(kwargs, executor)
+        async with asyncio.timeout(self.timeout):
+            return await self._run(kwargs, executor)
+
+    async def _run(self, kwargs: dict[str, Any], executor: Executor | None) -> Any:
+        if self.is_async:
+            return await self.fn(**kwargs)
+        call = functools.partial(contextvars.copy_context().run, self.fn, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(executor, call)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r})"
+
+
+def _label(fn: Callable[..., Any]) -> str:
+    return repr(getattr(fn, "__name__", fn))

@@ -1,0 +1,85 @@
+"""The ``@tool`` decorator and :func:`as_tool`, which turn functions into :class:`Tool` objects."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, overload
+
+from tether.tools.base import Tool
+
+
+@overload
+def tool(
+    fn: Callable[..., Any],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    path_params: tuple[str, ...] | list[str] | str = (),
+    interactive: bool = False,
+    idempotent: bool = False,
+    timeout: float | None = None,
+) -> Tool: ...
+
+
+@overload
+def tool(
+    fn: None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    path_params: tuple[str, ...] | list[str] | str = (),
+    interactive: bool = False,
+    idempotent: bool = False,
+    timeout: float | None = None,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    path_params: tuple[str, ...] | list[str] | str = (),
+    interactive: bool = False,
+    idempotent: bool = False,
+    timeout: float | None = None,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a sync or async function a :class:`Tool`.
+
+    Use as ``@tool``, ``@tool(...)`` or ``tool(fn, ...)``. ``read_only``: the tool
+    changes nothing; ``path_params``: arguments that are filesystem paths it touches;
+    ``interactive``: it talks to a human (never run in parallel); ``idempotent``:
+    safe to re-run after a crash; ``timeout``: seconds before the call fails.
+    """
+
+    def wrap(func: Callable[..., Any]) -> Tool:
+        return Tool(
+            func,
+            name=name,
+            description=description,
+            read_only=read_only,
+            path_params=path_params,
+            interactive=interactive,
+            idempotent=idempotent,
+            timeout=timeout,
+        )
+
+    return wrap if fn is None else wrap(fn)
+
+
+def as_tool(obj: Tool | Callable[..., Any]) -> Tool:
+    """Return ``obj`` if it is a Tool, else wrap a function with the default options."""
+    if isinstance(obj, Tool):
+        return obj
+    if isinstance(obj, type) or not callable(obj):
+        kind = f"the class {obj.__name__}" if isinstance(obj, type) else type(obj).__name__
+        raise TypeError(
+            f"a tool must be a function or a Tool made with @tool, got {kind} ({obj!r:.80})"
+        )
+    return Tool(obj)

@@ -1,0 +1,242 @@
+"""The tool executor: planned groups, concurrency bounds, order, timeouts, context."""
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from tether import Agent, ToolContext, tool
+from tether.models import ScriptedModel
+
+
+class Tracker:
+    """Records how many tool bodies run at once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running = 0
+        self.peak = 0
+        self.order: list[str] = []
+
+    def enter(self, label: str) -> None:
+        with self.lock:
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+            self.order.append(f"start {label}")
+
+    def leave(self, label: str) -> None:
+        with self.lock:
+            self.running -= 1
+            self.order.append(f"end {label}")
+
+
+def batch(*calls: tuple[str, dict]) -> ScriptedModel:
+    return ScriptedModel([{"tool_calls": [{"name": n, "args": a} for n, a in calls]}, "done"])
+
+
+def make_tools(tracker: Tracker, delay: float = 0.03):
+    @tool(read_only=True)
+    async def look(name: str) -> str:
+        """Read-only."""
+        tracker.enter(name)
+        await asyncio.sleep(delay)
+        tracker.leave(name)
+        return name
+
+    @tool(path_params=("path",))
+    async def write(path: str) -> str:
+        """Writes one path."""
+        tracker.enter(path)
+        await asyncio.sleep(delay)
+        tracker.leave(path)
+        return path
+
+    @tool
+    async def mutate(name: str) -> str:
+        """Changes global state."""
+        tracker.enter(name)
+        await asyncio.sleep(delay)
+        tracker.leave(name)
+        return name
+
+    @tool(read_only=True, interactive=True)
+    async def ask(name: str) -> str:
+        """Talks to a human."""
+        tracker.enter(name)
+        await asyncio.sleep(delay)
+        tracker.leave(name)
+        return name
+
+    return [look, write, mutate, ask]
+
+
+def results_of(agent: Agent) -> list[str]:
+    return [r.content for r in agent.messages[2].tool_results]
+
+
+def test_read_only_tools_run_concurrently():
+    tracker = Tracker()
+    agent = Agent(
+        model=batch(("look", {"name": "a"}), ("look", {"name": "b"}), ("look", {"name": "c"})),
+        tools=make_tools(tracker),
+    )
+    agent("go")
+    assert tracker.peak == 3
+
+
+def test_tools_that_change_state_run_one_at_a_time():
+    tracker = Tracker()
+    agent = Agent(
+        model=batch(("mutate", {"name": "a"}), ("mutate", {"name": "b"})),
+        tools=make_tools(tracker),
+    )
+    agent("go")
+    assert tracker.peak == 1
+    assert tracker.order == ["start a", "end a", "start b", "end b"]
+
+
+def test_path_scoped_tools_overlap_only_when_paths_are_disjoint():
+    tracker = Tracker()
+    agent = Agent(
+        model=batch(("write", {"path": "/tmp/x/a"}), ("write", {"path": "/tmp/x/b"})),
+        tools=make_tools(tracker),
+    )
+    agent("go")
+    assert tracker.peak == 2
+
+    tracker = Tracker()
+    agent = Agent(
+        model=batch(("write", {"path": "/tmp/x"}), ("write", {"path": "/tmp/x/inner"})),
+        tools=make_tools(tracker),
+    )
+    agent("go")
+    assert tracker.peak == 1
+
+
+def test_interactive_tools_never_run_in_parallel():
+    tracker = Tracker()
+    agent = Agent(
+        model=batch(("ask", {"name": "a"}), ("ask", {"name": "b"}), ("look", {"name": "c"})),
+        tools=make_tools(tracker),
+    )
+    agent("go")
+    assert tracker.peak == 1
+
+
+def test_results_keep_the_models_call_order_when_completion_order_differs():
+    @tool(read_only=True)
+    async def wait(ms: int) -> int:
+        """Sleeps ms milliseconds."""
+        await asyncio.sleep(ms / 1000)
+        return ms
+
+    agent = Agent(
+        model=batch(("wait", {"ms": 60}), ("wait", {"ms": 1}), ("wait", {"ms": 30})),
+        tools=[wait],
+    )
+    agent("go")
+    assert results_of(agent) == ["60", "1", "30"]
+    ids = [c.id for c in agent.messages[1].tool_calls]
+    assert [r.tool_call_id for r in agent.messages[2].tool_results] == ids
+
+
+def test_max_concurrency_bounds_a_parallel_group():
+    tracker = Tracker()
+    model = batch(*[("look", {"name": str(i)}) for i in range(7)])
+    agent = Agent(model=model, tools=make_tools(tracker, delay=0.02), max_concurrency=3)
+    agent("go")
+    assert tracker.peak == 3
+    assert len(results_of(agent)) == 7
+
+
+def test_default_max_concurrency_is_eight():
+    tracker = Tracker()
+    model = batch(*[("look", {"name": str(i)}) for i in range(12)])
+    agent = Agent(model=model, tools=make_tools(tracker, delay=0.02))
+    agent("go")
+    assert agent.max_concurrency == 8
+    assert tracker.peak == 8
+
+
+def test_sync_tools_run_in_the_agents_bounded_thread_pool():
+    threads: list[str] = []
+    tracker = Tracker()
+
+    @tool(read_only=True)
+    def probe(n: int) -> int:
+        """Sync."""
+        tracker.enter(str(n))
+        threads.append(threading.current_thread().name)
+        time.sleep(0.03)
+        tracker.leave(str(n))
+        return n
+
+    agent = Agent(model=batch(*[("probe", {"n": i}) for i in range(4)]), tools=[probe])
+    agent("go")
+    assert all(name.startswith("tether-tool") for name in threads)
+    assert tracker.peak >= 2
+    agent.close()
+
+
+def test_per_tool_timeout_gives_a_timeout_result():
+    @tool(timeout=0.05)
+    async def slow() -> str:
+        """Too slow."""
+        await asyncio.sleep(5)
+        return "late"
+
+    agent = Agent(model=batch(("slow", {})), tools=[slow])
+    assert agent("go").stop_reason == "end_turn"
+    [res] = agent.messages[2].tool_results
+    assert res.status == "timeout"
+    assert res.is_error
+    assert res.content == "Error: tool 'slow' timed out after 0.05 s"
+
+
+def test_tool_context_carries_call_agent_state_and_cancel_signal():
+    seen: dict[str, object] = {}
+
+    @tool
+    def remember(key: str, ctx: ToolContext) -> str:
+        """Stores a value in session state."""
+        seen["id"] = ctx.tool_call_id
+        seen["agent"] = ctx.agent
+        seen["cancelled"] = ctx.cancel.cancelled
+        ctx.state[key] = ctx.state.get(key, 0) + 1
+        return "ok"
+
+    model = ScriptedModel(
+        [{"tool_calls": [{"name": "remember", "args": {"key": "n"}, "id": "call-9"}]}, "done"]
+    )
+    agent = Agent(model=model, tools=[remember], state={"n": 41})
+    agent("go")
+    assert seen == {"id": "call-9", "agent": agent, "cancelled": False}
+    assert agent.state == {"n": 42}
+    assert "ctx" not in remember.input_schema["properties"]
+
+
+def test_a_hook_error_inside_a_parallel_group_stops_cleanly():
+    from tether import HookError
+    from tether.control import BeforeToolCall
+
+    tracker = Tracker()
+    agent = Agent(
+        model=batch(("look", {"name": "a"}), ("look", {"name": "boom"})),
+        tools=make_tools(tracker),
+    )
+
+    @agent.on(BeforeToolCall)
+    def fail_on_boom(event: BeforeToolCall) -> None:
+        if event.tool_use.arguments.get("name") == "boom":
+            raise RuntimeError("policy store unreachable")
+
+    with pytest.raises(HookError) as info:
+        agent("go")
+    assert "fail_on_boom" in str(info.value)
+    assert "policy store unreachable" in str(info.value)
+    assert info.value.result is not None
+    assert info.value.result.stop_reason == "error"
+    results = agent.messages[2].tool_results
+    assert len(results) == 2  # every call answered, history valid
+    assert results[1].is_error
