@@ -99,14 +99,6 @@ class MessageAppended:
 
 
 @dataclass(slots=True)
-class Notice:
-    """Something the caller should know that is not a message: a guide, a verdict, a retry."""
-
-    kind: str
-    text: str
-
-
-@dataclass(slots=True)
 class FinalResult:
     """The run is over; ``result`` is what ``invoke`` returns."""
 
@@ -122,6 +114,5 @@ StreamEvent: TypeAlias = (
     | ToolStarted
     | ToolFinished
     | MessageAppended
-    | Notice
     | FinalResult
 )

@@ -83,7 +83,8 @@ async def _drive(agent: Agent, transcript: Transcript) -> Result:
         elif isinstance(event, ToolFinished):
             res = event.result
             style = "green" if not res.is_error else ("red" if res.status == "denied" else "yellow")
-            preview = res.content if len(res.content) <= 90 else res.content[:87] + "..."
+            flat = " ".join(res.content.split())
+            preview = flat if len(flat) <= 90 else flat[:87] + "..."
             transcript.line(f"      [{style}]{res.status}[/] {res.name}: {preview}")
         elif isinstance(event, FinalResult):
             result = event.result
