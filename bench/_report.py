@@ -1,0 +1,140 @@
+"""Summaries, ratios, targets and tables (rich when importable, else plain text)."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from _runs import Row
+
+MEDIAN_TARGET_US = 60.0
+RATIO_TARGETS = (("maf", "MAF", 0.16), ("strands", "Strands", 0.08))
+MEMORY_TARGET_B = 1.0
+"""Below this many bytes per invocation counts as "no growth" for tether."""
+TOOL_NOTE = (
+    "tool: `async def add(a: int, b: int) -> int` in every row, except "
+    "'tether (sync tool)': `def add` (tether runs it in a thread pool)"
+)
+
+
+def summarize(result: dict[str, Any]) -> dict[str, float]:
+    """Median over repeats of the per-repeat median and p99 (microseconds)."""
+    reps = result["repeats"]
+    return {
+        "median_us": statistics.median(r["median_us"] for r in reps),
+        "p99_us": statistics.median(r["p99_us"] for r in reps),
+    }
+
+
+def _table(title: str, headers: Sequence[str], rows: list[list[str]], caption: str = "") -> None:
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+        def line(cells: Sequence[str]) -> str:
+            cols = enumerate(zip(cells, widths, strict=True))
+            return "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in cols)
+
+        print(f"\n{title}")
+        print(line(headers))
+        print(line(["-" * w for w in widths]))
+        for r in rows:
+            print(line(r))
+        if caption:
+            print(caption)
+        return
+    table = Table(title=title, caption=caption, caption_justify="left")
+    for i, h in enumerate(headers):
+        table.add_column(h, justify="left" if i < 2 else "right")
+    for r in rows:
+        table.add_row(*r)
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=max(console.width, 120))
+    console.print(table)
+
+
+def _errors(rows: list[Row], errors: dict[str, str]) -> None:
+    for row in rows:
+        if row.key in errors:
+            print(f"not run: {row.label}: {errors[row.key]}")
+
+
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def timing(rows: list[Row], results: dict[str, dict[str, Any]], meta: str) -> dict[str, Any]:
+    """Print the overhead table, ratios and targets; return the summary for JSON."""
+    summary = {k: summarize(v) for k, v in results.items() if "error" not in v}
+    base = summary.get("tether", {}).get("median_us")
+    table_rows = []
+    for row in rows:
+        res = results[row.key]
+        if "error" in res:
+            table_rows.append([row.label, row.tool, "-", "-", "-", "not run (below)"])
+            continue
+        s = summary[row.key]
+        rel = f"{s['median_us'] / base:.2f}" if base else "-"
+        reps = " / ".join(f"{r['median_us']:.1f}" for r in res["repeats"])
+        med, p99 = f"{s['median_us']:.1f}", f"{s['p99_us']:.1f}"
+        table_rows.append([row.label, row.tool, med, p99, rel, reps])
+    headers = [
+        "framework",
+        "tool",
+        "median us",
+        "p99 us",
+        "ratio to tether (async)",
+        "per-repeat medians",
+    ]
+    _table(f"Per-invocation overhead: {meta}", headers, table_rows, TOOL_NOTE)
+    _errors(rows, {k: v["error"] for k, v in results.items() if "error" in v})
+
+    checks: dict[str, Any] = {}
+    if base is not None:
+        ok = base <= MEDIAN_TARGET_US
+        checks["tether_median_us"] = {"value": base, "target": MEDIAN_TARGET_US, "ok": ok}
+        wanted = f"(target <= {MEDIAN_TARGET_US:g} us)"
+        print(f"tether median       {base:8.1f} us  {wanted}  {_verdict(ok)}")
+        for key, name, limit in RATIO_TARGETS:
+            if key in summary:
+                ratio = base / summary[key]["median_us"]
+                ok = ratio <= limit
+                checks[f"tether/{name}"] = {"value": ratio, "target": limit, "ok": ok}
+                print(f"tether/{name:<12} {ratio:8.3f}     (target <= {limit:g})  {_verdict(ok)}")
+    return {"summary": summary, "targets": checks}
+
+
+def memory(rows: list[Row], results: dict[str, dict[str, Any]], meta: str) -> dict[str, Any]:
+    """Print bytes of growth per invocation per framework; return the summary for JSON."""
+    table_rows, summary = [], {}
+    for row in rows:
+        heap, rss = results[row.key]["heap"], results[row.key]["rss"]
+        if "error" in heap or "error" in rss:
+            table_rows.append([row.label, row.tool, "not run (below)", "-", "-"])
+            continue
+        end = rss["points"][str(rss["total"])]["rss"] / 2**20
+        summary[row.key] = {
+            "heap_b_per_inv": heap["bytes_per_inv"],
+            "rss_b_per_inv": rss["bytes_per_inv"],
+        }
+        cells = [f"{heap['bytes_per_inv']:.1f}", f"{rss['bytes_per_inv']:.1f}", f"{end:.1f}"]
+        table_rows.append([row.label, row.tool, *cells])
+    headers = ["framework", "tool", "heap B/inv", "RSS B/inv", "RSS MiB at end"]
+    caption = (
+        "heap: tracemalloc current size after gc.collect(), (at N - at mark) / (N - mark); "
+        "RSS: same, measured in a separate run without tracemalloc"
+    )
+    _table(f"Memory growth per invocation: {meta}", headers, table_rows, caption)
+    errors = {k: v.get("error") for k, r in results.items() for v in r.values() if "error" in v}
+    _errors(rows, {k: str(v) for k, v in errors.items()})
+    checks: dict[str, Any] = {}
+    if "tether" in summary:
+        growth = summary["tether"]["heap_b_per_inv"]
+        ok = growth < MEMORY_TARGET_B
+        checks["tether_heap_b_per_inv"] = {"value": growth, "target": "~0", "ok": ok}
+        print(f"tether heap growth  {growth:8.2f} B/invocation  (target ~0)  {_verdict(ok)}")
+    return {"summary": summary, "targets": checks}
