@@ -295,6 +295,7 @@ def test_budget_is_shared_between_agents_and_thread_safe():
 
 def test_cancel_reaches_a_running_sync_tool_through_its_context():
     started = threading.Event()
+    done = threading.Event()
     observed: list[bool] = []
 
     @tool
@@ -302,12 +303,14 @@ def test_cancel_reaches_a_running_sync_tool_through_its_context():
         """Waits until cancelled."""
         started.set()
         observed.append(ctx.cancel.wait(5))
+        done.set()
         return "stopped"
 
     agent = Agent(model=ScriptedModel([calls(("watch", {})), "never"]), tools=[watch])
     threading.Thread(target=lambda: (started.wait(5), agent.cancel())).start()
     result = agent("go")
     assert result.stop_reason == "cancelled"
+    assert done.wait(5)  # the thread saw the signal (the run does not wait for it)
     assert observed == [True]
     assert_history_valid(agent)
     assert agent.messages[-1].tool_results[0].status == "cancelled"

@@ -188,7 +188,16 @@ class _PointEvaluator:
             elif isinstance(action, Guide):
                 guides.append((handler.label, action.feedback))
             elif isinstance(action, Transform):
-                _transform(self.point, event, action.fn, handler.label)
+                try:
+                    _transform(self.point, event, action.fn, handler.label)
+                except HookError:
+                    raise
+                except Exception as exc:  # the handler's own code: its on_error applies
+                    fallback = self._failed(handler, exc)
+                    if fallback is not None:
+                        reason = f"denied by policy {handler.label!r}: {fallback.reason}"
+                        _deny(self.point, event, reason)
+                        return
             else:
                 raise HookError(
                     f"intervention {handler.label!r} returned {action!r} at {self.point}; expected "
@@ -204,13 +213,17 @@ class _PointEvaluator:
                 action = await action
             return action  # type: ignore[no-any-return]
         except Exception as exc:
-            if handler.on_error == "proceed":
-                return None
-            if handler.on_error == "deny":
-                return Deny(f"the policy failed ({type(exc).__name__}: {exc}) and fails closed")
-            raise HookError(
-                f"intervention {handler.label!r} raised {type(exc).__name__} at {self.point}: {exc}"
-            ) from exc
+            return self._failed(handler, exc)
+
+    def _failed(self, handler: InterventionHandler, exc: Exception) -> Deny | None:
+        """Apply ``handler.on_error`` to ``exc``: None (proceed), a Deny, or raise HookError."""
+        if handler.on_error == "proceed":
+            return None
+        if handler.on_error == "deny":
+            return Deny(f"the policy failed ({type(exc).__name__}: {exc}) and fails closed")
+        raise HookError(
+            f"intervention {handler.label!r} raised {type(exc).__name__} at {self.point}: {exc}"
+        ) from exc
 
 
 def _combine(guides: list[tuple[str, str]]) -> str:

@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from tether.errors import ModelError
 from tether.events import ModelStreamEvent
 from tether.messages import ToolCall, ToolResult
 from tether.models.base import ModelRequest, ModelResponse
@@ -94,6 +95,17 @@ def _bind(wrap: Callable[..., Any], call_next: Callable[..., Any]) -> Callable[.
     return layer
 
 
+def _checked(value: Any, expected: type, phase: Callable[..., Any], error: type[Exception]) -> Any:
+    """``value`` if it is an ``expected``, else ``error`` naming the phase (a missing return)."""
+    if not isinstance(value, expected):
+        name = getattr(phase, "__qualname__", repr(phase))
+        raise error(
+            f"middleware {name}() returned {type(value).__name__}, expected {expected.__name__}; "
+            "an input/output phase must return the (possibly rewritten) value it was given"
+        )
+    return value
+
+
 class ModelOnion(_Onion):
     """Model middleware composed around ``inner(request)``."""
 
@@ -107,12 +119,12 @@ class ModelOnion(_Onion):
             request.system_prompt,
         )
         for phase in self.inputs:
-            request = await phase(request)
+            request = _checked(await phase(request), ModelRequest, phase, ModelError)
         return request
 
     async def finish(self, response: ModelResponse) -> ModelResponse:
         for phase in self.outputs:
-            response = await phase(response)
+            response = _checked(await phase(response), ModelResponse, phase, ModelError)
         return response
 
 
@@ -125,10 +137,10 @@ class ToolOnion(_Onion):
     async def prepare(self, request: ToolRequest) -> ToolRequest:
         request = ToolRequest(copy.deepcopy(request.call), request.tool)
         for phase in self.inputs:
-            request = await phase(request)
+            request = _checked(await phase(request), ToolRequest, phase, TypeError)
         return request
 
     async def finish(self, result: ToolResult) -> ToolResult:
         for phase in self.outputs:
-            result = await phase(result)
+            result = _checked(await phase(result), ToolResult, phase, TypeError)
         return result

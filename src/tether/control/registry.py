@@ -117,16 +117,26 @@ class HookRegistry:
 
     def emit_sync(self, event: HookEvent) -> None:
         """Dispatch from synchronous code (AgentInitialized); async callbacks are refused."""
-        for entry in self._sorted.get(type(event), ()):
+        entries = self._sorted.get(type(event), ())
+        for entry in entries:  # refuse before any callback runs
             if entry.is_async:
-                raise TypeError(
-                    f"hook {entry.name!r} for {type(event).__name__} is async, but this event "
-                    "fires from synchronous code (Agent.__init__); make the callback a plain function"
-                )
+                raise _sync_only(entry, event, "is async")
+        for entry in entries:
             try:
-                entry.callback(event)
+                outcome = entry.callback(event)
             except Exception as exc:
                 raise HookError(
                     f"hook {entry.name!r} raised {type(exc).__name__} during "
                     f"{type(event).__name__}: {exc}"
                 ) from exc
+            if inspect.isawaitable(outcome):  # e.g. a lambda returning a coroutine
+                if inspect.iscoroutine(outcome):
+                    outcome.close()  # never awaited: close it instead of leaking a warning
+                raise _sync_only(entry, event, "returned an awaitable")
+
+
+def _sync_only(entry: _Entry, event: HookEvent, problem: str) -> TypeError:
+    return TypeError(
+        f"hook {entry.name!r} for {type(event).__name__} {problem}, but this event "
+        "fires from synchronous code (Agent.__init__); make the callback a plain function"
+    )
