@@ -1,6 +1,7 @@
 """tether: a runtime for tool-using LLM agents with a governance-grade control plane."""
 
 from tether.agent import Agent
+from tether.control.interrupts import Interrupt
 from tether.errors import (
     AgentBusyError,
     ConfigurationError,
@@ -8,6 +9,7 @@ from tether.errors import (
     ModelError,
     RetryLimitError,
     RunError,
+    SessionStateError,
     TetherError,
     ToolLoopError,
 )
@@ -23,6 +25,7 @@ __all__ = [
     "AgentBusyError",
     "ConfigurationError",
     "HookError",
+    "Interrupt",
     "IterationBudget",
     "Limits",
     "Message",
@@ -31,6 +34,7 @@ __all__ = [
     "RetryLimitError",
     "RunError",
     "RunUsage",
+    "SessionStateError",
     "StopReason",
     "TetherError",
     "Tool",

@@ -6,26 +6,27 @@ import asyncio
 import contextlib
 import os
 import threading
-from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from tether.control.events import AgentInitialized, HookEvent
+from tether.control.interrupts import ConfirmDecision, Interrupt, check_response
 from tether.control.middleware import ModelMiddleware, ModelOnion, ToolMiddleware, ToolOnion
 from tether.control.registry import HookOrder, HookProvider, HookRegistry
-from tether.errors import AgentBusyError, ConfigurationError
+from tether.errors import AgentBusyError, ConfigurationError, SessionStateError, ToolArgumentError
 from tether.events import FinalResult, StreamEvent
 from tether.limits import IterationBudget, Limits
 from tether.loop import run_invocation
-from tether.messages import Message
+from tether.messages import JSONValue, Message
 from tether.models.base import Model
-from tether.result import Result
+from tether.result import Result, RunUsage
 from tether.tools import Tool, as_tool
 from tether.tools.context import CancelSignal
 
 if TYPE_CHECKING:
     from tether.control.interventions import ConfirmCallback, InterventionHandler
-    from tether.run_state import RunState
+    from tether.run_state import RunState, Suspension
 
 Prompt: TypeAlias = str | Message | Sequence[Message]
 E = TypeVar("E", bound=HookEvent)
@@ -85,6 +86,9 @@ class Agent:
         self.state: dict[str, Any] = state if state is not None else {}
         self.messages: list[Message] = []
         self.last_result: Result | None = None
+        self.answers: dict[str, JSONValue] = {}
+        """Answers given to interrupts of this session, by interrupt id."""
+        self._suspension: Suspension | None = None
         self.hooks = HookRegistry()
         self._set_middleware(list(middleware))
         self._executor: ThreadPoolExecutor | None = None
@@ -176,25 +180,107 @@ class Agent:
 
     def _begin(self, prompt: Prompt) -> list[Message]:
         messages = _prompt_messages(prompt)
+        self._acquire()
+        if self._suspension is not None:
+            pending = self._suspension
+            self._lock.release()
+            raise SessionStateError(
+                f"session {self.session_id} is suspended ({pending.stop_reason}, "
+                f"{len(pending.interrupts)} interrupt(s) pending): call agent.resume(...) to "
+                "continue it, or agent.reset() to start a new conversation"
+            )
+        return messages
+
+    def _acquire(self) -> None:
         if not self._lock.acquire(blocking=False):
             raise AgentBusyError(
                 f"agent (session {self.session_id}) is already running an invocation; an agent runs "
                 "one invocation at a time: wait for it to finish, or use another Agent for parallel work"
             )
         self._cancel = CancelSignal()
-        return messages
+
+    # -- interrupts and resume ---------------------------------------------------------
+
+    @property
+    def pending_interrupts(self) -> list[Interrupt]:
+        """Interrupts waiting for an answer (empty unless the session is suspended)."""
+        if self._suspension is None:
+            return []
+        return [i for i in self._suspension.interrupts if i.id not in self.answers]
+
+    def pause(self) -> None:
+        """Stop the running invocation at the next boundary with stop reason ``paused``.
+
+        Thread-safe; a paused session continues with ``agent.resume()``.
+        """
+        run = self._run
+        if run is not None:
+            run.paused = True
+
+    async def resume_stream(
+        self, responses: dict[str, Any] | None = None
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Answer pending interrupts (id -> JSON value) and continue the suspended run.
+
+        Unknown ids, a session that is not suspended, and non-JSON answers are
+        errors that change nothing. Ids left unanswered stay pending: the result
+        is again ``interrupt`` listing them. Only the interrupted calls re-run.
+        """
+        self._acquire()
+        try:
+            suspension = self._check_resume(responses or {})
+            remaining = self.pending_interrupts
+            if remaining:
+                result = Result("interrupt", None, RunUsage(), self.session_id)
+                result.reason = f"still waiting for {len(remaining)} interrupt(s)"
+                result.interrupts = remaining
+                self.last_result = result
+                yield FinalResult(result)
+                return
+            self._suspension = None
+            events = run_invocation(self, [], self._cancel, resume=suspension)
+            async with contextlib.aclosing(events) as stream:
+                async for event in stream:
+                    yield event
+        finally:
+            self._lock.release()
+
+    async def resume_async(self, responses: dict[str, Any] | None = None) -> Result:
+        """:meth:`resume_stream` driven to its Result."""
+        result: Result | None = None
+        async for event in self.resume_stream(responses):
+            if type(event) is FinalResult:
+                result = event.result
+        assert result is not None
+        return result
+
+    def resume(self, responses: dict[str, Any] | None = None) -> Result:
+        """Synchronous :meth:`resume_async`."""
+        return _run_sync(self.resume_async(responses))
+
+    def _check_resume(self, responses: dict[str, Any]) -> Suspension:
+        suspension = self._suspension
+        if suspension is None:
+            raise SessionStateError(
+                f"session {self.session_id} is not suspended: there is nothing to resume "
+                "(resume() continues a run that stopped with 'interrupt' or 'paused')"
+            )
+        pending = {i.id: i for i in suspension.interrupts}
+        unknown = [key for key in responses if key not in pending]
+        if unknown:
+            raise ValueError(
+                f"unknown interrupt id(s) {unknown} for session {self.session_id}; "
+                f"pending: {sorted(i for i in pending if i not in self.answers) or 'none'}"
+            )
+        checked = {key: check_response(key, value) for key, value in responses.items()}
+        for key, value in checked.items():
+            _check_confirm_answer(self, pending[key], value)
+        self.answers.update(checked)
+        return suspension
 
     def run(self, prompt: Prompt) -> Result:
         """Synchronous :meth:`invoke_async` (works inside a running event loop too)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            runner: asyncio.Runner | None = getattr(_thread_state, "runner", None)
-            if runner is None:
-                runner = _thread_state.runner = asyncio.Runner()
-            return runner.run(self.invoke_async(prompt))
-        with ThreadPoolExecutor(1, thread_name_prefix="tether-sync") as pool:
-            return pool.submit(asyncio.run, self.invoke_async(prompt)).result()
+        return _run_sync(self.invoke_async(prompt))
 
     __call__ = run
 
@@ -218,6 +304,8 @@ class Agent:
         self.messages = []
         self.state = {}
         self.last_result = None
+        self.answers = {}
+        self._suspension = None
         if not self._explicit_session:
             self.session_id = _new_session_id()
 
@@ -229,6 +317,37 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent(model={self.model.name!r}, tools={[t.name for t in self.tools]}, session_id={self.session_id!r})"
+
+
+def _run_sync(coroutine: Coroutine[Any, Any, Result]) -> Result:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        runner: asyncio.Runner | None = getattr(_thread_state, "runner", None)
+        if runner is None:
+            runner = _thread_state.runner = asyncio.Runner()
+        return runner.run(coroutine)
+    with ThreadPoolExecutor(1, thread_name_prefix="tether-sync") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def _check_confirm_answer(agent: Agent, interrupt: Interrupt, response: JSONValue) -> None:
+    """Validate the answer to a Confirm (and any edited tool arguments) before anything runs."""
+    if interrupt.source != "intervention":
+        return
+    decision = ConfirmDecision.parse(response)
+    if decision.args is None:
+        return
+    call = interrupt.tool_call
+    tool = agent.tool_map.get(call.name) if call is not None else None
+    if tool is None:
+        raise ValueError(f"interrupt {interrupt.id} is not about a known tool; 'args' cannot apply")
+    try:
+        tool.prepare(decision.args)
+    except ToolArgumentError as exc:
+        raise ValueError(
+            f"edited arguments for interrupt {interrupt.id} are invalid: {exc}"
+        ) from exc
 
 
 def _new_session_id() -> str:

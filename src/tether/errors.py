@@ -20,6 +20,10 @@ class AgentBusyError(TetherError):
     """An invocation was started while another one is running on the same agent."""
 
 
+class SessionStateError(TetherError):
+    """The session is not in a state that allows the request (e.g. resume of a finished run)."""
+
+
 class ScriptExhaustedError(TetherError):
     """A ScriptedModel was called more times than it has turns."""
 

@@ -9,13 +9,14 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from tether.control.events import AfterInvocation, BeforeInvocation
+from tether.control.interrupts import Interrupt, InterruptSignal
 from tether.errors import HookError, RunError, ToolLoopError
 from tether.events import FinalResult, ModelCallFinished, StreamEvent
-from tether.messages import Message, TextBlock, ToolResult
+from tether.messages import Message, TextBlock
 from tether.modelcall import call_model
 from tether.models.base import ModelResponse
 from tether.result import Result, StopReason
-from tether.run_state import RunState, StopRun
+from tether.run_state import RunState, StopRun, Suspension
 from tether.toolcalls import repair_names, run_batch
 
 if TYPE_CHECKING:
@@ -30,25 +31,34 @@ GRACE_MESSAGE = (
 
 
 async def run_invocation(
-    agent: Agent, new_messages: list[Message], cancel: CancelSignal
+    agent: Agent,
+    new_messages: list[Message],
+    cancel: CancelSignal,
+    resume: Suspension | None = None,
 ) -> AsyncGenerator[StreamEvent, None]:
     """Run one invocation, yielding stream events; the last one is ``FinalResult``.
 
     A run that fails ends with stop reason ``error``: the history so far is kept
     (open tool calls get error results), AfterInvocation hooks still run, and the
-    ``RunError`` is raised with ``.result`` set.
+    ``RunError`` is raised with ``.result`` set. A run that stops with
+    ``interrupt`` or ``paused`` keeps its unfinished tool batch for ``resume``.
     """
     run = RunState(agent, cancel)
+    if resume is not None:
+        run.last_assistant = _last_assistant(agent.messages)
     agent._run = run
     stop_reason: StopReason = "end_turn"
     reason: str | None = None
     failure: RunError | None = None
     try:
-        async with aclosing(_cycles(run, new_messages)) as cycles:
+        async with aclosing(_cycles(run, new_messages, resume)) as cycles:
             async for event in cycles:
                 yield event
     except StopRun as stop:
         stop_reason, reason = stop.stop_reason, stop.reason
+    except InterruptSignal as signal:  # raised outside a tool call, e.g. BeforeModelCall
+        run.interrupts.append(signal.interrupt)
+        stop_reason, reason = "interrupt", _pending_text(run.interrupts)
     except RunError as exc:
         stop_reason, reason, failure = "error", str(exc), exc
     except (asyncio.CancelledError, GeneratorExit):
@@ -64,7 +74,16 @@ async def run_invocation(
         stop_reason, reason = run.stop_hint or ("end_turn", None)
     finally:
         agent._run = None
-    closing = run.close_open_calls(_close_status(stop_reason), reason or stop_reason)
+    suspended = stop_reason in ("interrupt", "paused")
+    if suspended:
+        agent._suspension = Suspension(
+            list(run.interrupts), run.pending, run.batch_position, stop_reason
+        )
+    closing = (
+        None
+        if suspended
+        else run.close_open_calls(_close_status(stop_reason), reason or stop_reason)
+    )
     if closing is not None:
         try:
             yield await run.add_message(closing)
@@ -72,6 +91,8 @@ async def run_invocation(
             if failure is None:
                 stop_reason, reason, failure = "error", str(exc), exc
     result = Result(stop_reason, run.last_assistant, run.usage, agent.session_id, reason)
+    if stop_reason == "interrupt":
+        result.interrupts = list(run.interrupts)
     agent.last_result = result
     if agent.hooks.has(AfterInvocation):
         try:
@@ -94,11 +115,25 @@ def _abandon(run: RunState, reason: str) -> None:
     )
 
 
+def _pending_text(interrupts: list[Interrupt]) -> str:
+    names = ", ".join(repr(i.name) for i in interrupts)
+    return f"waiting for an answer to {len(interrupts)} interrupt(s): {names}"
+
+
+def _last_assistant(messages: list[Message]) -> Message | None:
+    for message in reversed(messages):
+        if message.role == "assistant":
+            return message
+    return None
+
+
 def _close_status(stop_reason: StopReason) -> str:
     return "cancelled" if stop_reason in ("cancelled", "paused") else "error"
 
 
-async def _cycles(run: RunState, new_messages: list[Message]) -> AsyncGenerator[StreamEvent, None]:
+async def _cycles(
+    run: RunState, new_messages: list[Message], resume: Suspension | None
+) -> AsyncGenerator[StreamEvent, None]:
     agent = run.agent
     hooks = agent.hooks
     if hooks.has(BeforeInvocation):
@@ -108,6 +143,11 @@ async def _cycles(run: RunState, new_messages: list[Message]) -> AsyncGenerator[
         new_messages = before.messages
     for message in new_messages:
         yield await run.add_message(message)
+    if resume is not None and resume.pending is not None:
+        run.pending = resume.pending
+        run.batch_position = resume.batch_position
+        async for event in _tool_phase(run, {}, 0):
+            yield event
     while True:
         _check_boundary(run)
         if agent.budget is not None and not agent.budget.consume():
@@ -126,6 +166,7 @@ async def _cycles(run: RunState, new_messages: list[Message]) -> AsyncGenerator[
         yield ModelCallFinished(response)
         calls = response.tool_calls
         unknown = repair_names(run, calls) if calls else 0
+        run.batch_position = len(run.messages)
         yield await run.add_message(response.message)
         if not calls:
             if response.stop_reason == "max_tokens":
@@ -133,36 +174,54 @@ async def _cycles(run: RunState, new_messages: list[Message]) -> AsyncGenerator[
             elif response.stop_reason == "content_filter":
                 run.stop_hint = ("blocked", "the provider's content filter stopped the response")
             return
-        results: list[ToolResult | None] = [None] * len(calls)
-        run.pending = (calls, results)
+        run.pending = (calls, [None] * len(calls))
         if run.grace_used:
             raise StopRun(
                 "budget_exhausted",
                 "the iteration budget is used up and the model still called tools in its grace turn",
             )
-        if run.cancel.cancelled:
-            raise StopRun("cancelled", "cancelled before the tools ran")
-        async with aclosing(run_batch(run, calls, response.argument_errors, results)) as batch:
-            async for event in batch:
-                yield event
-        closing = run.close_open_calls("error", "no result was produced")
-        assert closing is not None
-        yield await run.add_message(closing)
-        run.invalid_rounds = run.invalid_rounds + 1 if unknown else 0
-        if run.invalid_rounds >= MAX_INVALID_TOOL_ROUNDS:
-            raise ToolLoopError(
-                f"the model called unknown tools in {MAX_INVALID_TOOL_ROUNDS} consecutive rounds "
-                f"(last: {', '.join(repr(c.name) for c in calls if c.name not in agent.tool_map)}); "
-                f"available tools: {', '.join(sorted(agent.tool_map)) or 'none'}"
-            )
-        if run.cancel.cancelled:
-            raise StopRun("cancelled", "cancelled while the tools ran")
+        async for event in _tool_phase(run, response.argument_errors, unknown):
+            yield event
+
+
+async def _tool_phase(
+    run: RunState, argument_errors: dict[str, str], unknown: int
+) -> AsyncGenerator[StreamEvent, None]:
+    """Run the pending batch, then append its tool message (or suspend)."""
+    assert run.pending is not None
+    calls, results = run.pending
+    agent = run.agent
+    if run.cancel.cancelled:
+        raise StopRun("cancelled", "cancelled before the tools ran")
+    if run.paused:
+        raise StopRun("paused", "paused by agent.pause() before the tools ran")
+    async with aclosing(run_batch(run, calls, argument_errors, results)) as batch:
+        async for event in batch:
+            yield event
+    if run.interrupts:
+        raise StopRun("interrupt", _pending_text(run.interrupts))
+    if run.paused and None in results:
+        raise StopRun("paused", "paused by agent.pause() between tool groups")
+    closing = run.close_open_calls("error", "no result was produced")
+    assert closing is not None
+    yield await run.add_message(closing)
+    run.invalid_rounds = run.invalid_rounds + 1 if unknown else 0
+    if run.invalid_rounds >= MAX_INVALID_TOOL_ROUNDS:
+        raise ToolLoopError(
+            f"the model called unknown tools in {MAX_INVALID_TOOL_ROUNDS} consecutive rounds "
+            f"(last: {', '.join(repr(c.name) for c in calls if c.name not in agent.tool_map)}); "
+            f"available tools: {', '.join(sorted(agent.tool_map)) or 'none'}"
+        )
+    if run.cancel.cancelled:
+        raise StopRun("cancelled", "cancelled while the tools ran")
 
 
 def _check_boundary(run: RunState) -> None:
-    """Stop at a cycle boundary when cancelled or past a limit."""
+    """Stop at a cycle boundary when cancelled, paused or past a limit."""
     if run.cancel.cancelled:
         raise StopRun("cancelled", "cancelled by agent.cancel()")
+    if run.paused:
+        raise StopRun("paused", "paused by agent.pause()")
     limits = run.agent.limits
     if limits is None:
         return

@@ -6,6 +6,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 
 from tether.control.events import AfterModelCall, BeforeModelCall
+from tether.control.interrupts import Interrupter
 from tether.errors import ModelError, RetryLimitError
 from tether.events import ModelCallStarted, ModelStop, ModelStreamEvent, StreamEvent
 from tether.messages import Message, TextBlock
@@ -43,7 +44,9 @@ async def call_model(run: RunState) -> AsyncGenerator[StreamEvent | ModelRespons
         messages = run.messages
         specs = agent.tool_specs
         if hooks.has(BeforeModelCall):
-            before = await hooks.emit(BeforeModelCall(agent, list(messages), specs, attempt))
+            interrupter = Interrupter(run.answers, "before_model_call", len(messages), "hook")
+            event = BeforeModelCall(agent, list(messages), specs, attempt, interrupter=interrupter)
+            before = await hooks.emit(event)
             if before.block:
                 raise StopRun("blocked", before.block)
             messages = before.messages

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tether.control.events import MessageAdded
+from tether.control.interrupts import Interrupt
 from tether.events import MessageAppended
-from tether.messages import ContentBlock, Message, ToolCall, ToolResult
+from tether.messages import ContentBlock, JSONValue, Message, ToolCall, ToolResult
 from tether.result import RunUsage, StopReason
 from tether.tools.context import CancelSignal
 
@@ -31,12 +33,16 @@ class RunState:
 
     __slots__ = (
         "agent",
+        "answers",
+        "batch_position",
         "cancel",
         "grace_used",
+        "interrupts",
         "invalid_rounds",
         "last_assistant",
         "loop",
         "messages",
+        "paused",
         "pending",
         "started",
         "stop_hint",
@@ -58,6 +64,11 @@ class RunState:
         self.stop_hint: tuple[StopReason, str] | None = None
         self.pending: tuple[Sequence[ToolCall], list[ToolResult | None]] | None = None
         """The tool calls of the last assistant message and their results so far."""
+        self.batch_position = 0
+        """Index of the assistant message whose tool calls run now (part of interrupt ids)."""
+        self.answers: dict[str, JSONValue] = agent.answers
+        self.interrupts: list[Interrupt] = []
+        self.paused = False
 
     def cancel_tasks(self) -> None:
         """Cancel the tasks running tool calls (called on the loop thread)."""
@@ -91,3 +102,13 @@ class RunState:
             for call, result in zip(calls, results, strict=True)
         ]
         return Message("tool", content)
+
+
+@dataclass(slots=True)
+class Suspension:
+    """Where a suspended run stopped: its unfinished tool batch and pending interrupts."""
+
+    interrupts: list[Interrupt]
+    pending: tuple[Sequence[ToolCall], list[ToolResult | None]] | None
+    batch_position: int
+    stop_reason: StopReason

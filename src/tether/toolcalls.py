@@ -7,6 +7,7 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 
 from tether.control.events import AfterToolCall, BeforeToolCall
+from tether.control.interrupts import Interrupter, InterruptSignal
 from tether.control.middleware import ToolRequest
 from tether.errors import RetryLimitError, ToolArgumentError
 from tether.events import StreamEvent, ToolFinished, ToolStarted
@@ -47,17 +48,26 @@ async def run_batch(
     argument_errors: dict[str, str],
     results: list[ToolResult | None],
 ) -> AsyncGenerator[StreamEvent, None]:
-    """Run ``calls`` group by group, filling ``results`` in the model's call order."""
+    """Run the ``calls`` that have no result yet, group by group, filling ``results``
+    in the model's call order. An interrupted call keeps ``None`` (it re-runs on resume)."""
     tools = run.agent.tool_map
-    groups = [[0]] if len(calls) == 1 else plan_batches(calls, tools)
+    todo = [i for i, r in enumerate(results) if r is None]
+    if len(todo) == len(calls):
+        groups = [[0]] if len(calls) == 1 else plan_batches(calls, tools)
+    else:  # resuming: plan only what is left, keeping the original indices
+        left = [calls[i] for i in todo]
+        groups = [[todo[j] for j in group] for group in plan_batches(left, tools)]
     for group in groups:
+        if run.paused:
+            return
         if len(group) == 1:
             index = group[0]
             call = calls[index]
             yield ToolStarted(call)
             result = await _process(run, call, argument_errors.get(call.id))
-            results[index] = result
-            yield ToolFinished(call, result)
+            if result is not None:
+                results[index] = result
+                yield ToolFinished(call, result)
         else:
             async for event in _run_parallel(run, calls, group, argument_errors, results):
                 yield event
@@ -73,13 +83,13 @@ async def _run_parallel(
     limit = run.agent.max_concurrency
     gate = asyncio.Semaphore(limit) if len(group) > limit else None
 
-    async def one(call: ToolCall) -> ToolResult:
+    async def one(call: ToolCall) -> ToolResult | None:
         if gate is None:
             return await _process(run, call, argument_errors.get(call.id))
         async with gate:
             return await _process(run, call, argument_errors.get(call.id))
 
-    pending: dict[asyncio.Task[ToolResult], int] = {}
+    pending: dict[asyncio.Task[ToolResult | None], int] = {}
     for index in group:
         yield ToolStarted(calls[index])
         task = asyncio.ensure_future(one(calls[index]))
@@ -92,6 +102,7 @@ async def _run_parallel(
                 index = pending.pop(task)
                 run.tasks.discard(task)
                 call = calls[index]
+                result: ToolResult | None
                 if task.cancelled():
                     result = _error(call, "Cancelled: the run was cancelled", "cancelled")
                 else:
@@ -99,6 +110,8 @@ async def _run_parallel(
                     if error is not None:
                         raise error
                     result = task.result()
+                if result is None:  # interrupted: re-runs on resume
+                    continue
                 results[index] = result
                 yield ToolFinished(call, result)
     finally:
@@ -109,13 +122,23 @@ async def _run_parallel(
             await asyncio.gather(*pending, return_exceptions=True)
 
 
-async def _process(run: RunState, call: ToolCall, argument_error: str | None) -> ToolResult:
+async def _process(run: RunState, call: ToolCall, argument_error: str | None) -> ToolResult | None:
+    """The result of one call, or None when it raised an interrupt (recorded on the run)."""
+    try:
+        return await _process_call(run, call, argument_error)
+    except InterruptSignal as signal:
+        run.interrupts.append(signal.interrupt)
+        return None
+
+
+async def _process_call(run: RunState, call: ToolCall, argument_error: str | None) -> ToolResult:
     agent = run.agent
     hooks = agent.hooks
     tool = agent.tool_map.get(call.name)
     denied: ToolResult | None = None
     if hooks.has(BeforeToolCall):
-        before = await hooks.emit(BeforeToolCall(agent, call, tool))
+        interrupter = Interrupter(run.answers, "before_tool_call", run.batch_position, "hook", call)
+        before = await hooks.emit(BeforeToolCall(agent, call, tool, interrupter=interrupter))
         call, tool = before.tool_use, before.selected_tool
         if before.cancel_tool:
             reason = before.cancel_tool
@@ -182,7 +205,8 @@ async def _invoke(
     except ToolArgumentError as exc:
         return _error(call, f"Error: {exc}"), exc
     agent = run.agent
-    context = ToolContext(call, agent, agent.state, run.cancel)
+    interrupter = Interrupter(run.answers, "tool", run.batch_position, "tool", call)
+    context = ToolContext(call, agent, agent.state, run.cancel, interrupter)
     task = asyncio.current_task()
     if task is not None:
         run.tasks.add(task)

@@ -421,16 +421,24 @@ def test_confirm_with_an_async_callback(answer: bool) -> None:
     assert tool_result(agent).status == ("ok" if answer else "denied")
 
 
-def test_confirm_without_a_callback_fails_closed() -> None:
+def test_confirm_without_a_callback_suspends_for_a_human() -> None:
     runs: list[Any] = []
     agent, _ = make_agent(TOOL_TURN, "ok", runs=runs, interventions=[_ask_before_tools()])
-    agent("hi")
+    result = agent("hi")
     assert runs == []
-    result = tool_result(agent)
-    assert result.status == "denied"
-    assert result.is_error
-    assert result.content.startswith("Denied: not confirmed (Gate: Run add?)")
-    assert "no confirm callback is configured (Agent(confirm=...))" in result.content
+    assert result.stop_reason == "interrupt"
+    [pending] = result.interrupts
+    assert pending.name == "confirm:Gate"
+    assert pending.reason == "Run add?"
+    assert pending.source == "intervention"
+    assert pending.tool_call is not None
+    assert pending.tool_call.name == "add"
+    resumed = agent.resume({pending.id: "deny"})
+    assert resumed.stop_reason == "end_turn"
+    assert runs == []
+    denied = tool_result(agent)
+    assert denied.status == "denied"
+    assert denied.content.startswith("Denied: not confirmed (Gate: Run add?)")
 
 
 def test_refused_confirm_elsewhere_blocks_and_has_no_tool_call() -> None:

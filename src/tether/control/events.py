@@ -9,10 +9,11 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
 
-from tether.messages import Message, ToolCall, ToolResult
+from tether.messages import JSONValue, Message, ToolCall, ToolResult
 
 if TYPE_CHECKING:
     from tether.agent import Agent
+    from tether.control.interrupts import Interrupter
     from tether.models.base import ModelResponse
     from tether.result import Result
     from tether.tools.base import Tool
@@ -108,6 +109,11 @@ class BeforeModelCall(HookEvent):
     tool_specs: list[dict[str, Any]]
     attempt: int
     block: str | None = None
+    interrupter: Interrupter | None = None
+
+    def interrupt(self, name: str, reason: JSONValue = None) -> JSONValue:
+        """Suspend the run before this model call; returns the answer after ``agent.resume``."""
+        return _raise(self, name, reason)
 
 
 @hook_event
@@ -145,6 +151,14 @@ class BeforeToolCall(HookEvent):
     tool_use: ToolCall
     selected_tool: Tool | None
     cancel_tool: bool | str = False
+    interrupter: Interrupter | None = None
+
+    def interrupt(self, name: str, reason: JSONValue = None) -> JSONValue:
+        """Suspend the run before this tool call; returns the answer after ``agent.resume``.
+
+        Other calls of the same batch still run; the interrupted one re-runs on resume.
+        """
+        return _raise(self, name, reason)
 
 
 @hook_event
@@ -159,6 +173,12 @@ class AfterToolCall(HookEvent):
     result: ToolResult
     exception: BaseException | None = None
     retry: bool = False
+
+
+def _raise(event: BeforeModelCall | BeforeToolCall, name: str, reason: JSONValue) -> JSONValue:
+    if event.interrupter is None:
+        raise RuntimeError(f"{type(event).__name__}.interrupt() is only available during a run")
+    return event.interrupter(name, reason)
 
 
 HOOK_EVENT_TYPES: tuple[type[HookEvent], ...] = (

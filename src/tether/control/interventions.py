@@ -26,6 +26,7 @@ from tether.control.events import (
     BeforeToolCall,
     HookEvent,
 )
+from tether.control.interrupts import ConfirmDecision
 from tether.control.registry import HookOrder, HookRegistry
 from tether.errors import HookError
 from tether.messages import Message, TextBlock, ToolCall, ToolResult
@@ -286,11 +287,25 @@ def _checked(value: Any, expected: type, label: str, point: Point) -> Any:
 async def _confirm(
     point: Point, event: Any, handler: InterventionHandler, prompt: str
 ) -> str | None:
-    """None when confirmed, else the reason for the refusal."""
+    """None when confirmed, else the reason for the refusal.
+
+    With ``Agent(confirm=...)`` the callback answers. Without one, a Confirm before
+    a tool or model call suspends the run as an interrupt (answered with
+    ``agent.resume``); at other points nobody can answer, so it fails closed.
+    """
     agent: Agent = event.agent
     refused = f"not confirmed ({handler.label}: {prompt})"
-    if agent.confirm is None:  # fail closed: nobody can confirm
-        return f"{refused}: no confirm callback is configured (Agent(confirm=...))"
+    if agent.confirm is None:
+        if point not in ("before_tool_call", "before_model_call"):
+            return f"{refused}: no confirm callback is configured (Agent(confirm=...))"
+        answer = event.interrupter(f"confirm:{handler.label}", prompt, "intervention")
+        decision = ConfirmDecision.parse(answer)
+        if not decision.approved:
+            return f"{refused}: {decision.reason or 'the approver said no'}"
+        if decision.args is not None and point == "before_tool_call":
+            call: ToolCall = event.tool_use
+            event.tool_use = ToolCall(call.id, call.name, dict(decision.args))
+        return None
     request = ConfirmRequest(prompt, handler.label, point, agent, getattr(event, "tool_use", None))
     if inspect.iscoroutinefunction(agent.confirm):
         answer = await agent.confirm(request)

@@ -9,7 +9,8 @@ Each turn is a dict with ``text`` and/or ``tool_calls`` (each ``{"name", "args",
 "id"?}``), optionally ``reasoning`` and ``stop_reason``; a plain string is a text
 turn. Instead of a list, pass a callable ``(messages, tool_specs) -> turn``.
 Text is streamed in chunks of ``chunk_size`` characters and usage is estimated
-at four characters per token.
+at four characters per token. Tool call ids default to ``call_<history length>_<index>``,
+unique within a conversation and the same when a session is replayed elsewhere.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ class ScriptedModel:
             args = call.get("args", call.get("arguments", {}))
             yield ToolCallDelta(
                 index=index,
-                id=call.get("id") or f"call_{self.calls}_{index}",
+                id=call.get("id") or f"call_{len(request.messages)}_{index}",
                 name=call["name"],
                 arguments=args if isinstance(args, str) else dict(args),
             )

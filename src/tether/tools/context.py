@@ -6,10 +6,11 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tether.messages import ToolCall
+from tether.messages import JSONValue, ToolCall
 
 if TYPE_CHECKING:
     from tether.agent import Agent
+    from tether.control.interrupts import Interrupter
 
 
 class CancelSignal:
@@ -57,6 +58,18 @@ class ToolContext:
     agent: Agent
     state: dict[str, Any]
     cancel: CancelSignal
+    interrupter: Interrupter | None = None
+
+    def interrupt(self, name: str, reason: JSONValue = None) -> JSONValue:
+        """Suspend the run and ask ``name`` (showing ``reason``); returns the answer on resume.
+
+        The first call raises ``InterruptSignal`` (a BaseException: do not catch it);
+        after ``agent.resume({interrupt_id: answer})`` the tool runs again from the
+        start and this call returns ``answer``. Other tools of the batch are not re-run.
+        """
+        if self.interrupter is None:
+            raise RuntimeError("ToolContext.interrupt() is only available while the agent runs")
+        return self.interrupter(name, reason)
 
     @property
     def tool_call_id(self) -> str:

@@ -1,0 +1,144 @@
+"""Interrupts: suspend a run for a human (or another system) and resume it with an answer.
+
+Raising is two-phase: the first time, ``interrupt(...)`` raises
+:class:`InterruptSignal` and the run stops with stop reason ``interrupt``; after
+``agent.resume({id: response})`` the same call returns the response instead.
+Ids are deterministic from (point, position in the conversation, tool call id,
+name), so the re-run finds its answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from tether.messages import JSONValue, ToolCall
+
+InterruptSource: TypeAlias = Literal["tool", "hook", "intervention", "caller", "in_doubt"]
+
+
+def interrupt_id(point: str, position: int, tool_call_id: str | None, name: str) -> str:
+    """The deterministic id of an interrupt raised at ``point`` for ``name``."""
+    key = f"{point}\x00{position}\x00{tool_call_id or ''}\x00{name}".encode()
+    return "int_" + hashlib.sha256(key).hexdigest()[:20]
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    """A pending question: ``id`` to answer, ``name`` and ``reason`` to show, where it came from."""
+
+    id: str
+    name: str
+    reason: JSONValue
+    source: InterruptSource
+    point: str
+    tool_call: ToolCall | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        call = self.tool_call
+        return {
+            "id": self.id,
+            "name": self.name,
+            "reason": self.reason,
+            "source": self.source,
+            "point": self.point,
+            "tool_call": None
+            if call is None
+            else {"id": call.id, "name": call.name, "arguments": call.arguments},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Interrupt:
+        call = data.get("tool_call")
+        return cls(
+            id=data["id"],
+            name=data["name"],
+            reason=data.get("reason"),
+            source=data["source"],
+            point=data["point"],
+            tool_call=None
+            if call is None
+            else ToolCall(call["id"], call["name"], dict(call.get("arguments") or {})),
+        )
+
+
+class InterruptSignal(BaseException):
+    """Suspends the run. A BaseException, so a tool's ``except Exception`` cannot swallow it."""
+
+    def __init__(self, interrupt: Interrupt) -> None:
+        super().__init__(f"interrupt {interrupt.name!r} ({interrupt.id})")
+        self.interrupt = interrupt
+
+
+class Interrupter:
+    """Raises interrupts for one point of one run, or returns their recorded answers."""
+
+    __slots__ = ("_answers", "_point", "_position", "_source", "_tool_call")
+
+    def __init__(
+        self,
+        answers: dict[str, JSONValue],
+        point: str,
+        position: int,
+        source: InterruptSource,
+        tool_call: ToolCall | None = None,
+    ) -> None:
+        self._answers = answers
+        self._point = point
+        self._position = position
+        self._source = source
+        self._tool_call = tool_call
+
+    def __call__(
+        self, name: str, reason: JSONValue = None, source: InterruptSource | None = None
+    ) -> JSONValue:
+        call_id = self._tool_call.id if self._tool_call is not None else None
+        iid = interrupt_id(self._point, self._position, call_id, name)
+        if iid in self._answers:
+            return self._answers[iid]
+        interrupt = Interrupt(
+            iid, name, reason, source or self._source, self._point, self._tool_call
+        )
+        raise InterruptSignal(interrupt)
+
+
+def check_response(interrupt_id_: str, value: Any) -> JSONValue:
+    """Refuse a response that is not JSON (it must survive the journal)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"the response to interrupt {interrupt_id_} is not JSON-serializable ({exc}); "
+            "answer with str, int, float, bool, None, lists and dicts"
+        ) from exc
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmDecision:
+    """A human's answer to a Confirm, parsed from a resume response."""
+
+    approved: bool
+    reason: str | None = None
+    args: dict[str, Any] | None = None
+
+    @classmethod
+    def parse(cls, response: JSONValue) -> ConfirmDecision:
+        """``True``/``"approve"`` approve; ``False``/``"deny"`` deny;
+        ``{"approved": bool, "reason": str, "args": {...}}`` for details."""
+        if response is True or response == "approve":
+            return cls(True)
+        if response is False or response == "deny":
+            return cls(False, "the approver denied it")
+        if isinstance(response, dict) and isinstance(response.get("approved"), bool):
+            args = response.get("args")
+            if args is not None and not isinstance(args, dict):
+                raise ValueError("'args' in a Confirm response must be a JSON object")
+            reason = response.get("reason")
+            return cls(response["approved"], None if reason is None else str(reason), args)
+        raise ValueError(
+            f"a Confirm response must be True/'approve', False/'deny' or "
+            f'{{"approved": bool, "reason": ..., "args": {{...}}}}, got {response!r}'
+        )

@@ -1,0 +1,235 @@
+"""Interrupts and resume within one process (durable resume is tested with the stores)."""
+
+from typing import Any
+
+import pytest
+
+from tether import Agent, SessionStateError, ToolContext, tool
+from tether.control import BeforeModelCall, BeforeToolCall, Confirm, InterventionHandler
+from tether.control.interrupts import InterruptSignal, interrupt_id
+from tether.models import ScriptedModel
+
+
+def two_turns(*calls: tuple[str, dict[str, Any]], final: str = "done") -> ScriptedModel:
+    return ScriptedModel([{"tool_calls": [{"name": n, "args": a} for n, a in calls]}, final])
+
+
+def test_a_tool_interrupt_suspends_then_returns_the_answer_on_resume():
+    runs: list[str] = []
+
+    @tool
+    def deploy(env: str, ctx: ToolContext) -> str:
+        """Deploy after a human says which version."""
+        runs.append(env)
+        version = ctx.interrupt("version", {"question": f"which version for {env}?"})
+        return f"deployed {version} to {env}"
+
+    model = two_turns(("deploy", {"env": "prod"}))
+    agent = Agent(model=model, tools=[deploy])
+    result = agent("ship it")
+    assert result.stop_reason == "interrupt"
+    [pending] = result.interrupts
+    assert pending.name == "version"
+    assert pending.reason == {"question": "which version for prod?"}
+    assert pending.source == "tool"
+    assert pending.tool_call is not None
+    assert pending.tool_call.arguments == {"env": "prod"}
+    assert agent.pending_interrupts == [pending]
+    assert agent.messages[-1].role == "assistant"  # the call stays open for resume
+
+    resumed = agent.resume({pending.id: "v2.1"})
+    assert resumed.stop_reason == "end_turn"
+    assert resumed.text == "done"
+    assert agent.messages[2].tool_results[0].content == "deployed v2.1 to prod"
+    assert runs == ["prod", "prod"]  # two-phase: the tool ran again from the start
+    assert model.calls == 2  # the model was not called again for the interrupted turn
+    assert agent.pending_interrupts == []
+
+
+def test_except_exception_in_a_tool_cannot_swallow_an_interrupt():
+    @tool
+    def careless(ctx: ToolContext) -> str:
+        """Catches everything it can."""
+        try:
+            ctx.interrupt("ok?")
+        except Exception:
+            return "swallowed"
+        return "answered"
+
+    agent = Agent(model=two_turns(("careless", {})), tools=[careless])
+    result = agent("go")
+    assert result.stop_reason == "interrupt"
+    assert issubclass(InterruptSignal, BaseException)
+    assert not issubclass(InterruptSignal, Exception)
+    agent.resume({result.interrupts[0].id: True})
+    assert agent.messages[2].tool_results[0].content == "answered"
+
+
+def test_interrupt_from_a_sync_tool_running_in_a_thread():
+    @tool
+    def ask(ctx: ToolContext) -> str:
+        """Sync tool."""
+        return str(ctx.interrupt("name"))
+
+    agent = Agent(model=two_turns(("ask", {})), tools=[ask])
+    result = agent("go")
+    assert agent.resume({result.interrupts[0].id: "Ada"}).stop_reason == "end_turn"
+    assert agent.messages[2].tool_results[0].content == "Ada"
+
+
+def test_interrupts_of_a_parallel_batch_are_collected_and_finished_siblings_never_rerun():
+    runs: list[str] = []
+
+    @tool(read_only=True)
+    def look(name: str, ctx: ToolContext) -> str:
+        """Read-only; asks about names starting with 'ask'."""
+        runs.append(name)
+        if name.startswith("ask"):
+            return f"{name}={ctx.interrupt('approve', name)}"
+        return name
+
+    model = two_turns(
+        ("look", {"name": "a"}), ("look", {"name": "ask1"}), ("look", {"name": "ask2"})
+    )
+    agent = Agent(model=model, tools=[look])
+    result = agent("go")
+    assert result.stop_reason == "interrupt"
+    assert sorted(i.reason for i in result.interrupts) == ["ask1", "ask2"]
+    first, second = result.interrupts
+
+    partial = agent.resume({first.id: "yes"})
+    assert partial.stop_reason == "interrupt"  # one still pending
+    assert partial.interrupts == [second]
+    assert sorted(runs) == ["a", "ask1", "ask2"]  # nothing re-ran yet
+
+    final = agent.resume({second.id: "no"})
+    assert final.stop_reason == "end_turn"
+    assert runs.count("a") == 1  # the finished sibling was not re-run
+    contents = [r.content for r in agent.messages[2].tool_results]
+    assert contents == ["a", f"{first.reason}=yes", f"{second.reason}=no"]
+
+
+def test_hook_interrupts_before_tool_and_model_calls():
+    agent = Agent(model=two_turns(("add", {"a": 1, "b": 2})), tools=[add])
+    asked: list[Any] = []
+
+    @agent.on(BeforeToolCall)
+    def gate(event: BeforeToolCall) -> None:
+        answer = event.interrupt("allow-tool", event.tool_use.name)
+        asked.append(answer)
+        if answer != "yes":
+            event.cancel_tool = "not allowed"
+
+    @agent.on(BeforeModelCall)
+    def budget(event: BeforeModelCall) -> None:
+        if len(event.messages) > 1:  # before the second model call
+            asked.append(event.interrupt("continue?"))
+
+    result = agent("go")
+    assert [i.name for i in result.interrupts] == ["allow-tool"]
+    assert result.interrupts[0].source == "hook"
+    result = agent.resume({result.interrupts[0].id: "yes"})
+    assert [i.name for i in result.interrupts] == ["continue?"]
+    assert result.interrupts[0].tool_call is None
+    result = agent.resume({result.interrupts[0].id: True})
+    assert result.stop_reason == "end_turn"
+    assert asked == ["yes", True]
+    assert agent.messages[2].tool_results[0].content == "3"
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add."""
+    return a + b
+
+
+class AskFirst(InterventionHandler):
+    name = "ask-first"
+
+    def before_tool_call(self, event: BeforeToolCall) -> Confirm:
+        return Confirm(f"run {event.tool_use.name}?")
+
+
+@pytest.mark.parametrize(
+    ("answer", "content", "status"),
+    [
+        (True, "3", "ok"),
+        ("approve", "3", "ok"),
+        (False, "the approver denied it", "denied"),
+        ("deny", "the approver denied it", "denied"),
+        ({"approved": False, "reason": "too risky"}, "too risky", "denied"),
+        ({"approved": True, "args": {"a": 40, "b": 2}}, "42", "ok"),
+    ],
+)
+def test_confirm_responses(answer, content, status):
+    agent = Agent(
+        model=two_turns(("add", {"a": 1, "b": 2})), tools=[add], interventions=[AskFirst()]
+    )
+    result = agent("go")
+    [pending] = result.interrupts
+    assert pending.reason == "run add?"
+    assert agent.resume({pending.id: answer}).stop_reason == "end_turn"
+    [res] = agent.messages[2].tool_results
+    assert content in res.content
+    assert res.status == status
+
+
+def test_bad_resumes_are_clear_errors_that_change_nothing():
+    agent = Agent(
+        model=two_turns(("add", {"a": 1, "b": 2})), tools=[add], interventions=[AskFirst()]
+    )
+    with pytest.raises(SessionStateError, match="is not suspended: there is nothing to resume"):
+        agent.resume({})
+    result = agent("go")
+    [pending] = result.interrupts
+    before = list(agent.messages)
+
+    with pytest.raises(ValueError, match=r"unknown interrupt id\(s\) \['int_nope'\]"):
+        agent.resume({"int_nope": True})
+    with pytest.raises(TypeError, match="not JSON-serializable"):
+        agent.resume({pending.id: {1, 2}})
+    with pytest.raises(ValueError, match=r"edited arguments for interrupt .* are invalid"):
+        agent.resume({pending.id: {"approved": True, "args": {"a": "x"}}})
+    with pytest.raises(ValueError, match="a Confirm response must be"):
+        agent.resume({pending.id: "maybe"})
+    with pytest.raises(SessionStateError, match="is suspended"):
+        agent("a new prompt while suspended")
+
+    assert agent.messages == before
+    assert agent.pending_interrupts == [pending]
+    assert agent.resume({pending.id: True}).stop_reason == "end_turn"
+
+
+def test_interrupt_ids_are_deterministic():
+    ids = []
+    for _ in range(2):
+        agent = Agent(
+            model=two_turns(("add", {"a": 1, "b": 2})), tools=[add], interventions=[AskFirst()]
+        )
+        ids.append(agent("go").interrupts[0].id)
+    assert ids[0] == ids[1]
+    assert interrupt_id("tool", 1, "c", "n") != interrupt_id("tool", 3, "c", "n")
+
+
+def test_pause_stops_at_the_next_boundary_and_resume_continues():
+    model = ScriptedModel(
+        [
+            {"tool_calls": [{"name": "add", "args": {"a": 1, "b": 1}}]},
+            {"tool_calls": [{"name": "add", "args": {"a": 2, "b": 2}}]},
+            "done",
+        ]
+    )
+    agent = Agent(model=model, tools=[add])
+
+    @agent.on(BeforeToolCall)
+    def pause_after_first(event: BeforeToolCall) -> None:
+        if event.tool_use.arguments == {"a": 1, "b": 1}:
+            agent.pause()
+
+    result = agent("go")
+    assert result.stop_reason == "paused"
+    assert result.interrupts == []
+    assert model.calls == 1
+    resumed = agent.resume()
+    assert resumed.stop_reason == "end_turn"
+    assert [m.tool_results[0].content for m in agent.messages if m.role == "tool"] == ["2", "4"]
