@@ -74,7 +74,7 @@ def test_duplicate_tool_names_are_refused():
 
 
 def test_result_fields():
-    agent = Agent(model=add_script(), tools=[add], session_id="s-1")
+    agent = Agent(model=add_script(), tools=[add], session_id="s-1", store=None)
     result = agent("What is 1 + 2?")
     assert result.stop_reason == "end_turn"
     assert result.text == "The answer is 3."
@@ -149,7 +149,7 @@ def test_conversation_is_kept_across_invocations_and_reset_starts_afresh():
 
 
 def test_reset_keeps_an_explicit_session_id():
-    agent = Agent(model=ScriptedModel(["a"]), session_id="mine")
+    agent = Agent(model=ScriptedModel(["a"]), session_id="mine", store=None)
     agent.reset()
     assert agent.session_id == "mine"
 
@@ -239,5 +239,5 @@ async def test_breaking_out_of_the_stream_keeps_history_valid_and_frees_the_agen
 
 
 def test_repr_names_model_and_tools():
-    agent = Agent(model=add_script(), tools=[add], session_id="s")
+    agent = Agent(model=add_script(), tools=[add], session_id="s", store=None)
     assert repr(agent) == "Agent(model='scripted', tools=['add'], session_id='s')"

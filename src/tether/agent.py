@@ -8,25 +8,27 @@ import os
 import threading
 from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from tether.control.events import AgentInitialized, HookEvent
-from tether.control.interrupts import ConfirmDecision, Interrupt, check_response
+from tether.control.interrupts import Interrupt
 from tether.control.middleware import ModelMiddleware, ModelOnion, ToolMiddleware, ToolOnion
 from tether.control.registry import HookOrder, HookProvider, HookRegistry
-from tether.errors import AgentBusyError, ConfigurationError, SessionStateError, ToolArgumentError
+from tether.errors import AgentBusyError, ConfigurationError, SessionStateError
 from tether.events import FinalResult, StreamEvent
 from tether.limits import IterationBudget, Limits
 from tether.loop import run_invocation
 from tether.messages import JSONValue, Message
 from tether.models.base import Model
-from tether.result import Result, RunUsage
+from tether.result import Result
 from tether.tools import Tool, as_tool
 from tether.tools.context import CancelSignal
 
 if TYPE_CHECKING:
     from tether.control.interventions import ConfirmCallback, InterventionHandler
+    from tether.durable import Store
     from tether.run_state import RunState, Suspension
+    from tether.session import SessionJournal
 
 Prompt: TypeAlias = str | Message | Sequence[Message]
 E = TypeVar("E", bound=HookEvent)
@@ -57,9 +59,11 @@ class Agent:
         budget: IterationBudget | None = None,
         confirm: ConfirmCallback | None = None,
         session_id: str | None = None,
+        store: Store | Literal["default"] | None = "default",
         state: dict[str, Any] | None = None,
         max_concurrency: int = 8,
         max_retries: int = 3,
+        lease_ttl: float = 30.0,
     ) -> None:
         self.model: Model = _resolve_model(model)
         self.tools: list[Tool] = [as_tool(t) for t in tools]
@@ -89,6 +93,10 @@ class Agent:
         self.answers: dict[str, JSONValue] = {}
         """Answers given to interrupts of this session, by interrupt id."""
         self._suspension: Suspension | None = None
+        self.store: Store | None = _resolve_store(store, session_id)
+        self.lease_ttl = lease_ttl
+        self._journal_version = 0 if self.store is None else -1
+        self._state_json: str | None = None
         self.hooks = HookRegistry()
         self._set_middleware(list(middleware))
         self._executor: ThreadPoolExecutor | None = None
@@ -157,47 +165,67 @@ class Agent:
 
     async def stream(self, prompt: Prompt) -> AsyncGenerator[StreamEvent, None]:
         """Run one invocation, yielding typed events; the last is ``FinalResult``."""
-        messages = self._begin(prompt)
+        messages = _prompt_messages(prompt)
+        journal = await self._open()
         try:
-            async with contextlib.aclosing(run_invocation(self, messages, self._cancel)) as events:
-                async for event in events:
+            self._refuse_if_suspended()
+            events = run_invocation(self, messages, self._cancel, journal=journal)
+            async with contextlib.aclosing(events) as stream:
+                async for event in stream:
                     yield event
         finally:
-            self._lock.release()
+            await self._close(journal)
 
     async def invoke_async(self, prompt: Prompt) -> Result:
         """Run one invocation and return its Result (raises ``RunError`` on stop reason error)."""
-        messages = self._begin(prompt)
+        messages = _prompt_messages(prompt)
+        journal = await self._open()
         result: Result | None = None
         try:
-            async for event in run_invocation(self, messages, self._cancel):
+            self._refuse_if_suspended()
+            async for event in run_invocation(self, messages, self._cancel, journal=journal):
                 if type(event) is FinalResult:
                     result = event.result
         finally:
-            self._lock.release()
+            await self._close(journal)
         assert result is not None
         return result
 
-    def _begin(self, prompt: Prompt) -> list[Message]:
-        messages = _prompt_messages(prompt)
-        self._acquire()
-        if self._suspension is not None:
-            pending = self._suspension
-            self._lock.release()
-            raise SessionStateError(
-                f"session {self.session_id} is suspended ({pending.stop_reason}, "
-                f"{len(pending.interrupts)} interrupt(s) pending): call agent.resume(...) to "
-                "continue it, or agent.reset() to start a new conversation"
-            )
-        return messages
-
-    def _acquire(self) -> None:
+    async def _open(self) -> SessionJournal | None:
+        """Take the agent's lock and, with a store, the session's lease and latest state."""
         if not self._lock.acquire(blocking=False):
             raise AgentBusyError(
                 f"agent (session {self.session_id}) is already running an invocation; an agent runs "
                 "one invocation at a time: wait for it to finish, or use another Agent for parallel work"
             )
         self._cancel = CancelSignal()
+        if self.store is None:
+            return None
+        try:
+            from tether.persistence import open_session
+
+            return await open_session(self)
+        except BaseException:
+            self._lock.release()
+            raise
+
+    async def _close(self, journal: SessionJournal | None) -> None:
+        try:
+            if journal is not None:
+                from tether.persistence import close_session
+
+                await close_session(self, journal)
+        finally:
+            self._lock.release()
+
+    def _refuse_if_suspended(self) -> None:
+        pending = self._suspension
+        if pending is not None:
+            raise SessionStateError(
+                f"session {self.session_id} is suspended ({pending.stop_reason}, "
+                f"{len(pending.interrupts)} interrupt(s) pending): call agent.resume(...) to "
+                "continue it, or agent.reset() to start a new conversation"
+            )
 
     # -- interrupts and resume ---------------------------------------------------------
 
@@ -222,28 +250,22 @@ class Agent:
     ) -> AsyncGenerator[StreamEvent, None]:
         """Answer pending interrupts (id -> JSON value) and continue the suspended run.
 
-        Unknown ids, a session that is not suspended, and non-JSON answers are
-        errors that change nothing. Ids left unanswered stay pending: the result
-        is again ``interrupt`` listing them. Only the interrupted calls re-run.
+        Works in the same process or, with a store, in a new one
+        (``Agent(..., store=..., session_id=X).resume(...)``); ``resume()`` with no
+        answers also recovers a session whose process died. Unknown ids, a session
+        that is not suspended, and non-JSON answers are errors that change nothing.
+        Ids left unanswered stay pending (the result is again ``interrupt``). Only
+        the interrupted calls re-run; the model is not called again for that turn.
         """
-        self._acquire()
+        from tether.resume import resume_events
+
+        journal = await self._open()
         try:
-            suspension = self._check_resume(responses or {})
-            remaining = self.pending_interrupts
-            if remaining:
-                result = Result("interrupt", None, RunUsage(), self.session_id)
-                result.reason = f"still waiting for {len(remaining)} interrupt(s)"
-                result.interrupts = remaining
-                self.last_result = result
-                yield FinalResult(result)
-                return
-            self._suspension = None
-            events = run_invocation(self, [], self._cancel, resume=suspension)
-            async with contextlib.aclosing(events) as stream:
-                async for event in stream:
+            async with contextlib.aclosing(resume_events(self, responses or {}, journal)) as events:
+                async for event in events:
                     yield event
         finally:
-            self._lock.release()
+            await self._close(journal)
 
     async def resume_async(self, responses: dict[str, Any] | None = None) -> Result:
         """:meth:`resume_stream` driven to its Result."""
@@ -257,26 +279,6 @@ class Agent:
     def resume(self, responses: dict[str, Any] | None = None) -> Result:
         """Synchronous :meth:`resume_async`."""
         return _run_sync(self.resume_async(responses))
-
-    def _check_resume(self, responses: dict[str, Any]) -> Suspension:
-        suspension = self._suspension
-        if suspension is None:
-            raise SessionStateError(
-                f"session {self.session_id} is not suspended: there is nothing to resume "
-                "(resume() continues a run that stopped with 'interrupt' or 'paused')"
-            )
-        pending = {i.id: i for i in suspension.interrupts}
-        unknown = [key for key in responses if key not in pending]
-        if unknown:
-            raise ValueError(
-                f"unknown interrupt id(s) {unknown} for session {self.session_id}; "
-                f"pending: {sorted(i for i in pending if i not in self.answers) or 'none'}"
-            )
-        checked = {key: check_response(key, value) for key, value in responses.items()}
-        for key, value in checked.items():
-            _check_confirm_answer(self, pending[key], value)
-        self.answers.update(checked)
-        return suspension
 
     def run(self, prompt: Prompt) -> Result:
         """Synchronous :meth:`invoke_async` (works inside a running event loop too)."""
@@ -306,6 +308,8 @@ class Agent:
         self.last_result = None
         self.answers = {}
         self._suspension = None
+        self._journal_version = -1
+        self._state_json = None
         if not self._explicit_session:
             self.session_id = _new_session_id()
 
@@ -331,23 +335,17 @@ def _run_sync(coroutine: Coroutine[Any, Any, Result]) -> Result:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def _check_confirm_answer(agent: Agent, interrupt: Interrupt, response: JSONValue) -> None:
-    """Validate the answer to a Confirm (and any edited tool arguments) before anything runs."""
-    if interrupt.source != "intervention":
-        return
-    decision = ConfirmDecision.parse(response)
-    if decision.args is None:
-        return
-    call = interrupt.tool_call
-    tool = agent.tool_map.get(call.name) if call is not None else None
-    if tool is None:
-        raise ValueError(f"interrupt {interrupt.id} is not about a known tool; 'args' cannot apply")
-    try:
-        tool.prepare(decision.args)
-    except ToolArgumentError as exc:
-        raise ValueError(
-            f"edited arguments for interrupt {interrupt.id} are invalid: {exc}"
-        ) from exc
+def _resolve_store(
+    store: Store | Literal["default"] | None, session_id: str | None
+) -> Store | None:
+    """``"default"``: ./tether.db when a session id is given, else in memory only."""
+    if store == "default":
+        if session_id is None:
+            return None
+        from tether.durable import SQLiteStore
+
+        return SQLiteStore("tether.db")
+    return store
 
 
 def _new_session_id() -> str:

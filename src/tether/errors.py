@@ -53,5 +53,9 @@ class RetryLimitError(RunError):
     """A hook or intervention asked for more retries than the configured bound."""
 
 
+class PersistenceError(RunError):
+    """The session journal could not be written; what was acknowledged before is kept."""
+
+
 class ToolLoopError(RunError):
     """The model kept calling tools that do not exist."""

@@ -17,6 +17,7 @@ from tether.modelcall import call_model
 from tether.models.base import ModelResponse
 from tether.result import Result, StopReason
 from tether.run_state import RunState, StopRun, Suspension
+from tether.session import SessionJournal, SessionView, journal_end
 from tether.toolcalls import repair_names, run_batch
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ async def run_invocation(
     new_messages: list[Message],
     cancel: CancelSignal,
     resume: Suspension | None = None,
+    journal: SessionJournal | None = None,
 ) -> AsyncGenerator[StreamEvent, None]:
     """Run one invocation, yielding stream events; the last one is ``FinalResult``.
 
@@ -44,6 +46,7 @@ async def run_invocation(
     ``interrupt`` or ``paused`` keeps its unfinished tool batch for ``resume``.
     """
     run = RunState(agent, cancel)
+    run.journal = journal
     if resume is not None:
         run.last_assistant = _last_assistant(agent.messages)
     agent._run = run
@@ -51,6 +54,8 @@ async def run_invocation(
     reason: str | None = None
     failure: RunError | None = None
     try:
+        if journal is not None:
+            await journal.append("status", {"status": "running"}, status="running")
         async with aclosing(_cycles(run, new_messages, resume)) as cycles:
             async for event in cycles:
                 yield event
@@ -90,6 +95,14 @@ async def run_invocation(
         except HookError as exc:
             if failure is None:
                 stop_reason, reason, failure = "error", str(exc), exc
+    if journal is not None:
+        try:
+            await journal_end(
+                journal, _view(run, stop_reason), stop_reason, reason, run.usage.to_dict()
+            )
+        except RunError as exc:
+            if failure is None:
+                stop_reason, reason, failure = "error", str(exc), exc
     result = Result(stop_reason, run.last_assistant, run.usage, agent.session_id, reason)
     if stop_reason == "interrupt":
         result.interrupts = list(run.interrupts)
@@ -104,6 +117,22 @@ async def run_invocation(
         failure.result = result
         raise failure
     yield FinalResult(result)
+
+
+def _view(run: RunState, stop_reason: StopReason) -> SessionView:
+    agent = run.agent
+    pending = None
+    if run.pending is not None:
+        pending = (list(run.pending[0]), run.pending[1])
+    return SessionView(
+        messages=agent.messages,
+        state=agent.state,
+        answers=agent.answers,
+        pending=pending,
+        position=run.batch_position,
+        interrupts=list(run.interrupts),
+        suspended_reason=stop_reason,
+    )
 
 
 def _abandon(run: RunState, reason: str) -> None:
@@ -146,6 +175,8 @@ async def _cycles(
     if resume is not None and resume.pending is not None:
         run.pending = resume.pending
         run.batch_position = resume.batch_position
+        if resume.stop_reason == "cancelled":
+            raise StopRun("cancelled", "aborted by the operator: a crash left a tool call in doubt")
         async for event in _tool_phase(run, {}, 0):
             yield event
     while True:
@@ -205,6 +236,8 @@ async def _tool_phase(
     closing = run.close_open_calls("error", "no result was produced")
     assert closing is not None
     yield await run.add_message(closing)
+    if run.journal is not None:
+        await run.journal.state_if_changed(agent.state)
     run.invalid_rounds = run.invalid_rounds + 1 if unknown else 0
     if run.invalid_rounds >= MAX_INVALID_TOOL_ROUNDS:
         raise ToolLoopError(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tether.control.events import MessageAdded
@@ -17,6 +17,7 @@ from tether.tools.context import CancelSignal
 
 if TYPE_CHECKING:
     from tether.agent import Agent
+    from tether.session import SessionJournal
 
 
 class StopRun(Exception):
@@ -39,6 +40,7 @@ class RunState:
         "grace_used",
         "interrupts",
         "invalid_rounds",
+        "journal",
         "last_assistant",
         "loop",
         "messages",
@@ -69,6 +71,7 @@ class RunState:
         self.answers: dict[str, JSONValue] = agent.answers
         self.interrupts: list[Interrupt] = []
         self.paused = False
+        self.journal: SessionJournal | None = None
 
     def cancel_tasks(self) -> None:
         """Cancel the tasks running tool calls (called on the loop thread)."""
@@ -80,6 +83,8 @@ class RunState:
         self.messages.append(message)
         if message.role == "assistant":
             self.last_assistant = message
+        if self.journal is not None:
+            await self.journal.message(message)
         hooks = self.agent.hooks
         if hooks.has(MessageAdded):
             await hooks.emit(MessageAdded(self.agent, message))
@@ -112,3 +117,5 @@ class Suspension:
     pending: tuple[Sequence[ToolCall], list[ToolResult | None]] | None
     batch_position: int
     stop_reason: StopReason
+    in_doubt: list[str] = field(default_factory=list)
+    """Ids of calls a crash left in doubt (started, no saved result)."""

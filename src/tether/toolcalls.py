@@ -67,6 +67,8 @@ async def run_batch(
             result = await _process(run, call, argument_errors.get(call.id))
             if result is not None:
                 results[index] = result
+                if run.journal is not None:
+                    await run.journal.tool_result(result)
                 yield ToolFinished(call, result)
         else:
             async for event in _run_parallel(run, calls, group, argument_errors, results):
@@ -113,6 +115,8 @@ async def _run_parallel(
                 if result is None:  # interrupted: re-runs on resume
                     continue
                 results[index] = result
+                if run.journal is not None:
+                    await run.journal.tool_result(result)
                 yield ToolFinished(call, result)
     finally:
         for task in pending:
@@ -211,6 +215,9 @@ async def _invoke(
     if task is not None:
         run.tasks.add(task)
     run.usage.tool_calls += 1
+    if run.journal is not None:  # before the side effect; durable unless safe to repeat
+        intent = {"call_id": call.id, "name": call.name}
+        await run.journal.append("tool_intent", intent, durable=not tool.idempotent)
     try:
         value = await tool.invoke(kwargs, context, agent.executor)
     except asyncio.CancelledError:

@@ -12,8 +12,9 @@ from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tether.messages import ToolCall
     from tether.tools.arguments import ArgumentValidator
-    from tether.tools.context import ToolContext
+from tether.tools.context import ToolContext
 
 # The name rule shared by the OpenAI, Anthropic and Bedrock tool APIs.
 _VALID_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -34,6 +35,7 @@ class Tool:
     path_params: tuple[str, ...]
     interactive: bool
     idempotent: bool
+    reconcile: Callable[[ToolCall], Any] | None
     timeout: float | None
     is_async: bool
     fn: Callable[..., Any]
@@ -49,6 +51,7 @@ class Tool:
         path_params: tuple[str, ...] | list[str] | str = (),
         interactive: bool = False,
         idempotent: bool = False,
+        reconcile: Callable[[ToolCall], Any] | None = None,
         timeout: float | None = None,
     ) -> None:
         from tether.tools.schema import build_function_schema
@@ -85,6 +88,9 @@ class Tool:
         self.path_params = path_params
         self.interactive = interactive
         self.idempotent = idempotent
+        if reconcile is not None and not callable(reconcile):
+            raise TypeError(f"tool {self.name!r}: reconcile must be callable, got {reconcile!r}")
+        self.reconcile = reconcile
         self.timeout = timeout
         # The second test catches instances whose class defines `async def __call__`.
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(

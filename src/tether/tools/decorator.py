@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, overload
 
+from tether.messages import ToolCall
 from tether.tools.base import Tool
 
 
@@ -19,6 +20,7 @@ def tool(
     path_params: tuple[str, ...] | list[str] | str = (),
     interactive: bool = False,
     idempotent: bool = False,
+    reconcile: Callable[[ToolCall], Any] | None = None,
     timeout: float | None = None,
 ) -> Tool: ...
 
@@ -34,6 +36,7 @@ def tool(
     path_params: tuple[str, ...] | list[str] | str = (),
     interactive: bool = False,
     idempotent: bool = False,
+    reconcile: Callable[[ToolCall], Any] | None = None,
     timeout: float | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
@@ -48,6 +51,7 @@ def tool(
     path_params: tuple[str, ...] | list[str] | str = (),
     interactive: bool = False,
     idempotent: bool = False,
+    reconcile: Callable[[ToolCall], Any] | None = None,
     timeout: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a sync or async function a :class:`Tool`.
@@ -55,7 +59,9 @@ def tool(
     Use as ``@tool``, ``@tool(...)`` or ``tool(fn, ...)``. ``read_only``: the tool
     changes nothing; ``path_params``: arguments that are filesystem paths it touches;
     ``interactive``: it talks to a human (never run in parallel); ``idempotent``:
-    safe to re-run after a crash; ``timeout``: seconds before the call fails.
+    safe to re-run after a crash; ``reconcile``: called with the ToolCall after a crash
+    left the call in doubt, returns its result if it happened or None if it did not;
+    ``timeout``: seconds before the call fails.
     """
 
     def wrap(func: Callable[..., Any]) -> Tool:
@@ -67,6 +73,7 @@ def tool(
             path_params=path_params,
             interactive=interactive,
             idempotent=idempotent,
+            reconcile=reconcile,
             timeout=timeout,
         )
 

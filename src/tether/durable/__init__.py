@@ -1,0 +1,65 @@
+"""Durable sessions: the append-only journal and its stores (memory, SQLite, PostgreSQL).
+
+Importing this package loads neither sqlite3 nor psycopg; each store imports its
+driver when first used.
+"""
+
+from typing import TYPE_CHECKING
+
+from tether.durable.entries import ENTRY_SCHEMA, JOURNAL_KINDS, Entry, JournalKind, encode_json
+from tether.durable.errors import (
+    CorruptEntry,
+    LeaseLost,
+    NotSerializable,
+    SchemaTooNew,
+    SessionBusy,
+    SessionConflict,
+    SessionNotFound,
+    StoreError,
+    StoreUnavailable,
+)
+from tether.durable.memory import MemoryStore
+from tether.durable.postgres import PostgresStore
+from tether.durable.sqlite import SQLiteStore
+from tether.durable.store import (
+    SESSION_STATUSES,
+    STORE_SCHEMA,
+    Lease,
+    SessionRecord,
+    SessionStatus,
+    SessionSummary,
+    Store,
+)
+
+if TYPE_CHECKING:  # mypy proves each store satisfies the protocol
+
+    def _conforms(m: MemoryStore, s: SQLiteStore, p: PostgresStore) -> tuple[Store, Store, Store]:
+        return m, s, p
+
+
+__all__ = [
+    "ENTRY_SCHEMA",
+    "JOURNAL_KINDS",
+    "SESSION_STATUSES",
+    "STORE_SCHEMA",
+    "CorruptEntry",
+    "Entry",
+    "JournalKind",
+    "Lease",
+    "LeaseLost",
+    "MemoryStore",
+    "NotSerializable",
+    "PostgresStore",
+    "SQLiteStore",
+    "SchemaTooNew",
+    "SessionBusy",
+    "SessionConflict",
+    "SessionNotFound",
+    "SessionRecord",
+    "SessionStatus",
+    "SessionSummary",
+    "Store",
+    "StoreError",
+    "StoreUnavailable",
+    "encode_json",
+]

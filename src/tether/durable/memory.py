@@ -1,0 +1,197 @@
+"""MemoryStore: dict-based, for tests and single-process use. Nothing survives the process."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
+from tether.durable.errors import LeaseLost, SessionBusy, SessionConflict, SessionNotFound
+from tether.durable.store import (
+    Holder,
+    Lease,
+    SessionRecord,
+    SessionStatus,
+    SessionSummary,
+    can_take,
+    check_status,
+    check_ttl,
+    encode_entries,
+    encode_metadata,
+    next_token,
+)
+
+
+@dataclass(slots=True)
+class _Row:
+    version: int
+    status: SessionStatus
+    created_at: float
+    updated_at: float
+    metadata: str
+    snapshot_seq: int = 0
+    entries: list[tuple[str, str, float, int]] = field(
+        default_factory=list
+    )  # kind, data, at, schema
+    lease: Lease | None = None
+
+
+class MemoryStore:
+    """In-process store. Entries are kept as canonical JSON text, so reads never alias writes.
+
+    Every method runs without awaiting in between, so each is atomic on one event loop.
+    Use :meth:`sibling` for a second lease holder on the same data.
+    """
+
+    def __init__(self) -> None:
+        self._rows: dict[str, _Row] = {}
+        self._holder = Holder()
+
+    def sibling(self) -> MemoryStore:
+        """Another store object (another lease holder) sharing this store's sessions."""
+        other = MemoryStore()
+        other._rows = self._rows
+        return other
+
+    async def create(
+        self, session_id: str, *, metadata: dict[str, Any] | None = None
+    ) -> SessionRecord:
+        text = encode_metadata(session_id, metadata)
+        if session_id not in self._rows:
+            now = time.time()
+            self._rows[session_id] = _Row(0, "idle", now, now, text)
+        return self._record(session_id, self._rows[session_id])
+
+    async def load(self, session_id: str) -> SessionRecord | None:
+        row = self._rows.get(session_id)
+        return None if row is None else self._record(session_id, row)
+
+    async def append(
+        self,
+        session_id: str,
+        expected_version: int,
+        entries: Sequence[tuple[JournalKind, dict[str, Any]]],
+        *,
+        status: SessionStatus | None = None,
+        durable: bool = False,
+        lease: Lease | None = None,
+    ) -> list[Entry]:
+        encoded = encode_entries(session_id, expected_version, entries, status)
+        row = self._get(session_id)
+        if row.version != expected_version:
+            raise SessionConflict(session_id, expected_version, row.version)
+        now = time.time()
+        if lease is not None:
+            current = row.lease
+            if current is None or current.token != lease.token:
+                raise LeaseLost(session_id, "another holder took it or it was released")
+            if current.expires_at <= now:
+                raise LeaseLost(session_id, "it expired")
+        out: list[Entry] = []
+        for item in encoded:
+            row.entries.append((item.kind, item.text, now, ENTRY_SCHEMA))
+            out.append(decode_entry(session_id, item.seq, item.kind, item.text, now, ENTRY_SCHEMA))
+            if item.kind == "snapshot":
+                row.snapshot_seq = item.seq
+        row.version = expected_version + len(encoded)
+        row.updated_at = now
+        if status is not None:
+            row.status = status
+        return out
+
+    async def read_entries(
+        self, session_id: str, after_seq: int = 0, *, until_seq: int | None = None
+    ) -> list[Entry]:
+        row = self._get(session_id)
+        return self._entries(session_id, row, after_seq, until_seq)
+
+    async def acquire_lease(self, session_id: str, *, ttl: float = 30.0) -> Lease:
+        check_ttl(ttl)
+        row = self._get(session_id)
+        now = time.time()
+        cur = row.lease
+        if cur is not None and not can_take(
+            self._holder, session_id, cur.token, cur.host, cur.pid, cur.expires_at, now
+        ):
+            raise SessionBusy(session_id, cur.holder, cur.expires_at)
+        token = next_token(self._holder, session_id, cur.token if cur else None)
+        row.lease = self._holder.lease(session_id, token, now + ttl)
+        self._holder.held[session_id] = token
+        return row.lease
+
+    async def renew_lease(self, lease: Lease, *, ttl: float = 30.0) -> Lease:
+        check_ttl(ttl)
+        row = self._rows.get(lease.session_id)
+        if row is None or row.lease is None or row.lease.token != lease.token:
+            raise LeaseLost(lease.session_id, "another holder took it or it was released")
+        row.lease = self._holder.lease(lease.session_id, lease.token, time.time() + ttl)
+        return row.lease
+
+    async def release_lease(self, lease: Lease) -> None:
+        row = self._rows.get(lease.session_id)
+        if row is not None and row.lease is not None and row.lease.token == lease.token:
+            row.lease = None
+        if self._holder.held.get(lease.session_id) == lease.token:
+            del self._holder.held[lease.session_id]
+
+    async def set_status(self, session_id: str, status: SessionStatus) -> None:
+        check_status(status)
+        row = self._get(session_id)
+        row.status = status
+        row.updated_at = time.time()
+
+    async def list_sessions(
+        self, *, status: SessionStatus | None = None, limit: int = 100
+    ) -> list[SessionSummary]:
+        check_status(status)
+        rows = [(sid, r) for sid, r in self._rows.items() if status is None or r.status == status]
+        rows.sort(key=lambda item: (-item[1].updated_at, item[0]))
+        return [
+            SessionSummary(
+                sid, r.status, r.version, r.created_at, r.updated_at, self._metadata(sid, r)
+            )
+            for sid, r in rows[: max(limit, 0)]
+        ]
+
+    async def delete(self, session_id: str) -> None:
+        self._rows.pop(session_id, None)
+        self._holder.held.pop(session_id, None)
+
+    async def close(self) -> None:
+        return None
+
+    def _get(self, session_id: str) -> _Row:
+        row = self._rows.get(session_id)
+        if row is None:
+            raise SessionNotFound(session_id)
+        return row
+
+    def _entries(
+        self, session_id: str, row: _Row, after_seq: int, until_seq: int | None
+    ) -> list[Entry]:
+        stop = len(row.entries) if until_seq is None else min(until_seq, len(row.entries))
+        return [
+            decode_entry(session_id, seq, *row.entries[seq - 1])
+            for seq in range(max(after_seq, 0) + 1, stop + 1)
+        ]
+
+    def _metadata(self, session_id: str, row: _Row) -> dict[str, Any]:
+        return decode_object(row.metadata, what=f"metadata of session {session_id!r}")
+
+    def _record(self, session_id: str, row: _Row) -> SessionRecord:
+        snap = row.snapshot_seq
+        tail = self._entries(session_id, row, max(snap - 1, 0), None)
+        snapshot = tail.pop(0) if snap else None
+        return SessionRecord(
+            session_id=session_id,
+            version=row.version,
+            status=row.status,
+            snapshot=snapshot,
+            entries=tail,
+            lease=row.lease,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            metadata=self._metadata(session_id, row),
+        )

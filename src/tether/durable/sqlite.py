@@ -1,0 +1,355 @@
+"""SQLiteStore: the embedded default (stdlib sqlite3, WAL). Calls run inline on the loop thread."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
+from tether.durable.errors import (
+    LeaseLost,
+    SchemaTooNew,
+    SessionBusy,
+    SessionConflict,
+    SessionNotFound,
+    StoreError,
+    StoreUnavailable,
+)
+from tether.durable.schema import SQLITE_MIGRATIONS
+from tether.durable.store import (
+    STORE_SCHEMA,
+    Holder,
+    Lease,
+    SessionRecord,
+    SessionStatus,
+    SessionSummary,
+    can_take,
+    check_status,
+    check_ttl,
+    encode_entries,
+    encode_metadata,
+    lease_from_row,
+    next_token,
+)
+
+if TYPE_CHECKING:
+    import sqlite3
+
+_SESSION_COLS = (
+    "version, status, created_at, updated_at, metadata, snapshot_seq, "
+    "lease_token, lease_holder, lease_host, lease_pid, lease_expires"
+)
+_ENTRY_COLS = "seq, kind, data, at, schema"
+
+
+class SQLiteStore:
+    """Session store in one SQLite file (WAL mode), safe across processes.
+
+    Non-durable appends commit with ``synchronous=NORMAL`` (survive a process crash);
+    ``durable=True`` commits with ``synchronous=FULL`` (survive power loss). Write
+    transactions use ``BEGIN IMMEDIATE`` so concurrent processes serialize.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] = "tether.db", *, busy_timeout: float = 5.0):
+        self.path = os.fspath(path)
+        self.busy_timeout = busy_timeout
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        self._holder = Holder()
+
+    # -- connection -------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        import sqlite3
+
+        try:
+            conn = sqlite3.connect(
+                self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise self._unavailable(exc) from exc
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            self._migrate(conn)
+        except BaseException as exc:
+            conn.close()
+            if isinstance(exc, sqlite3.Error):
+                raise self._unavailable(exc) from exc
+            raise
+        return conn
+
+    def _unavailable(self, exc: Exception) -> StoreUnavailable:
+        return StoreUnavailable(
+            f"cannot open SQLite store at {os.path.abspath(self.path)!r}: {exc}. "
+            "Check that the directory exists and is writable, or pass another path."
+        )
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("CREATE TABLE IF NOT EXISTS tether_schema (version INTEGER NOT NULL)")
+            found = conn.execute("SELECT max(version) FROM tether_schema").fetchone()[0] or 0
+            if found > STORE_SCHEMA:
+                raise SchemaTooNew(f"SQLite store {self.path!r}", found, STORE_SCHEMA)
+            for version in range(found, STORE_SCHEMA):
+                for statement in SQLITE_MIGRATIONS[version]:
+                    conn.execute(statement)
+                conn.execute("INSERT INTO tether_schema (version) VALUES (?)", (version + 1,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def _tx(
+        self, begin: str = "BEGIN IMMEDIATE", *, durable: bool = False
+    ) -> Iterator[sqlite3.Connection]:
+        """One transaction under the object lock; ``durable`` fsyncs its commit (FULL)."""
+        import sqlite3
+
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._open()
+            conn = self._conn
+            if durable:
+                conn.execute("PRAGMA synchronous = FULL")
+            try:
+                try:
+                    conn.execute(begin)
+                except sqlite3.Error as exc:
+                    raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
+                try:
+                    yield conn
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                try:
+                    conn.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise StoreError(
+                        f"SQLite store {self.path!r}: commit failed ({exc}); nothing was written"
+                    ) from exc
+            finally:
+                if durable:
+                    conn.execute("PRAGMA synchronous = NORMAL")
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        import sqlite3
+
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
+
+    # -- Store API --------------------------------------------------------------
+
+    async def create(
+        self, session_id: str, *, metadata: dict[str, Any] | None = None
+    ) -> SessionRecord:
+        text = encode_metadata(session_id, metadata)
+        now = time.time()
+        with self._errors(), self._tx() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO sessions (id, version, status, created_at, updated_at, "
+                "metadata) VALUES (?, 0, 'idle', ?, ?, ?)",
+                (session_id, now, now, text),
+            )
+        record = await self.load(session_id)
+        assert record is not None
+        return record
+
+    async def load(self, session_id: str) -> SessionRecord | None:
+        with self._errors(), self._tx("BEGIN") as conn:
+            row = conn.execute(
+                f"SELECT {_SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            snap = row[5]
+            raw = conn.execute(
+                f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = ? AND seq >= ? ORDER BY seq",
+                (session_id, max(snap, 1)),
+            ).fetchall()
+        entries = [decode_entry(session_id, r[0], r[1], r[2], r[3], r[4]) for r in raw]
+        snapshot = entries.pop(0) if snap and entries and entries[0].seq == snap else None
+        return SessionRecord(
+            session_id=session_id,
+            version=row[0],
+            status=row[1],
+            snapshot=snapshot,
+            entries=entries,
+            lease=lease_from_row(session_id, *row[6:11]),
+            created_at=row[2],
+            updated_at=row[3],
+            metadata=decode_object(row[4], what=f"metadata of session {session_id!r}"),
+        )
+
+    async def append(
+        self,
+        session_id: str,
+        expected_version: int,
+        entries: Sequence[tuple[JournalKind, dict[str, Any]]],
+        *,
+        status: SessionStatus | None = None,
+        durable: bool = False,
+        lease: Lease | None = None,
+    ) -> list[Entry]:
+        encoded = encode_entries(session_id, expected_version, entries, status)
+        now = time.time()
+        version = expected_version + len(encoded)
+        snap = max((e.seq for e in encoded if e.kind == "snapshot"), default=0)
+        sql = (
+            "UPDATE sessions SET version = ?, updated_at = ?, status = coalesce(?, status), "
+            "snapshot_seq = max(snapshot_seq, ?) WHERE id = ? AND version = ?"
+        )
+        args: tuple[Any, ...] = (version, now, status, snap, session_id, expected_version)
+        if lease is not None:
+            sql += " AND lease_token = ? AND lease_expires > ?"
+            args += (lease.token, now)
+        with self._errors(), self._tx(durable=durable) as conn:
+            if conn.execute(sql, args).rowcount != 1:
+                self._diagnose(conn, session_id, expected_version, lease, now)
+            conn.executemany(
+                "INSERT INTO entries (session_id, seq, kind, schema, at, data) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(session_id, e.seq, e.kind, ENTRY_SCHEMA, now, e.text) for e in encoded],
+            )
+        return [decode_entry(session_id, e.seq, e.kind, e.text, now, ENTRY_SCHEMA) for e in encoded]
+
+    def _diagnose(
+        self,
+        conn: sqlite3.Connection,
+        session_id: str,
+        expected: int,
+        lease: Lease | None,
+        now: float,
+    ) -> None:
+        row = conn.execute(
+            "SELECT version, lease_token, lease_expires FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            raise SessionNotFound(session_id)
+        if row[0] != expected:
+            raise SessionConflict(session_id, expected, row[0])
+        if lease is not None and row[1] != lease.token:
+            raise LeaseLost(session_id, "another holder took it or it was released")
+        raise LeaseLost(session_id, "it expired")
+
+    async def read_entries(
+        self, session_id: str, after_seq: int = 0, *, until_seq: int | None = None
+    ) -> list[Entry]:
+        with self._errors(), self._tx("BEGIN") as conn:
+            if (
+                conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+                is None
+            ):
+                raise SessionNotFound(session_id)
+            raw = conn.execute(
+                f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = ? AND seq > ? AND seq <= ? "
+                "ORDER BY seq",
+                (session_id, after_seq, until_seq if until_seq is not None else 2**62),
+            ).fetchall()
+        return [decode_entry(session_id, r[0], r[1], r[2], r[3], r[4]) for r in raw]
+
+    async def acquire_lease(self, session_id: str, *, ttl: float = 30.0) -> Lease:
+        check_ttl(ttl)
+        with self._errors(), self._tx() as conn:
+            row = conn.execute(
+                "SELECT lease_token, lease_holder, lease_host, lease_pid, lease_expires "
+                "FROM sessions WHERE id = ?",
+                (session_id,),
+            ).fetchone()
+            if row is None:
+                raise SessionNotFound(session_id)
+            token, holder, host, pid, expires = row
+            now = time.time()
+            if not can_take(self._holder, session_id, token, host, pid, expires, now):
+                raise SessionBusy(session_id, holder, expires)
+            lease = self._holder.lease(
+                session_id, next_token(self._holder, session_id, token), now + ttl
+            )
+            conn.execute(
+                "UPDATE sessions SET lease_token = ?, lease_holder = ?, lease_host = ?, "
+                "lease_pid = ?, lease_expires = ? WHERE id = ?",
+                (lease.token, lease.holder, lease.host, lease.pid, lease.expires_at, session_id),
+            )
+        self._holder.held[session_id] = lease.token
+        return lease
+
+    async def renew_lease(self, lease: Lease, *, ttl: float = 30.0) -> Lease:
+        check_ttl(ttl)
+        renewed = self._holder.lease(lease.session_id, lease.token, time.time() + ttl)
+        with self._errors(), self._tx() as conn:
+            cur = conn.execute(
+                "UPDATE sessions SET lease_expires = ? WHERE id = ? AND lease_token = ?",
+                (renewed.expires_at, lease.session_id, lease.token),
+            )
+            if cur.rowcount != 1:
+                raise LeaseLost(lease.session_id, "another holder took it or it was released")
+        return renewed
+
+    async def release_lease(self, lease: Lease) -> None:
+        with self._errors(), self._tx() as conn:
+            conn.execute(
+                "UPDATE sessions SET lease_token = NULL, lease_holder = NULL, lease_host = NULL, "
+                "lease_pid = NULL, lease_expires = NULL WHERE id = ? AND lease_token = ?",
+                (lease.session_id, lease.token),
+            )
+        if self._holder.held.get(lease.session_id) == lease.token:
+            del self._holder.held[lease.session_id]
+
+    async def set_status(self, session_id: str, status: SessionStatus) -> None:
+        check_status(status)
+        with self._errors(), self._tx() as conn:
+            cur = conn.execute(
+                "UPDATE sessions SET status = ?, updated_at = ? WHERE id = ?",
+                (status, time.time(), session_id),
+            )
+            if cur.rowcount != 1:
+                raise SessionNotFound(session_id)
+
+    async def list_sessions(
+        self, *, status: SessionStatus | None = None, limit: int = 100
+    ) -> list[SessionSummary]:
+        check_status(status)
+        where = "" if status is None else "WHERE status = ? "
+        args: tuple[Any, ...] = () if status is None else (status,)
+        with self._errors(), self._tx("BEGIN") as conn:
+            rows = conn.execute(
+                "SELECT id, status, version, created_at, updated_at, metadata FROM sessions "
+                f"{where}ORDER BY updated_at DESC, id LIMIT ?",
+                (*args, max(limit, 0)),
+            ).fetchall()
+        return [
+            SessionSummary(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                decode_object(r[5], what=f"metadata of session {r[0]!r}"),
+            )
+            for r in rows
+        ]
+
+    async def delete(self, session_id: str) -> None:
+        with self._errors(), self._tx() as conn:
+            conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+        self._holder.held.pop(session_id, None)
+
+    async def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

@@ -1,0 +1,214 @@
+"""The Store protocol, its record types and helpers shared by the implementations."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal, Protocol, get_args, runtime_checkable
+
+from tether.durable.entries import JOURNAL_KINDS, Entry, JournalKind, encode_json
+
+SessionStatus = Literal["idle", "running", "suspended", "completed", "failed", "cancelled"]
+SESSION_STATUSES: Final[frozenset[str]] = frozenset(get_args(SessionStatus))
+STORE_SCHEMA: Final = 1
+"""Database schema version this code creates and understands."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The right to run one session, held by one store object in one process."""
+
+    session_id: str
+    token: str
+    holder: str
+    host: str
+    pid: int
+    expires_at: float
+
+
+@dataclass(slots=True)
+class SessionRecord:
+    """A loaded session: latest snapshot plus the entries after it."""
+
+    session_id: str
+    version: int
+    status: SessionStatus
+    snapshot: Entry | None
+    entries: list[Entry]
+    lease: Lease | None
+    created_at: float
+    updated_at: float
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One row of :meth:`Store.list_sessions`."""
+
+    session_id: str
+    status: SessionStatus
+    version: int
+    created_at: float
+    updated_at: float
+    metadata: dict[str, Any]
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Async session journal store. See docs/durability.md for the guarantees."""
+
+    async def create(
+        self, session_id: str, *, metadata: dict[str, Any] | None = None
+    ) -> SessionRecord: ...
+    async def load(self, session_id: str) -> SessionRecord | None: ...
+    async def append(
+        self,
+        session_id: str,
+        expected_version: int,
+        entries: Sequence[tuple[JournalKind, dict[str, Any]]],
+        *,
+        status: SessionStatus | None = None,
+        durable: bool = False,
+        lease: Lease | None = None,
+    ) -> list[Entry]: ...
+    async def read_entries(
+        self, session_id: str, after_seq: int = 0, *, until_seq: int | None = None
+    ) -> list[Entry]: ...
+    async def acquire_lease(self, session_id: str, *, ttl: float = 30.0) -> Lease: ...
+    async def renew_lease(self, lease: Lease, *, ttl: float = 30.0) -> Lease: ...
+    async def release_lease(self, lease: Lease) -> None: ...
+    async def set_status(self, session_id: str, status: SessionStatus) -> None: ...
+    async def list_sessions(
+        self, *, status: SessionStatus | None = None, limit: int = 100
+    ) -> list[SessionSummary]: ...
+    async def delete(self, session_id: str) -> None: ...
+    async def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedEntry:
+    """An entry validated and encoded, ready to insert."""
+
+    seq: int
+    kind: JournalKind
+    text: str
+
+
+def encode_entries(
+    session_id: str,
+    expected_version: int,
+    entries: Sequence[tuple[JournalKind, dict[str, Any]]],
+    status: SessionStatus | None,
+) -> list[EncodedEntry]:
+    """Validate an append's arguments and encode every entry before anything is written."""
+    if expected_version < 0:
+        raise ValueError(f"expected_version must be >= 0, got {expected_version}")
+    check_status(status)
+    out: list[EncodedEntry] = []
+    for offset, pair in enumerate(entries, start=1):
+        kind, data = pair
+        if kind not in JOURNAL_KINDS:
+            raise ValueError(f"unknown journal kind {kind!r}; known: {sorted(JOURNAL_KINDS)}")
+        if not isinstance(data, dict):
+            raise TypeError(f"journal entry data must be a dict, got {type(data).__name__}")
+        what = f"journal entry {kind!r} of session {session_id}"
+        out.append(
+            EncodedEntry(
+                expected_version + offset, kind, encode_json(data, what=what, root="$.data")
+            )
+        )
+    return out
+
+
+def check_status(status: str | None) -> None:
+    """Raise ValueError for a status that is not a :data:`SessionStatus`."""
+    if status is not None and status not in SESSION_STATUSES:
+        raise ValueError(f"unknown session status {status!r}; known: {sorted(SESSION_STATUSES)}")
+
+
+def check_ttl(ttl: float) -> None:
+    """Raise ValueError for a non-positive lease ttl."""
+    if not ttl > 0:
+        raise ValueError(f"lease ttl must be > 0 seconds, got {ttl}")
+
+
+def encode_metadata(session_id: str, metadata: dict[str, Any] | None) -> str:
+    """Canonical JSON of session metadata (``{}`` when None)."""
+    return encode_json(metadata or {}, what=f"metadata of session {session_id}", root="$.metadata")
+
+
+class Holder:
+    """This store object's identity as a lease holder: host, pid, random tokens."""
+
+    def __init__(self) -> None:
+        self.host = socket.gethostname()
+        self.held: dict[str, str] = {}  # session id -> token this object currently holds
+
+    def new_token(self) -> str:
+        return secrets.token_hex(16)
+
+    def lease(self, session_id: str, token: str, expires_at: float) -> Lease:
+        pid = os.getpid()
+        return Lease(
+            session_id, token, holder_name(self.host, pid, token), self.host, pid, expires_at
+        )
+
+
+def holder_name(host: str, pid: int, token: str) -> str:
+    """Human-readable holder: ``host:pid:token-prefix``."""
+    return f"{host}:{pid}:{token[:8]}"
+
+
+def can_take(
+    holder: Holder,
+    session_id: str,
+    token: str | None,
+    host: str | None,
+    pid: int | None,
+    expires: float | None,
+    now: float,
+) -> bool:
+    """Whether ``holder`` may take a lease currently described by the other arguments."""
+    if token is None or expires is None or expires <= now:
+        return True
+    if holder.held.get(session_id) == token:
+        return True
+    return host == holder.host and pid is not None and pid != os.getpid() and not pid_alive(pid)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists on this host."""
+    if sys.platform == "win32":  # os.kill(pid, 0) would terminate it there
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: alive, owned by another user
+        return True
+    return True
+
+
+def lease_from_row(
+    session_id: str,
+    token: str | None,
+    holder: str | None,
+    host: str | None,
+    pid: int | None,
+    expires: float | None,
+) -> Lease | None:
+    """The Lease stored in a session row, if any."""
+    if token is None or expires is None:
+        return None
+    return Lease(session_id, token, holder or "", host or "", int(pid or 0), float(expires))
+
+
+def next_token(holder: Holder, session_id: str, current: str | None) -> str:
+    """Keep our token when re-acquiring our own lease, else mint a new one."""
+    if current is not None and holder.held.get(session_id) == current:
+        return current
+    return holder.new_token()

@@ -1,0 +1,138 @@
+"""Opening a durable session for a run, and settling tool calls left in doubt by a crash."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from tether.control.interrupts import Interrupt, interrupt_id
+from tether.durable.errors import SessionBusy
+from tether.errors import SessionStateError
+from tether.messages import JSONValue, ToolCall, ToolResult
+from tether.run_state import Suspension
+from tether.session import SessionJournal, SessionView, fold
+from tether.tools import format_tool_output
+
+_RUNNING: dict[tuple[int, str], str] = {}
+"""(store object, session id) pairs run by an Agent of this process, with the lease holder."""
+
+if TYPE_CHECKING:
+    from tether.agent import Agent
+
+IN_DOUBT = "in_doubt"
+IN_DOUBT_HELP = (
+    "the process running this session died after this tool call started and before its "
+    "result was saved, so it may or may not have happened. Answer 'retry' to run it again, "
+    '{"skip": "<result the model should see>"} if it did happen, or \'abort\' to stop the run.'
+)
+
+
+async def open_session(agent: Agent) -> SessionJournal:
+    """Take the session's lease, bring the agent up to date with the journal, start a heartbeat.
+
+    Raises ``SessionBusy`` (another live process runs the session) before anything changes.
+    """
+    store = agent.store
+    assert store is not None
+    key = (id(store), agent.session_id)
+    if key in _RUNNING:  # another Agent of this process runs it through the same store
+        other = _RUNNING[key]
+        raise SessionBusy(agent.session_id, f"another Agent in this process ({other})", time.time())
+    await store.create(agent.session_id)  # idempotent
+    lease = await store.acquire_lease(agent.session_id, ttl=agent.lease_ttl)
+    _RUNNING[key] = lease.holder
+    try:
+        record = await store.load(agent.session_id)
+        if record is None:
+            raise SessionStateError(f"session {agent.session_id} was deleted while opening it")
+        if record.version != agent._journal_version:
+            view = fold(record)
+            _adopt(agent, view)
+            agent._state_json = _encode_state(view.state)
+        journal = SessionJournal(store, agent.session_id, record.version, lease)
+        journal.remember_state(agent._state_json)
+        journal.since_snapshot = len(record.entries)
+    except BaseException:
+        _RUNNING.pop(key, None)
+        await store.release_lease(lease)
+        raise
+    journal.start_heartbeat(agent.lease_ttl)
+    return journal
+
+
+async def close_session(agent: Agent, journal: SessionJournal) -> None:
+    """End the run's hold on the session: remember what was saved, release the lease."""
+    agent._journal_version = -1 if journal.failed else journal.version
+    agent._state_json = None if journal.failed else journal.state_json
+    _RUNNING.pop((id(journal.store), journal.session_id), None)
+    await journal.close()
+
+
+def _encode_state(state: dict[str, Any]) -> str:
+    return json.dumps(state, sort_keys=True, default=repr)
+
+
+def _adopt(agent: Agent, view: SessionView) -> None:
+    agent.messages = view.messages
+    agent.state = view.state
+    agent.answers = view.answers
+    agent._suspension = view.suspension
+    if view.status == "running":  # the last run's process died: recover on resume()
+        agent._suspension = Suspension([], view.pending, view.position, "paused")
+        agent._suspension.in_doubt = [c.id for c in view.in_doubt()]
+
+
+def settle_in_doubt(agent: Agent, suspension: Suspension) -> tuple[list[Interrupt], bool]:
+    """Decide every in-doubt call of a recovered batch.
+
+    Idempotent tools re-run; a tool's ``reconcile(call)`` returns the result (it
+    happened) or None (it did not: re-run); otherwise an ``in_doubt`` interrupt asks a
+    human, whose answer (retry / skip / abort) is applied here on the next resume.
+    Returns the interrupts still to ask and whether the operator aborted.
+    """
+    if not suspension.in_doubt or suspension.pending is None:
+        return [], False
+    calls, results = suspension.pending
+    ask: list[Interrupt] = []
+    aborted = False
+    for index, call in enumerate(calls):
+        if call.id not in suspension.in_doubt or results[index] is not None:
+            continue
+        iid = interrupt_id(IN_DOUBT, suspension.batch_position, call.id, IN_DOUBT)
+        tool = agent.tool_map.get(call.name)
+        if iid in agent.answers:
+            outcome = _apply_answer(call, agent.answers[iid])
+            if isinstance(outcome, ToolResult):
+                results[index] = outcome
+            elif outcome == "abort":
+                aborted = True
+        elif tool is not None and tool.idempotent:
+            continue
+        elif tool is not None and tool.reconcile is not None:
+            found = tool.reconcile(call)
+            if found is not None:
+                results[index] = ToolResult(call.id, call.name, format_tool_output(found))
+        else:
+            ask.append(Interrupt(iid, IN_DOUBT, IN_DOUBT_HELP, "in_doubt", IN_DOUBT, call))
+    suspension.in_doubt = [i.tool_call.id for i in ask if i.tool_call is not None]
+    return ask, aborted
+
+
+def _apply_answer(call: ToolCall, answer: JSONValue) -> ToolResult | str | None:
+    if answer == "retry":
+        return None
+    if answer == "abort":
+        return "abort"
+    if isinstance(answer, dict) and "skip" in answer:
+        return ToolResult(call.id, call.name, format_tool_output(answer["skip"]))
+    raise ValueError(
+        f"the answer to an in_doubt interrupt for call {call.id} must be 'retry', 'abort' "
+        f'or {{"skip": <result>}}, got {answer!r}'
+    )
+
+
+def check_in_doubt_answer(interrupt: Interrupt, answer: Any) -> None:
+    """Refuse a malformed in_doubt answer at resume time, before anything changes."""
+    if interrupt.source == "in_doubt" and interrupt.tool_call is not None:
+        _apply_answer(interrupt.tool_call, answer)

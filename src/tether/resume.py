@@ -1,0 +1,110 @@
+"""Resuming a suspended session: validate answers, settle in-doubt calls, continue the run."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+from tether.control.interrupts import ConfirmDecision, Interrupt, check_response
+from tether.errors import SessionStateError, ToolArgumentError
+from tether.events import FinalResult, StreamEvent
+from tether.loop import run_invocation
+from tether.messages import JSONValue
+from tether.persistence import check_in_doubt_answer, settle_in_doubt
+from tether.result import Result, RunUsage
+from tether.run_state import Suspension
+from tether.session import SessionJournal
+
+if TYPE_CHECKING:
+    from tether.agent import Agent
+
+
+async def resume_events(
+    agent: Agent, responses: dict[str, Any], journal: SessionJournal | None
+) -> AsyncGenerator[StreamEvent, None]:
+    """The events of ``agent.resume(responses)``; the caller holds the agent's lock."""
+    suspension = _suspension(agent)
+    checked = check_answers(agent, suspension, responses)
+    if checked and journal is not None:  # answers are durable before anything re-runs
+        await journal.append("interrupt_answered", {"answers": checked}, durable=True)
+    agent.answers.update(checked)
+    ask, aborted = settle_in_doubt(agent, suspension)
+    if ask:
+        suspension.interrupts = ask
+        if journal is not None:
+            await journal.append(
+                "interrupt_raised",
+                {"interrupts": [i.to_dict() for i in ask], "stop_reason": "interrupt"},
+                durable=True,
+                status="suspended",
+            )
+            await journal.append("status", {"status": "suspended", "reason": "in doubt"})
+    remaining = [i for i in suspension.interrupts if i.id not in agent.answers]
+    if remaining:
+        yield FinalResult(_still_waiting(agent, remaining))
+        return
+    if aborted:
+        suspension.stop_reason = "cancelled"  # the run stops; open calls get error results
+    agent._suspension = None
+    events = run_invocation(agent, [], agent._cancel, resume=suspension, journal=journal)
+    async with aclosing(events) as stream:
+        async for event in stream:
+            yield event
+
+
+def _suspension(agent: Agent) -> Suspension:
+    if agent._suspension is None:
+        raise SessionStateError(
+            f"session {agent.session_id} is not suspended: there is nothing to resume "
+            "(resume() continues a run that stopped with 'interrupt' or 'paused', or one "
+            "whose process died)"
+        )
+    return agent._suspension
+
+
+def _still_waiting(agent: Agent, remaining: list[Interrupt]) -> Result:
+    result = Result("interrupt", None, RunUsage(), agent.session_id)
+    result.reason = f"waiting for an answer to {len(remaining)} interrupt(s)"
+    result.interrupts = remaining
+    agent.last_result = result
+    return result
+
+
+def check_answers(
+    agent: Agent, suspension: Suspension, responses: dict[str, Any]
+) -> dict[str, JSONValue]:
+    """Validate ``responses`` against the pending interrupts; raise before anything changes."""
+    pending = {i.id: i for i in suspension.interrupts}
+    unknown = [key for key in responses if key not in pending]
+    if unknown:
+        waiting = sorted(i for i in pending if i not in agent.answers)
+        raise ValueError(
+            f"unknown interrupt id(s) {unknown} for session {agent.session_id}; "
+            f"pending: {waiting or 'none'}"
+        )
+    checked = {key: check_response(key, value) for key, value in responses.items()}
+    for key, value in checked.items():
+        interrupt = pending[key]
+        check_in_doubt_answer(interrupt, value)
+        _check_confirm_answer(agent, interrupt, value)
+    return checked
+
+
+def _check_confirm_answer(agent: Agent, interrupt: Interrupt, response: JSONValue) -> None:
+    """Validate the answer to a Confirm (and any edited tool arguments) before anything runs."""
+    if interrupt.source != "intervention":
+        return
+    decision = ConfirmDecision.parse(response)
+    if decision.args is None:
+        return
+    call = interrupt.tool_call
+    tool = agent.tool_map.get(call.name) if call is not None else None
+    if tool is None:
+        raise ValueError(f"interrupt {interrupt.id} is not about a known tool; 'args' cannot apply")
+    try:
+        tool.prepare(decision.args)
+    except ToolArgumentError as exc:
+        raise ValueError(
+            f"edited arguments for interrupt {interrupt.id} are invalid: {exc}"
+        ) from exc

