@@ -59,7 +59,30 @@ class ModelStop:
     usage: Usage = field(default_factory=Usage)
 
 
-ModelStreamEvent: TypeAlias = TextDelta | ReasoningDelta | ToolCallDelta | ModelStop
+@dataclass(slots=True)
+class ModelRetry:
+    """Model call attempt ``attempt`` failed with ``reason``; the next starts after ``delay`` s."""
+
+    attempt: int
+    reason: str
+    delay: float
+    provider: str
+    error: str = ""
+
+
+@dataclass(slots=True)
+class ModelFallback:
+    """A ``FallbackChain`` moved from ``from_model`` to ``to_model`` because of ``reason``."""
+
+    from_model: str
+    to_model: str
+    reason: str
+    error: str = ""
+
+
+ModelStreamEvent: TypeAlias = (
+    TextDelta | ReasoningDelta | ToolCallDelta | ModelStop | ModelRetry | ModelFallback
+)
 
 
 @dataclass(slots=True)
@@ -109,6 +132,8 @@ StreamEvent: TypeAlias = (
     TextDelta
     | ReasoningDelta
     | ToolCallDelta
+    | ModelRetry
+    | ModelFallback
     | ModelCallStarted
     | ModelCallFinished
     | ToolStarted

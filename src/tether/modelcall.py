@@ -8,7 +8,14 @@ from contextlib import aclosing
 from tether.control.events import AfterModelCall, BeforeModelCall
 from tether.control.interrupts import Interrupter
 from tether.errors import ModelError, RetryLimitError
-from tether.events import ModelCallStarted, ModelStop, ModelStreamEvent, StreamEvent
+from tether.events import (
+    ModelCallStarted,
+    ModelFallback,
+    ModelRetry,
+    ModelStop,
+    ModelStreamEvent,
+    StreamEvent,
+)
 from tether.messages import Message, TextBlock
 from tether.models.assembler import ResponseAssembler
 from tether.models.base import Model, ModelRequest, ModelResponse
@@ -115,14 +122,19 @@ async def _model_items(
             if cancel.cancelled:
                 raise StopRun("cancelled", "cancelled during the model call")
             kind = type(item)
+            if kind is ModelRetry:
+                run.usage.model_retries += 1
+            elif kind is ModelFallback:
+                run.usage.model_fallbacks += 1
             if assembler is not None:
                 assembler.add(item)  # type: ignore[arg-type]
                 if kind is not ModelStop:
                     yield item
-            elif kind is ModelResponse:
-                last = item
-            else:
-                yield item
+                continue
+            # middleware: only the last item is the result; pass the others on
+            if last is not None:
+                yield last  # type: ignore[misc]
+            last = item
     if assembler is not None:
         if assembler.stop is None:
             raise _incomplete(agent.model, assembler)

@@ -32,6 +32,8 @@ class RunUsage:
     output_tokens: int = 0
     model_calls: int = 0
     tool_calls: int = 0
+    model_retries: int = 0
+    model_fallbacks: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -49,6 +51,8 @@ class RunUsage:
             "total_tokens": self.total_tokens,
             "model_calls": self.model_calls,
             "tool_calls": self.tool_calls,
+            "model_retries": self.model_retries,
+            "model_fallbacks": self.model_fallbacks,
         }
 
 

@@ -182,10 +182,13 @@ async def test_model_wrap_events_reach_stream_consumers() -> None:
     assert events[-1].result.text == "hello world"
 
 
-def test_model_wrap_events_after_the_response_still_reach_consumers() -> None:
+def test_model_wrap_that_yields_after_the_response_is_a_model_error() -> None:
+    """The last item a wrap yields is the result, so an event after the response is a bug."""
     agent, script = make_agent("hello", middleware=[Announce()])
-    assert agent("hi").text == "hello"
+    with pytest.raises(ModelError, match=r"\(last item: Notice\)"):
+        agent("hi")
     assert script.calls == 1
+    assert [m.role for m in agent.messages] == ["user"]
 
 
 class OnlyNotice(ModelMiddleware):

@@ -30,9 +30,11 @@ def test_demo_with_approve_deletes_the_rotated_logs_and_protects_config():
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert "scripted model" in text
-    assert "TETHER_MODEL" in text
-    assert "delete-policy asks: Delete app.log.1" in text
+    assert "TETHER_MODEL" in text  # honest about the model
+    assert "stop reason interrupt, 2 approval(s) pending" in text  # process 1 exits suspended
+    assert "approval Delete app.log.1 from the workspace?" in text
     assert "verdict: approved" in text
+    assert "a separate process resumes the saved session" in text
     assert "config.yaml is a configuration file" in text  # the Deny verdict
     assert "files deleted   │ app.log.1, app.log.2" in text
     assert "stop reason     │ end_turn" in text
@@ -58,10 +60,12 @@ def test_demo_refuses_both_flags():
     assert "choose one of --approve and --deny" in out.stderr
 
 
-def test_run_demo_in_process_reports_usage():
+def test_run_demo_adds_up_both_processes_from_the_journal():
     console = Console(record=True, width=200)
-    result = run_demo(approve=True, deny=False, console=console)
-    assert result.stop_reason == "end_turn"
-    assert result.usage.model_calls == 4
-    assert result.usage.tool_calls == 5  # list, 2 reads, 2 approved deletes (config denied)
+    outcome = run_demo(approve=True, deny=False, console=console)
+    assert outcome.stop_reason == "end_turn"
+    assert outcome.model_calls == 4  # 3 before the approval, 1 after: none repeated
+    assert outcome.tool_calls == 5  # list, 2 reads, 2 approved deletes (config denied)
+    assert outcome.deleted == ["app.log.1", "app.log.2"]
+    assert outcome.freed == 2640
     assert "bytes freed" in console.export_text()

@@ -5,7 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tether.events import ModelStop, ReasoningDelta, TextDelta, ToolCallDelta
+from tether.events import (
+    ModelFallback,
+    ModelRetry,
+    ModelStop,
+    ModelStreamEvent,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+)
 from tether.messages import (
     ContentBlock,
     Message,
@@ -40,7 +48,7 @@ class ResponseAssembler:
         self._calls: dict[int, _PendingCall] = {}
         self.stop: ModelStop | None = None
 
-    def add(self, event: TextDelta | ReasoningDelta | ToolCallDelta | ModelStop) -> None:
+    def add(self, event: ModelStreamEvent) -> None:
         kind = type(event)
         if kind is TextDelta:
             self._text.append(event.text)  # type: ignore[union-attr]
@@ -50,6 +58,8 @@ class ResponseAssembler:
             self._add_call(event)  # type: ignore[arg-type]
         elif kind is ModelStop:
             self.stop = event  # type: ignore[assignment]
+        elif kind is ModelRetry or kind is ModelFallback:
+            pass  # recovery notices: counted by the loop, not part of the response
         else:
             raise TypeError(f"a model stream yielded {event!r}, which is not a model event")
 

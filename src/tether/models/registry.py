@@ -1,4 +1,10 @@
-"""Model strings (``scripted:turns.json``, later ``openai:gpt-4.1`` ...) to Model objects."""
+"""Model strings to Model objects.
+
+``openai:gpt-4.1``, ``anthropic:claude-sonnet-4-5``,
+``bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0``,
+``openai-compatible:MODEL@http://127.0.0.1:8080/v1`` (key from OPENAI_API_KEY,
+else "none"), ``scripted:path.json``.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from pathlib import Path
 from tether.errors import ConfigurationError
 from tether.models.base import Model
 
-KNOWN_PREFIXES = ("scripted",)
+KNOWN_PREFIXES = ("openai", "anthropic", "bedrock", "openai-compatible", "scripted")
 
 
 def model_from_string(spec: str) -> Model:
@@ -21,10 +27,38 @@ def model_from_string(spec: str) -> Model:
         )
     if provider == "scripted":
         return _scripted(rest)
+    if provider == "openai":
+        from tether.models.openai_model import OpenAIModel
+
+        return OpenAIModel(rest)
+    if provider == "anthropic":
+        from tether.models.anthropic_model import AnthropicModel
+
+        return AnthropicModel(rest)
+    if provider == "bedrock":
+        from tether.models.bedrock_model import BedrockModel
+
+        return BedrockModel(rest)
+    if provider == "openai-compatible":
+        return _compatible(spec, rest)
     raise ConfigurationError(
         f"model provider {provider!r} (from model string {spec!r}) is not supported by this "
         f"version of tether; supported: {', '.join(KNOWN_PREFIXES)}"
     )
+
+
+def _compatible(spec: str, rest: str) -> Model:
+    import os
+
+    from tether.models.openai_model import OpenAIModel
+
+    model, at, url = rest.rpartition("@")
+    if not at or not model or not url.startswith(("http://", "https://")):
+        raise ConfigurationError(
+            f"model string {spec!r} must look like 'openai-compatible:MODEL@http://host:port/v1'"
+        )
+    key = os.environ.get("OPENAI_API_KEY") or "none"
+    return OpenAIModel(model, base_url=url, api_key=key, provider="openai-compatible")
 
 
 def _scripted(path_text: str) -> Model:

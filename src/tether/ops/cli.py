@@ -27,8 +27,8 @@ def demo(
         raise typer.BadParameter("choose one of --approve and --deny")
     from tether.ops.demo import run_demo
 
-    result = run_demo(approve=approve, deny=deny)
-    raise typer.Exit(code=0 if result.stop_reason == "end_turn" else 1)
+    outcome = run_demo(approve=approve, deny=deny)
+    raise typer.Exit(code=0 if outcome.stop_reason == "end_turn" else 1)
 
 
 def main() -> None:

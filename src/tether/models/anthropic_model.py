@@ -1,0 +1,198 @@
+"""AnthropicModel: Messages through the official ``anthropic`` SDK (extra ``tether[anthropic]``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from typing import Any
+
+from tether.errors import ConfigurationError
+from tether.events import ModelStop, ModelStreamEvent, ReasoningDelta, TextDelta, ToolCallDelta
+from tether.models.anthropic_format import (
+    messages_param,
+    stop_reason,
+    system_param,
+    tools_param,
+    usage_from,
+)
+from tether.models.base import ModelRequest
+from tether.models.failover import ErrorInfo
+from tether.models.resilient import (
+    CompressHook,
+    ProviderModel,
+    ResponseFormatError,
+    StreamBrokenError,
+    request_size,
+)
+from tether.models.retry import RetryPolicy
+from tether.models.sdk_errors import http_error_info
+from tether.models.textsink import TextSink
+
+
+class AnthropicModel(ProviderModel):
+    """A Claude model over the Messages API.
+
+    >>> model = AnthropicModel("claude-sonnet-4-5")          # key from ANTHROPIC_API_KEY
+
+    ``max_tokens`` is required by the API (default 4096); ``params`` adds
+    request fields (``thinking``, ``temperature`` ...); ``streaming=False``
+    asks for whole responses.
+    """
+
+    provider = "anthropic"
+    env_var = "ANTHROPIC_API_KEY"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        api_keys: Sequence[str] = (),
+        base_url: str | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        timeout: float = 600.0,
+        max_tokens: int = 4096,
+        streaming: bool = True,
+        params: Mapping[str, Any] | None = None,
+        retry: RetryPolicy | None = None,
+        compress: CompressHook | None = None,
+    ) -> None:
+        keys = [api_key] if api_key else list(api_keys)
+        if not keys and os.environ.get(self.env_var):
+            keys = [os.environ[self.env_var]]
+        if not keys:
+            raise ConfigurationError(
+                f"AnthropicModel({model!r}) has no API key: set the {self.env_var} environment "
+                "variable or pass api_key=..."
+            )
+        super().__init__(model, api_keys=keys, retry=retry, compress=compress)
+        self.max_tokens = max_tokens
+        self.streaming = streaming
+        self.params = dict(params or {})
+        try:
+            import anthropic
+        except ImportError as exc:
+            raise ConfigurationError(
+                "AnthropicModel needs the anthropic SDK: pip install 'tether[anthropic]'"
+            ) from exc
+        self._clients = [
+            anthropic.AsyncAnthropic(
+                api_key=key,
+                base_url=base_url,
+                default_headers=dict(default_headers or {}),
+                timeout=timeout,
+                max_retries=0,
+            )
+            for key in keys
+        ]
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": messages_param(request),
+        }
+        system = system_param(request)
+        if system:
+            body["system"] = system
+        if request.tool_specs:
+            body["tools"] = tools_param(request.tool_specs)
+        body.update(self.params)
+        return body
+
+    def _attempt(
+        self, request: ModelRequest, api_key: str | None
+    ) -> AsyncGenerator[ModelStreamEvent, None]:
+        client = self._clients[self._key_index]
+        if self.streaming:
+            return self._streamed(client, request)
+        return self._whole(client, request)
+
+    async def _whole(
+        self, client: Any, request: ModelRequest
+    ) -> AsyncGenerator[ModelStreamEvent, None]:
+        message = await client.messages.create(**self._body(request))
+        sink = TextSink()
+        calls = 0
+        for block in message.content or ():
+            kind = block.type
+            if kind == "text":
+                for event in sink.text(block.text):
+                    yield event
+            elif kind == "thinking":
+                yield ReasoningDelta(block.thinking, signature=block.signature)
+            elif kind == "redacted_thinking":
+                yield ReasoningDelta("", signature=block.data, redacted=True)
+            elif kind == "tool_use":
+                yield ToolCallDelta(calls, block.id, block.name, dict(block.input or {}))
+                calls += 1
+        for event in sink.finish(calls, True):
+            yield event
+        if not message.content and message.stop_reason is None:
+            raise ResponseFormatError(f"{self.name} returned an empty message")
+        yield ModelStop(stop_reason(message.stop_reason), usage_from(message.usage, None))
+
+    async def _streamed(
+        self, client: Any, request: ModelRequest
+    ) -> AsyncGenerator[ModelStreamEvent, None]:
+        body = self._body(request)
+        body["stream"] = True
+        stream = await client.messages.create(**body)
+        sink = TextSink()
+        start_usage: Any = None
+        delta_usage: Any = None
+        stop: str | None = None
+        done = False
+        events = 0
+        tool_index: dict[int, int] = {}
+        try:
+            async for event in stream:
+                events += 1
+                kind = event.type
+                if kind == "content_block_delta":
+                    delta = event.delta
+                    dtype = delta.type
+                    if dtype == "text_delta":
+                        text = delta.text
+                        if sink.passthrough(text):
+                            yield TextDelta(text)
+                        else:
+                            for item in sink.text(text):
+                                yield item
+                    elif dtype == "input_json_delta":
+                        if delta.partial_json:
+                            yield ToolCallDelta(
+                                tool_index[event.index], arguments=delta.partial_json
+                            )
+                    elif dtype == "thinking_delta":
+                        yield ReasoningDelta(delta.thinking)
+                    elif dtype == "signature_delta":
+                        yield ReasoningDelta("", signature=delta.signature)
+                elif kind == "content_block_start":
+                    block = event.content_block
+                    if block.type == "tool_use":
+                        index = tool_index[event.index] = len(tool_index)
+                        yield ToolCallDelta(index, block.id, block.name)
+                    elif block.type == "redacted_thinking":
+                        yield ReasoningDelta("", signature=block.data, redacted=True)
+                elif kind == "message_start":
+                    start_usage = event.message.usage
+                elif kind == "message_delta":
+                    stop = event.delta.stop_reason or stop
+                    delta_usage = event.usage
+                elif kind == "message_stop":
+                    done = True
+        finally:
+            await stream.close()
+        if not done:
+            if events == 0:
+                raise ResponseFormatError(f"{self.name} returned an empty stream")
+            raise StreamBrokenError(
+                f"the stream of {self.name} ended after {events} event(s) without message_stop"
+            )
+        for item in sink.finish(len(tool_index), True):
+            yield item
+        yield ModelStop(stop_reason(stop), usage_from(start_usage, delta_usage))
+
+    def _error_info(self, exc: BaseException, request: ModelRequest) -> ErrorInfo | None:
+        return http_error_info(exc, self.provider, request_size(request))

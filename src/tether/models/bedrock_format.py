@@ -1,0 +1,130 @@
+"""tether messages and tool specs to the Bedrock Converse layout; Converse errors to ErrorInfo."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether.events import ModelStopReason
+from tether.messages import ReasoningBlock, TextBlock, ToolCall, ToolResult, Usage
+from tether.models.base import ModelRequest
+from tether.models.failover import FORMAT_CODE, ErrorInfo, parse_retry_after
+
+_STOP: dict[str, ModelStopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "guardrail_intervened": "content_filter",
+    "content_filtered": "content_filter",
+}
+
+
+def stop_reason(value: str | None) -> ModelStopReason:
+    """Converse's stopReason as a tether stop reason (unknown values count as end_turn)."""
+    return _STOP.get(value or "end_turn", "end_turn")
+
+
+def usage_from(raw: dict[str, Any] | None) -> Usage:
+    raw = raw or {}
+    return Usage(
+        input_tokens=int(raw.get("inputTokens", 0)),
+        output_tokens=int(raw.get("outputTokens", 0)),
+        cache_read_tokens=int(raw.get("cacheReadInputTokens", 0)),
+        cache_write_tokens=int(raw.get("cacheWriteInputTokens", 0)),
+    )
+
+
+def request_body(model: str, request: ModelRequest, max_tokens: int | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"modelId": model, "messages": _messages(request)}
+    system = [request.system_prompt] if request.system_prompt else []
+    system += [m.text for m in request.messages if m.role == "system" and m.text]
+    if system:
+        body["system"] = [{"text": text} for text in system]
+    if request.tool_specs:
+        body["toolConfig"] = {
+            "tools": [
+                {
+                    "toolSpec": {
+                        "name": spec["name"],
+                        "description": spec.get("description") or spec["name"],
+                        "inputSchema": {"json": spec.get("input_schema") or {"type": "object"}},
+                    }
+                }
+                for spec in request.tool_specs
+            ]
+        }
+    if max_tokens is not None:
+        body["inferenceConfig"] = {"maxTokens": max_tokens}
+    return body
+
+
+def _messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """Alternating user/assistant messages; tool results ride in user messages."""
+    out: list[dict[str, Any]] = []
+    for message in request.messages:
+        if message.role == "system":
+            continue
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = [b for b in (_block(x) for x in message.content) if b is not None]
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
+def _block(block: Any) -> dict[str, Any] | None:
+    kind = type(block)
+    if kind is TextBlock:
+        return {"text": block.text} if block.text else None
+    if kind is ToolCall:
+        return {"toolUse": {"toolUseId": block.id, "name": block.name, "input": block.arguments}}
+    if kind is ToolResult:
+        return {
+            "toolResult": {
+                "toolUseId": block.tool_call_id,
+                "content": [{"text": block.content}],
+                "status": "error" if block.is_error else "success",
+            }
+        }
+    if kind is ReasoningBlock and block.signature and not block.redacted:
+        text = {"text": block.text, "signature": block.signature}
+        return {"reasoningContent": {"reasoningText": text}}
+    return None
+
+
+def botocore_error_info(exc: BaseException, request_chars: int) -> ErrorInfo | None:
+    """An ErrorInfo for a botocore/urllib3 exception, else None."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    response = getattr(exc, "response", None)
+    if "ClientError" in names and isinstance(response, dict):
+        error = response.get("Error", {})
+        meta = response.get("ResponseMetadata", {})
+        code = str(error.get("Code", ""))
+        headers = meta.get("HTTPHeaders", {}) or {}
+        status = meta.get("HTTPStatusCode")
+        return ErrorInfo(
+            "bedrock",
+            status=status if isinstance(status, int) and status != 200 else None,
+            code=code[:1].upper() + code[1:],
+            message=str(error.get("Message", "")) or str(exc),
+            retry_after=parse_retry_after(headers.get("retry-after")),
+            request_chars=request_chars,
+        )
+    info = ErrorInfo("bedrock", message=f"{type(exc).__name__}: {exc}", request_chars=request_chars)
+    if names & {"ReadTimeoutError", "ConnectTimeoutError", "TimeoutError"}:
+        info.transport = "timeout"
+    elif names & {"ConnectionClosedError", "ProtocolError", "ResponseStreamingError"}:
+        info.transport = "disconnected"
+    elif names & {"EndpointConnectionError", "ConnectionError", "HTTPClientError"}:
+        info.transport = "connection"
+    elif names & {"NoCredentialsError", "PartialCredentialsError"}:
+        info.code = "UnrecognizedClientException"
+    elif "ParamValidationError" in names:
+        info.code = FORMAT_CODE
+    else:
+        return None
+    return info

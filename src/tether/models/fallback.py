@@ -1,0 +1,69 @@
+"""FallbackChain: try models in order when one fails for good."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Collection, Sequence
+from contextlib import aclosing
+
+from tether.errors import ConfigurationError, ModelError
+from tether.events import ModelFallback, ModelRetry, ModelStop, ModelStreamEvent
+from tether.models.base import Model, ModelRequest
+from tether.models.failover import FailoverReason, ProviderError
+
+
+class FallbackChain:
+    """A model that delegates to ``models[0]`` and falls back to the next on failure.
+
+    Every call starts from the primary again (a failure is not remembered). A
+    model falls back when it raises a :class:`ProviderError` whose reason is in
+    ``fallback_on`` (default: every reason) before it streamed any output; once
+    output reached the caller, a failure ends the call. Each switch yields a
+    ``ModelFallback`` event.
+    """
+
+    def __init__(
+        self,
+        models: Sequence[Model],
+        *,
+        fallback_on: Collection[FailoverReason] | None = None,
+        name: str | None = None,
+    ) -> None:
+        if not models:
+            raise ConfigurationError("FallbackChain needs at least one model")
+        for model in models:
+            if not isinstance(model, Model):
+                raise ConfigurationError(
+                    f"FallbackChain takes Model objects, got {type(model).__name__}"
+                )
+        self.models = list(models)
+        self.fallback_on = frozenset(fallback_on) if fallback_on is not None else None
+        self._name = name or " -> ".join(m.name for m in self.models)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
+        last = len(self.models) - 1
+        for position, model in enumerate(self.models):
+            delivered = False
+            try:
+                async with aclosing(model.stream(request)) as events:
+                    async for event in events:
+                        kind = type(event)
+                        if (
+                            kind is not ModelStop
+                            and kind is not ModelRetry
+                            and kind is not ModelFallback
+                        ):
+                            delivered = True
+                        yield event
+                return
+            except ModelError as exc:
+                reason = exc.reason if isinstance(exc, ProviderError) else FailoverReason.UNKNOWN
+                partial = delivered or (isinstance(exc, ProviderError) and exc.partial)
+                allowed = self.fallback_on is None or reason in self.fallback_on
+                if position == last or partial or not allowed:
+                    raise
+                following = self.models[position + 1]
+                yield ModelFallback(model.name, following.name, reason.value, str(exc))

@@ -1,0 +1,210 @@
+"""OpenAIModel: Chat Completions through the official ``openai`` SDK (extra ``tether[openai]``).
+
+Works with any compatible server through ``base_url`` (vLLM, Ollama, llama.cpp,
+LM Studio). The SDK's own retries are off; :class:`ProviderModel` retries.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from typing import Any
+
+from tether.errors import ConfigurationError
+from tether.events import ModelStop, ModelStreamEvent, ReasoningDelta, TextDelta, ToolCallDelta
+from tether.models.base import ModelRequest
+from tether.models.failover import ErrorInfo
+from tether.models.openai_format import (
+    messages_param,
+    stop_reason,
+    tools_param,
+    usage_from,
+)
+from tether.models.resilient import (
+    CompressHook,
+    ProviderModel,
+    ResponseFormatError,
+    StreamBrokenError,
+    request_size,
+)
+from tether.models.retry import RetryPolicy
+from tether.models.sdk_errors import http_error_info
+from tether.models.textsink import TextSink
+
+
+class OpenAIModel(ProviderModel):
+    """An OpenAI (or OpenAI-compatible) chat model.
+
+    >>> model = OpenAIModel("gpt-4.1")                      # key from OPENAI_API_KEY
+    >>> local = OpenAIModel("qwen3", base_url="http://127.0.0.1:8080/v1", api_key="none",
+    ...                     lenient_tool_calls=True)
+
+    ``api_keys`` rotates over several keys; ``streaming=False`` asks for whole
+    responses; ``params`` adds request fields (``temperature`` ...).
+    """
+
+    provider = "openai"
+    env_var = "OPENAI_API_KEY"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        api_keys: Sequence[str] = (),
+        base_url: str | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        timeout: float = 600.0,
+        max_tokens: int | None = None,
+        streaming: bool = True,
+        stream_usage: bool = True,
+        lenient_tool_calls: bool = False,
+        params: Mapping[str, Any] | None = None,
+        retry: RetryPolicy | None = None,
+        compress: CompressHook | None = None,
+        provider: str = "openai",
+    ) -> None:
+        keys = [api_key] if api_key else list(api_keys)
+        if not keys and os.environ.get(self.env_var):
+            keys = [os.environ[self.env_var]]
+        if not keys:
+            raise ConfigurationError(
+                f"OpenAIModel({model!r}) has no API key: set the {self.env_var} environment "
+                "variable or pass api_key=... (a local server that ignores keys still needs one, "
+                'e.g. api_key="none")'
+            )
+        super().__init__(model, api_keys=keys, retry=retry, compress=compress)
+        self.provider = provider
+        self.streaming = streaming
+        self.stream_usage = stream_usage
+        self.lenient_tool_calls = lenient_tool_calls
+        self.max_tokens = max_tokens
+        self.params = dict(params or {})
+        try:
+            import openai
+        except ImportError as exc:
+            raise ConfigurationError(
+                "OpenAIModel needs the openai SDK: pip install 'tether[openai]'"
+            ) from exc
+        self._clients = [
+            openai.AsyncOpenAI(
+                api_key=key,
+                base_url=base_url,
+                default_headers=dict(default_headers or {}),
+                timeout=timeout,
+                max_retries=0,
+            )
+            for key in keys
+        ]
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": messages_param(request)}
+        if request.tool_specs:
+            body["tools"] = tools_param(request.tool_specs)
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        body.update(self.params)
+        return body
+
+    def _sink(self, request: ModelRequest) -> TextSink:
+        names = [spec["name"] for spec in request.tool_specs]
+        return TextSink(lenient=self.lenient_tool_calls and bool(names), tool_names=names)
+
+    def _attempt(
+        self, request: ModelRequest, api_key: str | None
+    ) -> AsyncGenerator[ModelStreamEvent, None]:
+        client = self._clients[self._key_index]
+        if self.streaming:
+            return self._streamed(client, request)
+        return self._whole(client, request)
+
+    async def _whole(
+        self, client: Any, request: ModelRequest
+    ) -> AsyncGenerator[ModelStreamEvent, None]:
+        completion = await client.chat.completions.create(**self._body(request))
+        choices = getattr(completion, "choices", None)
+        if not choices:
+            raise ResponseFormatError(f"{self.name} returned an empty completion (no choices)")
+        choice = choices[0]
+        message = choice.message
+        sink = self._sink(request)
+        reasoning = _reasoning_of(message)
+        if reasoning:
+            yield ReasoningDelta(reasoning)
+        if message.content:
+            for event in sink.text(message.content):
+                yield event
+        calls = message.tool_calls or []
+        for index, call in enumerate(calls):
+            yield ToolCallDelta(index, call.id, call.function.name, call.function.arguments or "")
+        for event in sink.finish(len(calls), bool(calls)):
+            yield event
+        yield ModelStop(stop_reason(choice.finish_reason), usage_from(completion.usage))
+
+    async def _streamed(
+        self, client: Any, request: ModelRequest
+    ) -> AsyncGenerator[ModelStreamEvent, None]:
+        body = self._body(request)
+        body["stream"] = True
+        if self.stream_usage:
+            body["stream_options"] = {"include_usage": True}
+        stream = await client.chat.completions.create(**body)
+        sink = self._sink(request)
+        finish: str | None = None
+        usage = None
+        chunks = 0
+        max_index = -1
+        try:
+            async for chunk in stream:
+                chunks += 1
+                if chunk.usage is not None:
+                    usage = chunk.usage
+                for choice in chunk.choices or ():
+                    delta = choice.delta
+                    if delta is not None:
+                        reasoning = _reasoning_of(delta)
+                        if reasoning:
+                            yield ReasoningDelta(reasoning)
+                        content = delta.content
+                        if content:
+                            if sink.passthrough(content):
+                                yield TextDelta(content)
+                            else:
+                                for event in sink.text(content):
+                                    yield event
+                        if delta.tool_calls:
+                            for call in delta.tool_calls:
+                                index = call.index if call.index is not None else max_index + 1
+                                max_index = max(max_index, index)
+                                function = call.function
+                                yield ToolCallDelta(
+                                    index,
+                                    call.id,
+                                    function.name if function is not None else None,
+                                    (function.arguments or "") if function is not None else "",
+                                )
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        finally:
+            await stream.close()
+        if finish is None:
+            if chunks == 0:
+                raise ResponseFormatError(f"{self.name} returned an empty completion (no chunks)")
+            raise StreamBrokenError(
+                f"the stream of {self.name} ended after {chunks} chunk(s) without a finish_reason"
+            )
+        for event in sink.finish(max_index + 1, max_index >= 0):
+            yield event
+        yield ModelStop(stop_reason(finish), usage_from(usage))
+
+    def _error_info(self, exc: BaseException, request: ModelRequest) -> ErrorInfo | None:
+        return http_error_info(exc, self.provider, request_size(request))
+
+
+def _reasoning_of(obj: Any) -> str | None:
+    """Reasoning text of compatible servers (``reasoning_content`` or ``reasoning``)."""
+    extra = getattr(obj, "model_extra", None)
+    if not extra:
+        return None
+    value = extra.get("reasoning_content") or extra.get("reasoning")
+    return value if isinstance(value, str) and value else None

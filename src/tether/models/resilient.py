@@ -1,0 +1,244 @@
+"""ProviderModel: the retry, rotation, compression and stale-stream loop every adapter shares.
+
+An adapter implements ``_attempt`` (one request, streamed as normalized events)
+and ``_error_info`` (what a failed request said). ``stream`` owns recovery:
+backoff retries, Retry-After, credential rotation, the context compression hook,
+dropping reasoning after a rejected thinking signature, and clear final errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import aclosing
+from dataclasses import replace
+
+from tether.errors import ConfigurationError
+from tether.events import ModelRetry, ModelStop, ModelStreamEvent
+from tether.messages import Message, ReasoningBlock, TextBlock, ToolResult
+from tether.models.base import ModelRequest
+from tether.models.failover import (
+    FORMAT_CODE,
+    ErrorInfo,
+    FailoverReason,
+    ProviderError,
+    classify,
+    snippet,
+)
+from tether.models.retry import RetryPolicy, StaleStreamError, Watchdog
+
+CompressHook = Callable[[ModelRequest], ModelRequest | Awaitable[ModelRequest]]
+"""Called on a context overflow with the failed request; returns a shorter one."""
+
+R = FailoverReason
+_BACKOFF = frozenset({R.RATE_LIMIT, R.OVERLOADED, R.SERVER_ERROR, R.TIMEOUT, R.UNKNOWN})
+_ROTATE = frozenset({R.AUTH, R.BILLING, R.RATE_LIMIT})
+MAX_COMPRESSIONS = 2
+
+
+class ResponseFormatError(Exception):
+    """The provider answered with something the adapter cannot use (empty, malformed)."""
+
+
+class StreamBrokenError(Exception):
+    """The response stream ended before the provider said it was complete."""
+
+
+class ProviderModel:
+    """Base class of the SDK adapters (see the module docstring)."""
+
+    provider = "provider"
+    env_var: str | None = None
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_keys: Sequence[str] = (),
+        retry: RetryPolicy | None = None,
+        compress: CompressHook | None = None,
+    ) -> None:
+        if not model or not isinstance(model, str):
+            raise ConfigurationError(f"{type(self).__name__} needs a model name, got {model!r}")
+        self.model = model
+        self.retry = retry or RetryPolicy()
+        self.compress = compress
+        self._keys: list[str | None] = list(api_keys) or [None]
+        self._key_index = 0
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    @property
+    def api_key(self) -> str | None:
+        """The key in use (rotation moves on after auth, billing or rate-limit failures)."""
+        return self._keys[self._key_index]
+
+    def _attempt(
+        self, request: ModelRequest, api_key: str | None
+    ) -> AsyncGenerator[ModelStreamEvent, None]:
+        raise NotImplementedError
+
+    def _error_info(self, exc: BaseException, request: ModelRequest) -> ErrorInfo | None:
+        """Describe a failed request, or None if ``exc`` is not a provider failure."""
+        raise NotImplementedError
+
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
+        policy = self.retry
+        attempt = 0
+        tried_keys = {self._key_index}
+        compressions = 0
+        reasoning_dropped = False
+        while True:
+            attempt += 1
+            delivered = False
+            watchdog = Watchdog(policy.stale_timeout)
+            try:
+                async with aclosing(self._attempt(request, self.api_key)) as events:
+                    iterator = events.__aiter__()
+                    while True:
+                        watchdog.last = watchdog.loop.time()
+                        watchdog.waiting = True
+                        try:
+                            event = await iterator.__anext__()
+                        except StopAsyncIteration:
+                            break
+                        except asyncio.CancelledError:
+                            if watchdog.swallow():
+                                raise StaleStreamError(
+                                    f"the stream was silent for more than {policy.stale_timeout:g} s"
+                                ) from None
+                            raise
+                        finally:
+                            watchdog.waiting = False
+                        if type(event) is not ModelStop and type(event) is not ModelRetry:
+                            delivered = True
+                        yield event
+                return
+            except (GeneratorExit, asyncio.CancelledError, ProviderError):
+                raise
+            except Exception as exc:
+                info = self._describe(exc, request)
+                if info is None:
+                    raise
+                reason = classify(info)
+                detail = _detail(info, exc)
+                if delivered:
+                    raise ProviderError(
+                        reason,
+                        self.name,
+                        f"the stream broke after part of the response had been delivered "
+                        f"({detail}); the partial response was discarded",
+                        status=info.status,
+                        attempts=attempt,
+                        env_var=self.env_var,
+                        partial=True,
+                    ) from exc
+                failed = ProviderError(
+                    reason,
+                    self.name,
+                    detail,
+                    status=info.status,
+                    attempts=attempt,
+                    env_var=self.env_var,
+                )
+                if attempt >= policy.max_attempts:
+                    raise failed from exc
+                delay: float | None = None
+                if reason in _ROTATE and len(self._keys) > len(tried_keys):
+                    self._key_index = (self._key_index + 1) % len(self._keys)
+                    while self._key_index in tried_keys:
+                        self._key_index = (self._key_index + 1) % len(self._keys)
+                    tried_keys.add(self._key_index)
+                    delay = 0.0
+                elif reason in _BACKOFF:
+                    delay = policy.backoff(attempt)
+                    if info.retry_after is not None:
+                        if info.retry_after > policy.max_retry_after:
+                            raise ProviderError(
+                                reason,
+                                self.name,
+                                f"{detail}; the server asked to wait {info.retry_after:g} s, "
+                                f"more than RetryPolicy.max_retry_after={policy.max_retry_after:g}",
+                                status=info.status,
+                                attempts=attempt,
+                                env_var=self.env_var,
+                            ) from exc
+                        delay = info.retry_after
+                elif (
+                    reason is R.CONTEXT_OVERFLOW
+                    and self.compress
+                    and compressions < MAX_COMPRESSIONS
+                ):
+                    compressions += 1
+                    request = await _compressed(self.compress, request)
+                    delay = 0.0
+                elif reason is R.THINKING_SIGNATURE and not reasoning_dropped:
+                    reasoning_dropped = True
+                    request = without_reasoning(request)
+                    delay = 0.0
+                if delay is None:
+                    raise failed from exc
+                yield ModelRetry(attempt, reason.value, delay, self.name, detail)
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            finally:
+                watchdog.stop()
+
+    def _describe(self, exc: Exception, request: ModelRequest) -> ErrorInfo | None:
+        if isinstance(exc, StaleStreamError):
+            return ErrorInfo(self.provider, message=str(exc), transport="timeout")
+        if isinstance(exc, ResponseFormatError):
+            return ErrorInfo(self.provider, code=FORMAT_CODE, message=str(exc))
+        if isinstance(exc, StreamBrokenError):
+            return ErrorInfo(
+                self.provider,
+                message=str(exc),
+                transport="disconnected",
+                request_chars=request_size(request),
+            )
+        return self._error_info(exc, request)
+
+
+def _detail(info: ErrorInfo, exc: BaseException) -> str:
+    text = info.message or f"{type(exc).__name__}: {exc}"
+    if info.body_text and info.body_text not in text:
+        text = f"{text}; body: {info.body_text}"
+    code = f"[{info.code}] " if info.code and info.code != FORMAT_CODE else ""
+    return code + snippet(text)
+
+
+async def _compressed(hook: CompressHook, request: ModelRequest) -> ModelRequest:
+    result = hook(request)
+    if inspect.isawaitable(result):
+        result = await result
+    if not isinstance(result, ModelRequest):
+        raise ConfigurationError(
+            f"the compress hook must return a ModelRequest, got {type(result).__name__}"
+        )
+    return result
+
+
+def without_reasoning(request: ModelRequest) -> ModelRequest:
+    """The request with every reasoning block removed from its history."""
+    messages = [
+        Message(m.role, [b for b in m.content if type(b) is not ReasoningBlock], m.usage)
+        for m in request.messages
+    ]
+    return replace(request, messages=messages)
+
+
+def request_size(request: ModelRequest) -> int:
+    """Approximate size of a request in characters."""
+    size = len(request.system_prompt or "")
+    for message in request.messages:
+        for block in message.content:
+            if type(block) is TextBlock or type(block) is ReasoningBlock:
+                size += len(block.text)
+            elif type(block) is ToolResult:
+                size += len(block.content)
+            else:
+                size += 64
+    return size
