@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from tether.messages import Message, ToolCall, ToolResult, Usage
 
 if TYPE_CHECKING:
+    from tether.control.interrupts import Interrupt
     from tether.models.base import ModelResponse
     from tether.result import Result
 
@@ -122,6 +123,13 @@ class MessageAppended:
 
 
 @dataclass(slots=True)
+class InterruptRaised:
+    """The run is suspending to ask ``interrupt`` (answer it with ``agent.resume``)."""
+
+    interrupt: Interrupt
+
+
+@dataclass(slots=True)
 class FinalResult:
     """The run is over; ``result`` is what ``invoke`` returns."""
 
@@ -139,5 +147,6 @@ StreamEvent: TypeAlias = (
     | ToolStarted
     | ToolFinished
     | MessageAppended
+    | InterruptRaised
     | FinalResult
 )

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from tether.control.events import AfterInvocation, BeforeInvocation
 from tether.control.interrupts import Interrupt, InterruptSignal
 from tether.errors import HookError, RunError, ToolLoopError
-from tether.events import FinalResult, ModelCallFinished, StreamEvent
+from tether.events import FinalResult, InterruptRaised, ModelCallFinished, StreamEvent
 from tether.messages import Message, TextBlock
 from tether.modelcall import call_model
 from tether.models.base import ModelResponse
@@ -116,6 +116,8 @@ async def run_invocation(
     if failure is not None:
         failure.result = result
         raise failure
+    for interrupt in result.interrupts:
+        yield InterruptRaised(interrupt)
     yield FinalResult(result)
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from tether.control.interrupts import ConfirmDecision, Interrupt, check_response
 from tether.errors import SessionStateError, ToolArgumentError
-from tether.events import FinalResult, StreamEvent
+from tether.events import FinalResult, InterruptRaised, StreamEvent
 from tether.loop import run_invocation
 from tether.messages import JSONValue
 from tether.persistence import check_in_doubt_answer, settle_in_doubt
@@ -42,6 +42,8 @@ async def resume_events(
             await journal.append("status", {"status": "suspended", "reason": "in doubt"})
     remaining = [i for i in suspension.interrupts if i.id not in agent.answers]
     if remaining:
+        for interrupt in remaining:
+            yield InterruptRaised(interrupt)
         yield FinalResult(_still_waiting(agent, remaining))
         return
     if aborted:

@@ -233,3 +233,17 @@ def test_pause_stops_at_the_next_boundary_and_resume_continues():
     resumed = agent.resume()
     assert resumed.stop_reason == "end_turn"
     assert [m.tool_results[0].content for m in agent.messages if m.role == "tool"] == ["2", "4"]
+
+
+async def test_stream_consumers_see_each_interrupt_before_the_final_result():
+    from tether.events import FinalResult, InterruptRaised
+
+    agent = Agent(
+        model=two_turns(("add", {"a": 1, "b": 2})), tools=[add], interventions=[AskFirst()]
+    )
+    events = [e async for e in agent.stream("go")]
+    assert isinstance(events[-1], FinalResult)
+    assert isinstance(events[-2], InterruptRaised)
+    assert events[-2].interrupt == events[-1].result.interrupts[0]
+    resumed = [e async for e in agent.resume_stream({})]  # nothing answered: still waiting
+    assert [type(e).__name__ for e in resumed] == ["InterruptRaised", "FinalResult"]
