@@ -114,3 +114,12 @@ def run(row: Row, flags: list[str]) -> dict[str, Any]:
         return {"error": f"exit {proc.returncode}: {tail}"}
     result: dict[str, Any] = json.loads(lines[-1])
     return result
+
+
+LANGGRAPH = Venv("langgraph", ("langgraph==1.2.24", "langgraph-checkpoint-sqlite==3.1.2"))
+
+DURABILITY_ROWS: tuple[Row, ...] = (
+    Row("tether", "tether", "tether", "tether_durability.py", ""),
+    Row("langgraph", "LangGraph", "langgraph", "langgraph_durability.py", "", LANGGRAPH),
+)
+"""The durability benchmark's runners (bench/durability.py); `tool` is unused there."""

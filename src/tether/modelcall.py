@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 from tether.control.events import AfterModelCall, BeforeModelCall
@@ -42,6 +42,7 @@ async def call_model(run: RunState) -> AsyncGenerator[StreamEvent | ModelRespons
     """Yield stream events, then the final ModelResponse (the caller keeps it)."""
     agent = run.agent
     hooks = agent.hooks
+    cancel = run.cancel
     max_retries = agent.max_retries
     attempt = 0
     while True:
@@ -62,12 +63,27 @@ async def call_model(run: RunState) -> AsyncGenerator[StreamEvent | ModelRespons
         error: Exception | None = None
         try:
             request = ModelRequest(messages, specs, agent.system_prompt)
-            async with aclosing(_model_items(run, request)) as items:
-                async for item in items:
-                    if type(item) is ModelResponse:
-                        response = item
-                    else:
-                        yield item  # type: ignore[misc]
+            if agent.model_onion is None:  # fast path: assemble inline, no extra layer
+                assembler = ResponseAssembler()
+                add = assembler.add
+                async with aclosing(agent.model.stream(request)) as deltas:
+                    async for delta in deltas:
+                        if cancel.cancelled:
+                            raise StopRun("cancelled", "cancelled during the model call")
+                        add(delta)
+                        if type(delta) is not ModelStop:
+                            _count(run, delta)
+                            yield delta  # type: ignore[misc]
+                if assembler.stop is None:
+                    raise _incomplete(agent.model, assembler)
+                response = assembler.finish()
+            else:
+                async with aclosing(_onion_items(run, request)) as items:
+                    async for item in items:
+                        if type(item) is ModelResponse:
+                            response = item
+                        else:
+                            yield item  # type: ignore[misc]
         except StopRun:
             raise
         except Exception as exc:
@@ -102,50 +118,38 @@ async def call_model(run: RunState) -> AsyncGenerator[StreamEvent | ModelRespons
         return
 
 
-async def _model_items(
+def _count(run: RunState, event: object) -> None:
+    kind = type(event)
+    if kind is ModelRetry:
+        run.usage.model_retries += 1
+    elif kind is ModelFallback:
+        run.usage.model_fallbacks += 1
+
+
+async def _onion_items(
     run: RunState, request: ModelRequest
 ) -> AsyncGenerator[ModelStreamEvent | ModelResponse, None]:
-    """The model's deltas, then the (middleware-processed) response."""
-    agent = run.agent
-    onion = agent.model_onion
+    """The middleware chain's events, then its (output-processed) response."""
+    onion = run.agent.model_onion
+    assert onion is not None
     cancel = run.cancel
-    assembler: ResponseAssembler | None = None
-    if onion is None:  # no middleware: assemble inline, no extra generator layer
-        assembler = ResponseAssembler()
-        source: AsyncIterator[ModelStreamEvent | ModelResponse] = agent.model.stream(request)
-    else:
-        request = await onion.prepare(request)
-        source = onion.call(request)
+    request = await onion.prepare(request)
     last: object = None
-    async with aclosing(source) as items:  # type: ignore[type-var]
+    async with aclosing(onion.call(request)) as items:
         async for item in items:
             if cancel.cancelled:
                 raise StopRun("cancelled", "cancelled during the model call")
-            kind = type(item)
-            if kind is ModelRetry:
-                run.usage.model_retries += 1
-            elif kind is ModelFallback:
-                run.usage.model_fallbacks += 1
-            if assembler is not None:
-                assembler.add(item)  # type: ignore[arg-type]
-                if kind is not ModelStop:
-                    yield item
-                continue
-            # middleware: only the last item is the result; pass the others on
+            _count(run, item)
+            # only the last item is the result; pass the others on
             if last is not None:
                 yield last  # type: ignore[misc]
             last = item
-    if assembler is not None:
-        if assembler.stop is None:
-            raise _incomplete(agent.model, assembler)
-        yield assembler.finish()
-        return
     if type(last) is not ModelResponse:
         raise ModelError(
             "the model middleware chain did not end with a ModelResponse "
             f"(last item: {type(last).__name__}); a middleware's wrap() must yield the result last"
         )
-    yield await onion.finish(last)  # type: ignore[union-attr]
+    yield await onion.finish(last)
 
 
 def _incomplete(model: Model, assembler: ResponseAssembler) -> ModelError:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import typer
 
+from tether.ops.sessions import app as sessions_app
+
 app = typer.Typer(
     name="tether",
     help="tether: run tool-using LLM agents you stay in control of.",
     no_args_is_help=True,
     add_completion=False,
 )
+app.add_typer(sessions_app, name="sessions")
 
 
 @app.callback()

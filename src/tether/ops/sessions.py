@@ -1,0 +1,311 @@
+"""``tether sessions``: list, show and export the durable sessions in a store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.padding import Padding
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from tether.errors import TetherError
+from tether.ops.store_url import DEFAULT_STORE, describe, open_store
+
+if TYPE_CHECKING:
+    from tether.durable import SessionRecord, Store
+    from tether.messages import ContentBlock, Message
+    from tether.session import SessionView
+
+T = TypeVar("T")
+CLIP = 500
+"""Characters of one text block, tool argument list or tool result shown without --full."""
+FORMATS = ("jsonl", "json")
+STATUS_STYLE = {
+    "idle": "blue",
+    "running": "yellow",
+    "suspended": "bold magenta",
+    "completed": "green",
+    "failed": "bold red",
+    "cancelled": "dim",
+}
+ROLE_STYLE = {
+    "system": "bold yellow",
+    "user": "bold green",
+    "assistant": "bold cyan",
+    "tool": "bold magenta",
+}
+
+app = typer.Typer(
+    name="sessions",
+    help="List, show and export durable sessions.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+STORE = typer.Option(
+    DEFAULT_STORE,
+    "--store",
+    "-s",
+    envvar="TETHER_STORE",
+    help="SQLite path (or sqlite:///PATH) or postgresql:// URL.",
+)
+
+OUTPUT = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout.")
+
+
+def _fail(message: str, hint: str | None = None) -> NoReturn:
+    err = Console(stderr=True, highlight=False)
+    err.print(Text("error: ", style="bold red") + Text(message))
+    if hint:
+        err.print(Text(hint, style="dim"))
+    raise typer.Exit(1)
+
+
+def _with_store(url: str, work: Callable[[Store], Awaitable[T]]) -> T:
+    """Open the store, run ``work`` on it, close it; a TetherError exits 1 without a traceback."""
+
+    async def go() -> T:
+        store = open_store(url)
+        try:
+            return await work(store)
+        finally:
+            await store.close()
+
+    try:
+        return asyncio.run(go())
+    except TetherError as exc:
+        _fail(str(exc))
+
+
+def _load(url: str, session_id: str) -> tuple[SessionRecord, SessionView]:
+    from tether.session import fold
+
+    record = _with_store(url, lambda store: store.load(session_id))
+    if record is None:
+        _fail(
+            f"no session {session_id!r} in {describe(url)}",
+            f"list the sessions with: tether sessions list --store {describe(url)}",
+        )
+    try:
+        return record, fold(record)
+    except (KeyError, ValueError, TypeError) as exc:
+        _fail(f"session {session_id!r} has a journal entry tether cannot read ({exc!r})")
+
+
+def when(at: float, now: float | None = None) -> str:
+    """Local time and age: ``2025-03-01 14:02:11 (5m ago)``."""
+    seconds = (time.time() if now is None else now) - at
+    if seconds < 1:
+        age = "just now"
+    else:
+        for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+            if seconds >= size:
+                age = f"{int(seconds // size)}{unit} ago"
+                break
+    return f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(at))} ({age})"
+
+
+def _status(status: str) -> Text:
+    return Text(status, style=STATUS_STYLE.get(status, ""))
+
+
+@app.command("list")
+def list_sessions(
+    store: str = STORE,
+    status: str | None = typer.Option(None, "--status", help="Only sessions with this status."),
+    limit: int = typer.Option(50, "--limit", min=1, help="Show at most this many."),
+) -> None:
+    """List sessions, most recently updated first."""
+    from tether.durable import SESSION_STATUSES
+
+    if status is not None and status not in SESSION_STATUSES:
+        known = ", ".join(sorted(SESSION_STATUSES))
+        raise typer.BadParameter(f"unknown status {status!r}; choose one of {known}")
+    rows = _with_store(
+        store,
+        lambda s: s.list_sessions(status=status, limit=limit),  # type: ignore[arg-type]
+    )
+    console = Console(highlight=False)
+    where = describe(store)
+    if not rows:
+        console.print(f"no {status + ' ' if status else ''}sessions in {where}", markup=False)
+        return
+    table = Table(title=f"sessions in {where}", title_justify="left")
+    for name in ("session", "status", "entries", "created", "updated"):
+        table.add_column(name, justify="right" if name == "entries" else "left")
+    now = time.time()
+    for row in rows:
+        table.add_row(
+            Text(row.session_id, style="bold"),
+            _status(row.status),
+            str(row.version),
+            when(row.created_at, now),
+            when(row.updated_at, now),
+        )
+    console.print(table)
+    if len(rows) == limit:
+        console.print(Text(f"showing the newest {limit}; pass --limit N for more", style="dim"))
+
+
+@app.command()
+def show(
+    session_id: str = typer.Argument(..., help="The session id."),
+    store: str = STORE,
+    full: bool = typer.Option(False, "--full", help="Do not truncate long contents."),
+) -> None:
+    """Show a session: status, pending interrupts and the transcript."""
+    record, view = _load(store, session_id)
+    console = Console(highlight=False)
+    console.print(_header(record, view))
+    if view.interrupts:
+        console.print(_interrupts(view, full))
+        console.print(
+            Text(
+                f"answer with Agent(..., session_id={session_id!r}).resume({{id: response}})",
+                style="dim",
+            )
+        )
+    console.print(Rule(f"transcript ({len(view.messages)} messages)", style="dim"))
+    for index, message in enumerate(view.messages, start=1):
+        _print_message(console, index, message, full)
+    if view.pending is not None:
+        _print_open_batch(console, view, full)
+
+
+def _header(record: SessionRecord, view: SessionView) -> Table:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    grid.add_row("session", Text(record.session_id))
+    grid.add_row("status", _status(record.status))
+    grid.add_row("entries", str(record.version))
+    grid.add_row("created", when(record.created_at))
+    grid.add_row("updated", when(record.updated_at))
+    lease = record.lease
+    if lease is not None and lease.expires_at > time.time():
+        grid.add_row("lease", Text(f"held by {lease.holder} until {when(lease.expires_at)}"))
+    if view.state:
+        grid.add_row("state", Text(", ".join(sorted(view.state))))
+    return grid
+
+
+def _interrupts(view: SessionView, full: bool) -> Table:
+    table = Table(title="pending interrupts", title_justify="left")
+    for name in ("id", "name", "source", "reason", "tool call"):
+        table.add_column(name, overflow="fold")
+    for item in view.interrupts:
+        reason = item.reason if isinstance(item.reason, str) else json.dumps(item.reason)
+        call = item.tool_call
+        table.add_row(
+            Text(item.id, style="bold"),
+            Text(item.name),
+            Text(item.source),
+            _clip(reason, full),
+            Text("-")
+            if call is None
+            else _clip(f"{call.name}({json.dumps(call.arguments)})", full) + f"\n{call.id}",
+        )
+    return table
+
+
+def _clip(text: str, full: bool, style: str = "") -> Text:
+    if full or len(text) <= CLIP:
+        return Text(text, style=style)
+    note = f" … [{len(text) - CLIP} more characters; --full shows all]"
+    return Text(text[:CLIP], style=style) + Text(note, style="dim italic")
+
+
+def _print_message(console: Console, index: int, message: Message, full: bool) -> None:
+    head = Text(f"{index:>3} ", style="dim") + Text(message.role, style=ROLE_STYLE[message.role])
+    if message.usage is not None:
+        usage = message.usage
+        head += Text(f"  {usage.input_tokens} in / {usage.output_tokens} out tokens", style="dim")
+    console.print(head)
+    for block in message.content:
+        console.print(Padding(_block(block, full), (0, 0, 0, 6)))
+
+
+def _block(block: ContentBlock, full: bool) -> Text:
+    from tether.messages import ReasoningBlock, TextBlock, ToolCall
+
+    if isinstance(block, TextBlock):
+        return _clip(block.text, full)
+    if isinstance(block, ReasoningBlock):
+        if block.redacted:
+            return Text("(redacted reasoning)", style="dim italic")
+        return Text("reasoning: ", style="dim italic") + _clip(block.text, full, "dim italic")
+    if isinstance(block, ToolCall):
+        args = _clip(json.dumps(block.arguments, ensure_ascii=False), full)
+        call = Text.assemble(("→ ", "cyan"), (block.name, "bold"), "(", args, ")")
+        return call + Text(f"  {block.id}", style="dim")
+    style = "red" if block.is_error else "green"
+    head = Text("← ", style=style) + Text(block.name, style="bold")
+    head += Text(f" [{block.status}]", style=style) + Text(f"  {block.tool_call_id}", style="dim")
+    inline = len(block.content) <= 60 and "\n" not in block.content
+    return head + (": " if inline else "\n") + _clip(block.content, full)
+
+
+def _print_open_batch(console: Console, view: SessionView, full: bool) -> None:
+    assert view.pending is not None
+    calls, results = view.pending
+    waiting = {i.tool_call.id: i.id for i in view.interrupts if i.tool_call is not None}
+    console.print(Rule("open tool batch (results so far)", style="dim"))
+    for call, result in zip(calls, results, strict=True):
+        if result is not None:
+            line = _block(result, full)
+        elif call.id in waiting:
+            line = Text(f"… {call.name}  {call.id}: waiting for interrupt {waiting[call.id]}")
+        elif call.id in view.intents:
+            line = Text(f"? {call.name}  {call.id}: started, no result (in doubt)", style="yellow")
+        else:
+            line = Text(f"· {call.name}  {call.id}: not run yet", style="dim")
+        console.print(Padding(line, (0, 0, 0, 6)))
+
+
+@app.command()
+def export(
+    session_id: str = typer.Argument(..., help="The session id."),
+    fmt: str = typer.Option("jsonl", "--format", "-f", help="jsonl (one message a line) or json."),
+    store: str = STORE,
+    output: Path | None = OUTPUT,
+    include_reasoning: bool = typer.Option(
+        False, "--include-reasoning", help="Add each assistant turn's reasoning."
+    ),
+    system: str | None = typer.Option(None, "--system", help="Prepend this system message."),
+) -> None:
+    """Export a session as OpenAI-style chat messages (evaluation / training data)."""
+    from tether.ops.export import to_openai_messages
+
+    if fmt not in FORMATS:
+        raise typer.BadParameter(
+            f"unknown format {fmt!r}; supported: {', '.join(FORMATS)}", param_hint="'--format'"
+        )
+    _, view = _load(store, session_id)
+    rows = to_openai_messages(view.messages, include_reasoning=include_reasoning, system=system)
+    if fmt == "json":
+        text = json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
+    else:
+        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    err = Console(stderr=True, highlight=False)
+    if view.pending is not None:
+        err.print(
+            f"note: session {session_id!r} stopped inside a tool batch; the last assistant "
+            "message's tool calls have no results in this export",
+            markup=False,
+            style="yellow",
+        )
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc.strerror or exc}")
+    err.print(f"wrote {len(rows)} messages of session {session_id!r} to {output}", markup=False)
