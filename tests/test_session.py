@@ -300,3 +300,29 @@ async def test_snapshots_keep_loading_equal_to_the_full_fold():
     assert [m.to_dict() for m in fresh.messages[: len(agent.messages)]] == [
         m.to_dict() for m in agent.messages
     ]
+
+
+async def test_a_growing_state_is_journaled_as_deltas_and_folds_back():
+    @tool
+    def note(ctx: ToolContext) -> str:
+        """Grows the session log."""
+        ctx.state["log"] = ctx.state.get("log", "") + "x" * 200
+        ctx.state["count"] = ctx.state.get("count", 0) + 1
+        return "noted"
+
+    def script(messages, tools):
+        if messages[-1].role == "tool":
+            return "ok"
+        return {"tool_calls": [{"name": "note", "args": {}}]}
+
+    store = MemoryStore()
+    agent = Agent(model=ScriptedModel(script), tools=[note], store=store, session_id="grow")
+    for _ in range(5):
+        await agent.invoke_async("again")
+    states = [e.data for e in await store.read_entries("grow") if e.kind == "state"]
+    assert "state" in states[0]
+    assert all("delta" in s for s in states[1:])
+    assert states[-1]["delta"] == {"extend": {"log": "x" * 200}, "set": {"count": 5}}
+    fresh = Agent(model=ScriptedModel(script), tools=[note], store=store, session_id="grow")
+    await fresh.invoke_async("one more")
+    assert fresh.state == {"log": "x" * 1200, "count": 6}

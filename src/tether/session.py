@@ -10,7 +10,8 @@ Entry kinds and their data (all JSON, versioned by ``Entry.schema``):
 - ``tool_result``: ``{"result": ToolResult}`` as soon as one call of a batch ends.
 - ``interrupt_raised``: ``{"interrupts": [...], "stop_reason"}`` (durable).
 - ``interrupt_answered``: ``{"answers": {id: value}}`` (durable).
-- ``state``: ``{"state": {...}}`` when the session state changed.
+- ``state``: ``{"state": {...}}`` or, when smaller, ``{"delta": ...}`` (see
+  ``tether.state_delta``) when the session state changed.
 - ``status``: ``{"status", "reason"}``; ``usage``: ``{"usage": RunUsage.to_dict()}``.
 - ``snapshot``: the whole fold (see :meth:`SessionView.to_snapshot`).
 """
@@ -24,15 +25,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tether.control.interrupts import Interrupt
+from tether.control.interrupts import Interrupt, interrupt_id
 from tether.errors import PersistenceError, TetherError
 from tether.messages import JSONValue, Message, ToolCall, ToolResult
 from tether.result import StopReason
 from tether.run_state import Suspension
+from tether.state_delta import apply_delta, smaller, state_delta
 
 if TYPE_CHECKING:
     from tether.durable import Lease, SessionRecord, SessionStatus, Store
     from tether.durable.entries import Entry, JournalKind
+
+IN_DOUBT = "in_doubt"
+"""Name, point and source of the interrupt raised for a tool call a crash left in doubt."""
 
 SNAPSHOT_EVERY = 100
 """Entries after the last snapshot that trigger a new snapshot at the end of a run."""
@@ -89,6 +94,10 @@ class SessionView:
                 self.intents = set()
         elif kind == "tool_intent":
             self.intents.add(data["call_id"])
+            # A new attempt consumes the answer to the call's in_doubt interrupt: if this
+            # attempt is cut off too, a human must decide again (a stale "retry" would
+            # repeat a side effect that may have happened).
+            self.answers.pop(interrupt_id(IN_DOUBT, self.position, data["call_id"], IN_DOUBT), None)
         elif kind == "tool_result":
             self._set_result(ToolResult(**data["result"]))
         elif kind == "interrupt_raised":
@@ -103,7 +112,10 @@ class SessionView:
         elif kind == "interrupt_answered":
             self.answers.update(data["answers"])
         elif kind == "state":
-            self.state = dict(data["state"])
+            if "delta" in data:
+                self.state = apply_delta(self.state, data["delta"])
+            else:
+                self.state = dict(data["state"])
         elif kind == "status":
             self.status = data["status"]
             if self.status != "suspended":
@@ -238,11 +250,19 @@ class SessionJournal:
         await self.append("tool_result", {"result": _result_dict(result)})
 
     async def state_if_changed(self, state: dict[str, Any]) -> None:
-        """Journal the session state when it differs from what was last written."""
+        """Journal the session state when it differs from what was last written:
+        only the delta when that is smaller than the whole state."""
         encoded = json.dumps(state, sort_keys=True, default=repr)
-        if encoded != self._state_json:
-            self._state_json = encoded
-            await self.append("state", {"state": state})
+        if encoded == self._state_json:
+            return
+        previous = self._state_json
+        self._state_json = encoded
+        if previous is not None:
+            delta = state_delta(json.loads(previous), json.loads(encoded))
+            if smaller(delta, state):
+                await self.append("state", {"delta": delta})
+                return
+        await self.append("state", {"state": state})
 
     def remember_state(self, encoded: str | None) -> None:
         """Set the state JSON last written (None: unknown, so the next check writes)."""
