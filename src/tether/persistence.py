@@ -11,7 +11,7 @@ from tether.durable.errors import SessionBusy
 from tether.errors import SessionStateError
 from tether.messages import JSONValue, ToolCall, ToolResult
 from tether.run_state import Suspension
-from tether.session import SessionJournal, SessionView, fold
+from tether.session import IN_DOUBT, SessionJournal, SessionView, fold
 from tether.tools import format_tool_output
 
 _RUNNING: dict[tuple[int, str], str] = {}
@@ -20,7 +20,6 @@ _RUNNING: dict[tuple[int, str], str] = {}
 if TYPE_CHECKING:
     from tether.agent import Agent
 
-IN_DOUBT = "in_doubt"
 IN_DOUBT_HELP = (
     "the process running this session died after this tool call started and before its "
     "result was saved, so it may or may not have happened. Answer 'retry' to run it again, "
@@ -78,7 +77,9 @@ def _adopt(agent: Agent, view: SessionView) -> None:
     agent.state = view.state
     agent.answers = view.answers
     agent._suspension = view.suspension
-    if view.status == "running":  # the last run's process died: recover on resume()
+    if view.status == "running" and not view.messages:
+        agent._suspension = None  # it died before saving its prompt: nothing to continue
+    elif view.status == "running":  # the last run's process died: recover on resume()
         agent._suspension = Suspension([], view.pending, view.position, "paused")
         agent._suspension.in_doubt = [c.id for c in view.in_doubt()]
 

@@ -14,7 +14,7 @@ from tether.messages import JSONValue
 from tether.persistence import check_in_doubt_answer, settle_in_doubt
 from tether.result import Result, RunUsage
 from tether.run_state import Suspension
-from tether.session import SessionJournal
+from tether.session import SessionJournal, SessionView, journal_end
 
 if TYPE_CHECKING:
     from tether.agent import Agent
@@ -46,6 +46,10 @@ async def resume_events(
             yield InterruptRaised(interrupt)
         yield FinalResult(_still_waiting(agent, remaining))
         return
+    if _finished(agent, suspension):  # the process died after the final answer was saved
+        agent._suspension = None
+        yield FinalResult(await _finish(agent, journal))
+        return
     if aborted:
         suspension.stop_reason = "cancelled"  # the run stops; open calls get error results
     agent._suspension = None
@@ -63,6 +67,27 @@ def _suspension(agent: Agent) -> Suspension:
             "whose process died)"
         )
     return agent._suspension
+
+
+def _finished(agent: Agent, suspension: Suspension) -> bool:
+    """Whether a recovered run had already ended: its last message is the final answer.
+
+    (A run paused at a boundary or an interrupt never ends with a final answer.)
+    """
+    if suspension.pending is not None or suspension.interrupts or not agent.messages:
+        return False
+    last = agent.messages[-1]
+    return last.role == "assistant" and not last.tool_calls
+
+
+async def _finish(agent: Agent, journal: SessionJournal | None) -> Result:
+    """Write the end the dead process did not write; the model is not called again."""
+    if journal is not None:
+        view = SessionView(messages=agent.messages, state=agent.state, answers=agent.answers)
+        await journal_end(journal, view, "end_turn", None, RunUsage().to_dict())
+    result = Result("end_turn", agent.messages[-1], RunUsage(), agent.session_id)
+    agent.last_result = result
+    return result
 
 
 def _still_waiting(agent: Agent, remaining: list[Interrupt]) -> Result:

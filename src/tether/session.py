@@ -63,9 +63,10 @@ class SessionView:
         if self.status != "suspended":
             return None
         stop: StopReason = "paused" if self.suspended_reason == "paused" else "interrupt"
-        doubted = [
-            i.tool_call.id for i in self.interrupts if i.source == "in_doubt" and i.tool_call
-        ]
+        # Every started call without a saved result, not only those of the last in_doubt
+        # interrupt: a call settled by an earlier answer ("skip") has no tool_result entry
+        # until its batch closes, and must not re-run after a second crash.
+        doubted = [c.id for c in self.in_doubt()]
         return Suspension(list(self.interrupts), self.pending, self.position, stop, doubted)
 
     def in_doubt(self) -> list[ToolCall]:

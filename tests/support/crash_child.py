@@ -1,0 +1,144 @@
+"""A durable session run in a child process that the crash campaign kills with SIGKILL.
+
+Usage: python crash_child.py DB SESSION EFFECTS MODE ANSWERS TARGET
+MODE: start (invoke with the prompt) | resume (``agent.resume(ANSWERS)``); ANSWERS is JSON
+or ``-``. TARGET: the kill point to stop at (0: none).
+
+Kill points are counted in this process, in order: for every journal append, ``commit``
+(inside its transaction, before COMMIT: the append must not survive) and ``ack`` (after
+``append`` returned); for every side effect of the tool, ``effect`` (line written and
+fsynced, result not yet journaled). At the target point the child prints ``AT`` and
+blocks until the parent kills it.
+
+Stdout protocol, one line each, flushed before the child continues:
+``ACK <seq> <kind>`` for every acknowledged entry, ``AT <point> <where> <detail>``,
+``RESULT <json>`` at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from tether import Agent, ToolContext, tool
+from tether.durable import SQLiteStore
+from tether.models import ScriptedModel
+
+PROMPT = "write the lines"
+SCRIPT: list[list[tuple[str, str]]] = [
+    [("a", "L1")],
+    [("b1", "L2"), ("b2", "L3"), ("b3", "L4")],  # disjoint slots: one parallel group
+    [("c", "L5")],
+    [("d", "L6")],
+]
+"""Tool calls (slot, line) of each model turn before the final answer."""
+LINES = [line for turn in SCRIPT for _, line in turn]
+
+_out = threading.Lock()
+
+
+def emit(line: str) -> None:
+    with _out:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+class CrashStore(SQLiteStore):
+    """An SQLiteStore that reports acknowledged entries and blocks at the target point."""
+
+    def __init__(self, path: str, target: int) -> None:
+        super().__init__(path)
+        self.target = target
+        self.points = 0
+        self._count = threading.Lock()
+        self._appending: str | None = None
+
+    def point(self, where: str, detail: str) -> None:
+        with self._count:
+            self.points += 1
+            hit = self.points == self.target
+        if hit:
+            emit(f"AT {self.target} {where} {detail}")
+            while True:  # the parent sends SIGKILL
+                time.sleep(60)
+
+    @contextlib.contextmanager
+    def _tx(self, begin: str = "BEGIN IMMEDIATE", *, durable: bool = False) -> Iterator[Any]:
+        with super()._tx(begin, durable=durable) as conn:
+            yield conn
+            if self._appending is not None:
+                self.point("commit", self._appending)
+
+    async def append(
+        self,
+        session_id: str,
+        expected_version: int,
+        entries: Sequence[tuple[Any, dict[str, Any]]],
+        **options: Any,
+    ) -> Any:
+        self._appending = ",".join(kind for kind, _ in entries)
+        try:
+            written = await super().append(session_id, expected_version, entries, **options)
+        finally:
+            self._appending = None
+        for entry in written:
+            emit(f"ACK {entry.seq} {entry.kind}")
+        self.point("ack", written[-1].kind)
+        return written
+
+
+def script(messages: list[Any], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    turn = sum(1 for m in messages if m.role == "assistant")
+    if turn >= len(SCRIPT):
+        return {"text": "done"}
+    calls = [{"name": "write", "args": {"slot": s, "line": line}} for s, line in SCRIPT[turn]]
+    return {"text": f"turn {turn}", "tool_calls": calls}
+
+
+def build(db: str, session_id: str, effects: str, target: int) -> Agent:
+    store = CrashStore(db, target)
+
+    @tool(path_params=("slot",))
+    def write(slot: str, line: str, ctx: ToolContext) -> str:
+        """Append a line to the effects file (not idempotent)."""
+        with open(effects, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        ctx.state[line] = slot  # a state change journaled after the batch
+        store.point("effect", line)
+        return f"wrote {line}"
+
+    return Agent(model=ScriptedModel(script), tools=[write], store=store, session_id=session_id)
+
+
+def main() -> None:
+    db, session_id, effects, mode, answers, target = sys.argv[1:7]
+    agent = build(db, session_id, effects, int(target))
+    if mode == "start":
+        result = agent.run(PROMPT)
+    else:
+        result = agent.resume(None if answers == "-" else json.loads(answers))
+    emit(
+        "RESULT "
+        + json.dumps(
+            {
+                "stop_reason": result.stop_reason,
+                "text": result.text,
+                "interrupts": [i.to_dict() for i in result.interrupts],
+                "messages": [m.to_dict() for m in agent.messages],
+                "state": agent.state,
+                "points": agent.store.points if isinstance(agent.store, CrashStore) else 0,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
