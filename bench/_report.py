@@ -10,6 +10,8 @@ from _runs import Row
 
 MEDIAN_TARGET_US = 60.0
 RATIO_TARGETS = (("maf", "MAF", 0.16), ("strands", "Strands", 0.08))
+HOOKS_TARGET = ("tether-hooks", "maf-hooks", 0.5)
+"""tether + AGENT-HOOKS over MAF + AGENT-HOOKS (one allow-all interceptor each)."""
 MEMORY_TARGET_B = 1.0
 """Below this many bytes per invocation counts as "no growth" for tether."""
 TOOL_NOTE = (
@@ -105,6 +107,12 @@ def timing(rows: list[Row], results: dict[str, dict[str, Any]], meta: str) -> di
                 ok = ratio <= limit
                 checks[f"tether/{name}"] = {"value": ratio, "target": limit, "ok": ok}
                 print(f"tether/{name:<12} {ratio:8.3f}     (target <= {limit:g})  {_verdict(ok)}")
+    mine, theirs, limit = HOOKS_TARGET
+    if mine in summary and theirs in summary:
+        ratio = summary[mine]["median_us"] / summary[theirs]["median_us"]
+        ok = ratio <= limit
+        checks["tether-hooks/MAF-hooks"] = {"value": ratio, "target": limit, "ok": ok}
+        print(f"AGENT-HOOKS tether/MAF {ratio:6.3f}  (target <= {limit:g})  {_verdict(ok)}")
     return {"summary": summary, "targets": checks}
 
 

@@ -49,7 +49,7 @@ class Row:
 
 
 STRANDS = Venv("strands", ("strands-agents==1.62.0",))
-MAF = Venv("maf", ("agent-framework-core==1.23.0",))
+MAF = Venv("maf", ("agent-framework-core==1.23.0", "agent-hooks-sdk==0.1.0b3"))
 
 ROWS: tuple[Row, ...] = (
     Row("bare", "bare asyncio", "bare", "bare_overhead.py", "async def"),
@@ -65,6 +65,21 @@ ROWS: tuple[Row, ...] = (
         "async def",
         MAF,
         variant="session",
+    ),
+    Row(
+        "tether-hooks",
+        "tether + AGENT-HOOKS, one allow-all interceptor",
+        "hooks",
+        "tether_hooks_overhead.py",
+        "async def",
+    ),
+    Row(
+        "maf-hooks",
+        "MAF + AGENT-HOOKS, one allow-all interceptor",
+        "hooks",
+        "maf_hooks_overhead.py",
+        "async def",
+        MAF,
     ),
 )
 

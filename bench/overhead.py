@@ -41,6 +41,12 @@ The rows (full setup in each runner's docstring, bench/peers/*_overhead.py):
   is MAF's cheaper form. A MAF run without a session is stateless, so "fresh
   conversation" costs it nothing, whereas tether and Strands keep and reset
   history; the extra row "MAF (session per run)" passes a new session each run.
+- tether + AGENT-HOOKS / MAF + AGENT-HOOKS (group `hooks`): the same workload
+  with one allow-all AGENT-HOOKS-0.1 interceptor (bench/peers/_hooks_interceptor.py,
+  it also counts the three callback points) instead of the hooks/middleware:
+  `Agent(interceptors=[...])` vs MAF's `create_agent_hooks_middleware([...])`,
+  both over agent-hooks-sdk 0.1.0b3 with jcs-sha256 identities and one
+  AGENT-HOOKS session per run. Target: tether <= 0.5x MAF.
 - Both peers keep their default instrumentation (OTel API, no tracer provider
   configured, so non-recording spans). The fakes skip provider-side work (MAF's
   `_validate_options`, Strands' usage metadata event).

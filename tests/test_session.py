@@ -262,7 +262,7 @@ class FailingStore(MemoryStore):
 
 
 async def test_a_store_failure_mid_run_is_a_clear_error_and_keeps_what_was_saved():
-    store = FailingStore(ok=3)  # running status, user message, assistant message
+    store = FailingStore(ok=1)  # the first commit: status, prompt, reply and tool intent
     agent = adder(store=store, session_id="f")
     with pytest.raises(PersistenceError) as info:
         await agent.invoke_async("go")
@@ -272,7 +272,8 @@ async def test_a_store_failure_mid_run_is_a_clear_error_and_keeps_what_was_saved
     assert info.value.result is not None
     assert info.value.result.stop_reason == "error"
     saved = await store.read_entries("f")
-    assert [e.kind for e in saved] == ["status", "message", "message"]
+    assert [e.kind for e in saved] == ["status", "message", "message", "tool_intent"]
+    assert "(tool_result, message)" in text  # the commit that failed
 
 
 async def test_unserializable_state_is_rejected_with_its_path():

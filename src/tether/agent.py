@@ -10,6 +10,7 @@ from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Seque
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
+from tether._agent_setup import install_audit, resolve_model, resolve_store
 from tether.control.events import AgentInitialized, HookEvent
 from tether.control.interrupts import Interrupt
 from tether.control.middleware import ModelMiddleware, ModelOnion, ToolMiddleware, ToolOnion
@@ -25,8 +26,19 @@ from tether.tools import Tool, as_tool
 from tether.tools.context import CancelSignal
 
 if TYPE_CHECKING:
+    from agent_hooks import (
+        AgentContext,
+        ApprovalResolver,
+        CompositionConfig,
+        HostRegistry,
+        IdentityProvider,
+        InterceptionRecord,
+        Interceptor,
+    )
+
+    from tether.control.agent_hooks import AgentHooksHost
     from tether.control.interventions import ConfirmCallback, InterventionHandler
-    from tether.durable import Store
+    from tether.durable import Redactor, Store
     from tether.run_state import RunState, Suspension
     from tether.session import SessionJournal
 
@@ -64,8 +76,20 @@ class Agent:
         max_concurrency: int = 8,
         max_retries: int = 3,
         lease_ttl: float = 30.0,
+        interceptors: Iterable[Interceptor | Callable[[AgentContext], Any]] | None = None,
+        hooks_mode: Literal["enforce", "evaluate_only"] = "enforce",
+        composition: CompositionConfig | None = None,
+        approval_resolver: ApprovalResolver | None = None,
+        timeout: float | None = 5.0,
+        identity_provider: str | IdentityProvider | None = "jcs-sha256",
+        record_sink: Callable[[InterceptionRecord], None] | None = None,
+        agent_hooks: AgentHooksHost | None = None,
+        buffer_output: bool | None = None,
+        redactor: Redactor | None = None,
+        approval_ttl: float | None = 24 * 3600.0,
+        approval_on_expiry: Literal["deny", "approve"] = "deny",
     ) -> None:
-        self.model: Model = _resolve_model(model)
+        self.model: Model = resolve_model(model)
         self.tools: list[Tool] = [as_tool(t) for t in tools]
         self.tool_map: dict[str, Tool] = {}
         for t in self.tools:
@@ -93,7 +117,7 @@ class Agent:
         self.answers: dict[str, JSONValue] = {}
         """Answers given to interrupts of this session, by interrupt id."""
         self._suspension: Suspension | None = None
-        self.store: Store | None = _resolve_store(store, session_id)
+        self.store: Store | None = resolve_store(store, session_id)
         self.lease_ttl = lease_ttl
         self._journal_version = 0 if self.store is None else -1
         self._state_json: str | None = None
@@ -110,7 +134,29 @@ class Agent:
             from tether.control.interventions import InterventionRunner
 
             self.hooks.add_provider(InterventionRunner(handlers))
+        if interceptors is not None:  # AGENT-HOOKS-0.1 (docs/design.md section 4, item 4)
+            from tether.control.agent_hooks import AgentHooksHost
+
+            agent_hooks = AgentHooksHost(interceptors, mode=hooks_mode, composition=composition, timeout=timeout, approval_resolver=approval_resolver, identity_provider=identity_provider, record_sink=record_sink)  # fmt: skip
+        self.agent_hooks = agent_hooks  # the AGENT-HOOKS host (a HookProvider) or None
+        if agent_hooks is not None:
+            self.hooks.add_provider(agent_hooks)
+        # buffered output: hold model text until the AfterModelCall / BeforeOutput verdicts
+        self.buffer_output = agent_hooks is not None if buffer_output is None else buffer_output
+        self.audit_sink = install_audit(self, redactor, approval_ttl, approval_on_expiry)
         self.hooks.emit_sync(AgentInitialized(self))
+
+    @classmethod
+    def from_declaration(
+        cls, document: Any, registry: HostRegistry | None = None, **options: Any
+    ) -> Agent:
+        """An Agent whose interceptors come from an AGENT-HOOKS host declaration
+        (``agent-hooks.declaration.json``: a path, JSON text or parsed value), resolved
+        against ``registry`` (default: tether's, see ``tether.control.agent_hooks``).
+        A refused document raises the loader's ``DeclarationError`` before any run."""
+        from tether.control.agent_hooks import AgentHooksHost
+
+        return cls(agent_hooks=AgentHooksHost.from_declaration(document, registry), **options)
 
     # -- configuration ---------------------------------------------------------------
 
@@ -335,19 +381,6 @@ def _run_sync(coroutine: Coroutine[Any, Any, Result]) -> Result:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def _resolve_store(
-    store: Store | Literal["default"] | None, session_id: str | None
-) -> Store | None:
-    """``"default"``: ./tether.db when a session id is given, else in memory only."""
-    if store == "default":
-        if session_id is None:
-            return None
-        from tether.durable import SQLiteStore
-
-        return SQLiteStore("tether.db")
-    return store
-
-
 def _new_session_id() -> str:
     return os.urandom(16).hex()
 
@@ -362,26 +395,3 @@ def _prompt_messages(prompt: Prompt) -> list[Message]:
     raise TypeError(
         f"a prompt is a str, a Message or a list of Messages, got {type(prompt).__name__}"
     )
-
-
-def _resolve_model(model: Model | str | None) -> Model:
-    if model is None:
-        model = os.environ.get("TETHER_MODEL") or None
-    if model is None:
-        raise ConfigurationError(
-            "Agent() needs a model. Choose one of:\n"
-            "  - a model object: Agent(model=ScriptedModel([...])) (deterministic, for tests and demos;\n"
-            "    from tether.models import ScriptedModel);\n"
-            "  - a model string: Agent(model='scripted:turns.json'), or set the TETHER_MODEL\n"
-            "    environment variable to one."
-        )
-    if isinstance(model, str):
-        from tether.models.registry import model_from_string
-
-        return model_from_string(model)
-    if not isinstance(model, Model):
-        raise ConfigurationError(
-            f"model must be a Model (an object with .name and .stream(request)) or a model string, "
-            f"got {type(model).__name__}"
-        )
-    return model

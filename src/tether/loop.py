@@ -6,13 +6,21 @@ import asyncio
 import time
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from tether.control.events import AfterInvocation, BeforeInvocation
+from tether.control.events import AfterInvocation, BeforeInvocation, BeforeOutput
 from tether.control.interrupts import Interrupt, InterruptSignal
 from tether.errors import HookError, RunError, ToolLoopError
-from tether.events import FinalResult, InterruptRaised, ModelCallFinished, StreamEvent
-from tether.messages import Message, TextBlock
+from tether.events import (
+    FinalResult,
+    InterruptRaised,
+    ModelCallFinished,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+)
+from tether.messages import Message, ReasoningBlock, TextBlock
 from tether.modelcall import call_model
 from tether.models.base import ModelResponse
 from tether.result import Result, StopReason
@@ -55,7 +63,7 @@ async def run_invocation(
     failure: RunError | None = None
     try:
         if journal is not None:
-            await journal.append("status", {"status": "running"}, status="running")
+            journal.defer("status", {"status": "running"}, status="running")
         async with aclosing(_cycles(run, new_messages, resume)) as cycles:
             async for event in cycles:
                 yield event
@@ -189,16 +197,27 @@ async def _cycles(
             run.grace_used = True
             yield await run.add_message(Message("user", [TextBlock(GRACE_MESSAGE)]))
         response: ModelResponse | None = None
+        held = run.buffered  # buffered output: deltas wait for the verdicts (see _release)
         async with aclosing(call_model(run)) as model_items:
             async for item in model_items:
-                if type(item) is ModelResponse:
-                    response = item
-                else:
+                kind = type(item)
+                if kind is ModelResponse:
+                    response = item  # type: ignore[assignment]
+                elif not (held and (kind is TextDelta or kind is ReasoningDelta)):
                     yield item  # type: ignore[misc]
         assert response is not None
-        yield ModelCallFinished(response)
         calls = response.tool_calls
         unknown = repair_names(run, calls) if calls else 0
+        if not calls and hooks.has(BeforeOutput):
+            output = await hooks.emit(BeforeOutput(agent, response.message))
+            if output.block:
+                raise StopRun("blocked", output.block)
+            if output.message is not response.message:
+                response = replace(response, message=output.message)
+        if held:
+            for released in _release(response.message):
+                yield released
+        yield ModelCallFinished(response)
         run.batch_position = len(run.messages)
         yield await run.add_message(response.message)
         if not calls:
@@ -249,6 +268,17 @@ async def _tool_phase(
         )
     if run.cancel.cancelled:
         raise StopRun("cancelled", "cancelled while the tools ran")
+
+
+def _release(message: Message) -> list[TextDelta | ReasoningDelta]:
+    """Buffered output: the verdicted message's reasoning and text, as the deltas to release."""
+    out: list[TextDelta | ReasoningDelta] = []
+    for block in message.content:
+        if type(block) is TextBlock and block.text:
+            out.append(TextDelta(block.text))
+        elif type(block) is ReasoningBlock and block.text:
+            out.append(ReasoningDelta(block.text, block.signature, block.redacted))
+    return out
 
 
 def _check_boundary(run: RunState) -> None:

@@ -50,6 +50,7 @@ async def open_session(agent: Agent) -> SessionJournal:
             _adopt(agent, view)
             agent._state_json = _encode_state(view.state)
         journal = SessionJournal(store, agent.session_id, record.version, lease)
+        journal.observer = getattr(agent, "audit_sink", None)
         journal.remember_state(agent._state_json)
         journal.since_snapshot = len(record.entries)
     except BaseException:

@@ -28,6 +28,8 @@ async def resume_events(
     checked = check_answers(agent, suspension, responses)
     if checked and journal is not None:  # answers are durable before anything re-runs
         await journal.append("interrupt_answered", {"answers": checked}, durable=True)
+        if journal.observer is not None:
+            await journal.observer.answered(agent.session_id, checked)
     agent.answers.update(checked)
     ask, aborted = settle_in_doubt(agent, suspension)
     if ask:
@@ -40,8 +42,12 @@ async def resume_events(
                 status="suspended",
             )
             await journal.append("status", {"status": "suspended", "reason": "in doubt"})
+            if journal.observer is not None:  # in_doubt interrupts ask a human: approvals
+                await journal.observer.suspended(agent.session_id, ask)
     remaining = [i for i in suspension.interrupts if i.id not in agent.answers]
     if remaining:
+        if journal is not None and journal.observer is not None:  # (idempotent) backfill
+            await journal.observer.suspended(agent.session_id, remaining, again=True)
         for interrupt in remaining:
             yield InterruptRaised(interrupt)
         yield FinalResult(_still_waiting(agent, remaining))

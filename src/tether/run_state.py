@@ -36,6 +36,7 @@ class RunState:
         "agent",
         "answers",
         "batch_position",
+        "buffered",
         "cancel",
         "grace_used",
         "interrupts",
@@ -72,6 +73,8 @@ class RunState:
         self.interrupts: list[Interrupt] = []
         self.paused = False
         self.journal: SessionJournal | None = None
+        self.buffered: bool = agent.buffer_output
+        """Hold model text/reasoning deltas until the post_model_call and output verdicts."""
 
     def cancel_tasks(self) -> None:
         """Cancel the tasks running tool calls (called on the loop thread)."""

@@ -23,7 +23,7 @@ import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tether.control.interrupts import Interrupt, interrupt_id
 from tether.errors import PersistenceError, TetherError
@@ -189,6 +189,15 @@ def _result_dict(result: ToolResult) -> dict[str, Any]:
     }
 
 
+class SessionObserver(Protocol):
+    """Told when a run suspends (after the durable write) and when answers are journaled."""
+
+    async def suspended(
+        self, session_id: str, interrupts: list[Interrupt], *, again: bool = False
+    ) -> None: ...
+    async def answered(self, session_id: str, answers: dict[str, Any]) -> None: ...
+
+
 class SessionJournal:
     """Appends a run's deltas to the store under the session's lease (compare-and-set)."""
 
@@ -203,6 +212,28 @@ class SessionJournal:
         self._lock = asyncio.Lock()  # parallel tool calls append one at a time (CAS)
         self.failed = False
         """Set after a failed write: the run fails and later writes are skipped."""
+        self.observer: SessionObserver | None = None
+        """Told about suspensions and answers (the agent's AuditTrail: approvals, audit)."""
+        self._deferred: list[tuple[JournalKind, dict[str, Any]]] = []
+        self._deferred_status: SessionStatus | None = None
+
+    def defer(
+        self, kind: JournalKind, data: dict[str, Any], *, status: SessionStatus | None = None
+    ) -> None:
+        """Queue an entry to go out with the next append (one commit for several steps).
+
+        Only for entries whose loss in a crash is harmless: the run then resumes from
+        the last saved step (a model call may repeat; a tool call never silently does,
+        since its intent is always written before it runs).
+        """
+        self._deferred.append((kind, data))
+        if status is not None:
+            self._deferred_status = status
+
+    async def flush(self) -> None:
+        """Write the queued entries now (no-op when there are none)."""
+        if self._deferred:
+            await self.append_many([])
 
     async def append(
         self,
@@ -224,6 +255,13 @@ class SessionJournal:
         if self.failed:
             return
         async with self._lock:
+            if self._deferred:
+                entries = [*self._deferred, *entries]
+                status = status or self._deferred_status
+                self._deferred = []
+                self._deferred_status = None
+            if not entries:
+                return
             try:
                 written = await self.store.append(
                     self.session_id,
@@ -245,10 +283,18 @@ class SessionJournal:
             self.since_snapshot += len(written)
 
     async def message(self, message: Message) -> None:
-        await self.append("message", {"message": message.to_dict()})
+        """Save ``message``: a tool message at once (it settles its calls), others queued."""
+        if message.role == "tool":
+            await self.append("message", {"message": message.to_dict()})
+        else:
+            self.defer("message", {"message": message.to_dict()})
 
-    async def tool_result(self, result: ToolResult) -> None:
-        await self.append("tool_result", {"result": _result_dict(result)})
+    async def tool_result(self, result: ToolResult, *, last: bool = False) -> None:
+        """Save one call's result; the batch's last result rides with its tool message."""
+        if last:
+            self.defer("tool_result", {"result": _result_dict(result)})
+        else:
+            await self.append("tool_result", {"result": _result_dict(result)})
 
     async def state_if_changed(self, state: dict[str, Any]) -> None:
         """Journal the session state when it differs from what was last written:
@@ -261,9 +307,9 @@ class SessionJournal:
         if previous is not None:
             delta = state_delta(json.loads(previous), json.loads(encoded))
             if smaller(delta, state):
-                await self.append("state", {"delta": delta})
+                self.defer("state", {"delta": delta})
                 return
-        await self.append("state", {"state": state})
+        self.defer("state", {"state": state})
 
     def remember_state(self, encoded: str | None) -> None:
         """Set the state JSON last written (None: unknown, so the next check writes)."""
@@ -325,6 +371,8 @@ async def journal_end(
     entries.append(("usage", {"usage": usage}))
     entries.append(("status", {"status": status, "reason": reason}))
     await journal.append_many(entries, durable=status == "suspended", status=status)
+    if status == "suspended" and journal.observer is not None and not journal.failed:
+        await journal.observer.suspended(journal.session_id, view.interrupts)
     if journal.since_snapshot >= SNAPSHOT_EVERY and not journal.failed:
         view.status = status
         await journal.append("snapshot", view.to_snapshot())

@@ -68,7 +68,7 @@ async def run_batch(
             if result is not None:
                 results[index] = result
                 if run.journal is not None:
-                    await run.journal.tool_result(result)
+                    await run.journal.tool_result(result, last=None not in results)
                 yield ToolFinished(call, result)
         else:
             async for event in _run_parallel(run, calls, group, argument_errors, results):
@@ -116,7 +116,7 @@ async def _run_parallel(
                     continue
                 results[index] = result
                 if run.journal is not None:
-                    await run.journal.tool_result(result)
+                    await run.journal.tool_result(result, last=None not in results)
                 yield ToolFinished(call, result)
     finally:
         for task in pending:

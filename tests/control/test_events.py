@@ -13,6 +13,7 @@ from tether.control import (
     AgentInitialized,
     BeforeInvocation,
     BeforeModelCall,
+    BeforeOutput,
     BeforeToolCall,
     HookEvent,
     MessageAdded,
@@ -58,6 +59,7 @@ def make_events(agent: Agent) -> dict[type[HookEvent], HookEvent]:
         AfterModelCall: AfterModelCall(agent, _response(), None, 1),
         BeforeToolCall: BeforeToolCall(agent, call, add),
         AfterToolCall: AfterToolCall(agent, call, add, result),
+        BeforeOutput: BeforeOutput(agent, Message.assistant("final")),
     }
 
 
@@ -70,6 +72,7 @@ EXPECTED_WRITABLE: dict[type[HookEvent], set[str]] = {
     AfterModelCall: {"response", "retry", "guidance", "block"},
     BeforeToolCall: {"tool_use", "selected_tool", "cancel_tool"},
     AfterToolCall: {"result", "retry"},
+    BeforeOutput: {"message", "block"},
 }
 
 # A fresh value of the right kind for every writable field.
@@ -83,6 +86,7 @@ NEW_VALUES: dict[str, Any] = {
     "selected_tool": sub,
     "cancel_tool": "not allowed",
     "result": ToolResult("c1", "add", "replaced"),
+    "message": Message.assistant("replaced"),
 }
 
 ALL_FIELDS = [

@@ -128,7 +128,9 @@ def test_list_filters_by_status_and_limits(db: Path) -> None:
 def test_the_default_store_is_tether_db_in_the_working_directory(
     db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shutil.copy(db, tmp_path / "tether.db")
+    for suffix in ("", "-wal", "-shm"):  # a WAL database is the file and its log
+        if Path(f"{db}{suffix}").exists():
+            shutil.copy(f"{db}{suffix}", tmp_path / f"tether.db{suffix}")
     monkeypatch.chdir(tmp_path)
     out = cli("list")
     assert out.exit_code == 0, out.output

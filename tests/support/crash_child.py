@@ -89,6 +89,7 @@ class CrashStore(SQLiteStore):
             self._appending = None
         for entry in written:
             emit(f"ACK {entry.seq} {entry.kind}")
+        emit(f"COMMITTED {len(written)}")
         self.point("ack", written[-1].kind)
         return written
 

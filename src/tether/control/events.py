@@ -175,6 +175,21 @@ class AfterToolCall(HookEvent):
     retry: bool = False
 
 
+@hook_event
+class BeforeOutput(HookEvent):
+    """The final assistant message of a run is about to join the conversation.
+
+    Fires before the message is appended, journaled or streamed (with buffered
+    output). Writable: ``message`` (what the caller gets and the history keeps) and
+    ``block`` (a reason: drop the answer and stop with ``blocked``).
+    """
+
+    WRITABLE = frozenset({"message", "block"})
+    agent: Agent
+    message: Message
+    block: str | None = None
+
+
 def _raise(event: BeforeModelCall | BeforeToolCall, name: str, reason: JSONValue) -> JSONValue:
     if event.interrupter is None:
         raise RuntimeError(f"{type(event).__name__}.interrupt() is only available during a run")
@@ -190,4 +205,5 @@ HOOK_EVENT_TYPES: tuple[type[HookEvent], ...] = (
     AfterModelCall,
     BeforeToolCall,
     AfterToolCall,
+    BeforeOutput,
 )

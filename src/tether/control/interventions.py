@@ -2,7 +2,7 @@
 
 A handler overrides only the points it cares about (``before_invocation``,
 ``before_model_call``, ``after_model_call``, ``before_tool_call``,
-``after_tool_call``) and returns an action: ``Proceed`` (or None), ``Deny``,
+``after_tool_call``, ``before_output``) and returns an action: ``Proceed`` (or None), ``Deny``,
 ``Guide``, ``Confirm`` or ``Transform``. Handlers run in the order given; the
 first Deny (or refused Confirm) ends the evaluation; Guides from several
 handlers become one message naming each handler; a Transform applies at once,
@@ -23,6 +23,7 @@ from tether.control.events import (
     AfterToolCall,
     BeforeInvocation,
     BeforeModelCall,
+    BeforeOutput,
     BeforeToolCall,
     HookEvent,
 )
@@ -80,6 +81,7 @@ Point: TypeAlias = Literal[
     "after_model_call",
     "before_tool_call",
     "after_tool_call",
+    "before_output",
 ]
 
 
@@ -123,6 +125,9 @@ class InterventionHandler:
     def after_tool_call(self, event: AfterToolCall) -> Action | Awaitable[Action]:
         return None
 
+    def before_output(self, event: BeforeOutput) -> Action | Awaitable[Action]:
+        return None
+
     @property
     def label(self) -> str:
         return self.name or type(self).__name__
@@ -134,6 +139,7 @@ _POINTS: dict[Point, tuple[type[HookEvent], int]] = {
     "after_model_call": (AfterModelCall, HookOrder.INTERVENTION_OUTPUT),
     "before_tool_call": (BeforeToolCall, HookOrder.INTERVENTION_INPUT),
     "after_tool_call": (AfterToolCall, HookOrder.INTERVENTION_OUTPUT),
+    "before_output": (BeforeOutput, HookOrder.INTERVENTION_OUTPUT),
 }
 
 
@@ -178,6 +184,9 @@ class _PointEvaluator:
             action = await self._ask(handler, event)
             if action is None or isinstance(action, Proceed):
                 continue
+            sink = getattr(event.agent, "audit_sink", None)  # only with a store
+            if sink is not None:
+                await sink.verdict(self.point, handler.label, type(action).__name__, event)
             if isinstance(action, Deny):
                 _deny(self.point, event, f"denied by policy {handler.label!r}: {action.reason}")
                 return
@@ -258,6 +267,8 @@ def _guide(point: Point, event: Any, text: str) -> None:
     elif point == "after_model_call":
         event.retry = True
         event.guidance = text
+    elif point == "before_output":  # nobody to guide: the answer is final
+        event.block = f"not released. {text}"
     else:
         event.messages = [*event.messages, Message("user", [TextBlock(text)])]
 
@@ -271,6 +282,8 @@ def _transform(point: Point, event: Any, fn: Callable[[Any], Any], label: str) -
         event.response = ModelResponse(message, old.stop_reason, old.usage, old.argument_errors)
     elif point == "before_tool_call":
         event.tool_use = _checked(fn(event.tool_use), ToolCall, label, point)
+    elif point == "before_output":
+        event.message = _checked(fn(event.message), Message, label, point)
     else:
         event.result = _checked(fn(event.result), ToolResult, label, point)
 

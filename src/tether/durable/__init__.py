@@ -6,6 +6,17 @@ driver when first used.
 
 from typing import TYPE_CHECKING
 
+from tether.durable.approvals import (
+    Approval,
+    ApprovalConflict,
+    ApprovalError,
+    ApprovalNotFound,
+    Redactor,
+    args_sha256,
+    redact_secrets,
+)
+from tether.durable.approvers import Approver, ApproverExists, IssuedToken
+from tether.durable.audit import AuditEvent, AuditRecord, VerifyReport
 from tether.durable.entries import ENTRY_SCHEMA, JOURNAL_KINDS, Entry, JournalKind, encode_json
 from tether.durable.errors import (
     CorruptEntry,
@@ -42,14 +53,24 @@ __all__ = [
     "JOURNAL_KINDS",
     "SESSION_STATUSES",
     "STORE_SCHEMA",
+    "Approval",
+    "ApprovalConflict",
+    "ApprovalError",
+    "ApprovalNotFound",
+    "Approver",
+    "ApproverExists",
+    "AuditEvent",
+    "AuditRecord",
     "CorruptEntry",
     "Entry",
+    "IssuedToken",
     "JournalKind",
     "Lease",
     "LeaseLost",
     "MemoryStore",
     "NotSerializable",
     "PostgresStore",
+    "Redactor",
     "SQLiteStore",
     "SchemaTooNew",
     "SessionBusy",
@@ -61,5 +82,8 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreUnavailable",
+    "VerifyReport",
+    "args_sha256",
     "encode_json",
+    "redact_secrets",
 ]

@@ -19,6 +19,7 @@ JournalKind = Literal[
     "status",
     "state",
     "snapshot",
+    "audit",
 ]
 JOURNAL_KINDS: Final[frozenset[str]] = frozenset(get_args(JournalKind))
 ENTRY_SCHEMA: Final = 1

@@ -9,6 +9,7 @@ from typing import Any
 
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
 from tether.durable.errors import LeaseLost, SessionBusy, SessionConflict, SessionNotFound
+from tether.durable.memory_ops import MemoryApprovals, MemoryApprovers, MemoryAudit, OpsData
 from tether.durable.store import (
     Holder,
     Lease,
@@ -48,11 +49,19 @@ class MemoryStore:
     def __init__(self) -> None:
         self._rows: dict[str, _Row] = {}
         self._holder = Holder()
+        self._attach(OpsData())
+
+    def _attach(self, data: OpsData) -> None:
+        self._ops = data
+        self.audit = MemoryAudit(data)
+        self.approvals = MemoryApprovals(self, data, self.audit)
+        self.approvers = MemoryApprovers(data)
 
     def sibling(self) -> MemoryStore:
         """Another store object (another lease holder) sharing this store's sessions."""
         other = MemoryStore()
         other._rows = self._rows
+        other._attach(self._ops)
         return other
 
     async def create(

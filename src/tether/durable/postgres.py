@@ -18,6 +18,7 @@ from tether.durable.errors import (
     SessionNotFound,
     StoreError,
 )
+from tether.durable.postgres_ops import PostgresApprovals, PostgresApprovers, PostgresAudit
 from tether.durable.postgres_pool import Broken, PgConnector
 from tether.durable.store import (
     Holder,
@@ -83,6 +84,9 @@ class PostgresStore:
         )
         self._conn = self._pg.connection
         self._holder = Holder()
+        self.approvals = PostgresApprovals(self)
+        self.audit = PostgresAudit(self)
+        self.approvers = PostgresApprovers(self)
 
     async def create(
         self, session_id: str, *, metadata: dict[str, Any] | None = None

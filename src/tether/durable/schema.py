@@ -1,11 +1,70 @@
 """Table definitions per dialect, as ordered migrations (index i upgrades version i to i+1).
 
-Later tables (approvals, audit) are added as new migrations; STORE_SCHEMA grows with them.
+Version 1: sessions and entries. Version 2: approvals, the audit chain (audit + audit_head)
+and approvers. STORE_SCHEMA grows with each migration.
 """
 
 from __future__ import annotations
 
 from typing import Final
+
+_GENESIS: Final = "0" * 64
+
+
+def _ops_tables(real: str, bigint: str) -> tuple[str, ...]:
+    """Migration 2 (both dialects): approvals, the hash-chained audit log, approvers."""
+    return (
+        f"""CREATE TABLE approvals (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            interrupt_id TEXT NOT NULL,
+            source TEXT NOT NULL,
+            name TEXT NOT NULL,
+            tool TEXT,
+            arguments TEXT NOT NULL,
+            args_sha256 TEXT,
+            reason TEXT NOT NULL,
+            requested_at {real} NOT NULL,
+            expires_at {real},
+            on_expiry TEXT NOT NULL,
+            status TEXT NOT NULL,
+            decided_by TEXT,
+            decided_at {real},
+            decision TEXT,
+            edited_args TEXT,
+            response TEXT,
+            note TEXT
+        )""",
+        # at most one pending approval per (session, interrupt): request() is idempotent
+        "CREATE UNIQUE INDEX approvals_one_pending ON approvals (session_id, interrupt_id) "
+        "WHERE status = 'pending'",
+        "CREATE INDEX approvals_by_status ON approvals (status, requested_at, id)",
+        "CREATE INDEX approvals_by_session ON approvals (session_id, requested_at)",
+        f"""CREATE TABLE audit (
+            seq {bigint} PRIMARY KEY,
+            at {real} NOT NULL,
+            event TEXT NOT NULL,
+            session_id TEXT,
+            body TEXT NOT NULL,
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL
+        )""",
+        "CREATE INDEX audit_by_session ON audit (session_id, seq)",
+        f"""CREATE TABLE audit_head (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            seq {bigint} NOT NULL,
+            hash TEXT NOT NULL
+        )""",
+        f"INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '{_GENESIS}')",
+        f"""CREATE TABLE approvers (
+            key_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            roles TEXT NOT NULL,
+            secret_sha256 TEXT NOT NULL,
+            created_at {real} NOT NULL
+        )""",
+    )
+
 
 SQLITE_MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     (
@@ -35,6 +94,7 @@ SQLITE_MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             PRIMARY KEY (session_id, seq)
         )""",
     ),
+    _ops_tables("REAL", "INTEGER"),
 )
 
 # Entry data and metadata are canonical JSON *text*: jsonb would reject "\u0000" in strings
@@ -68,4 +128,5 @@ POSTGRES_MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             PRIMARY KEY (session_id, seq)
         )""",
     ),
+    _ops_tables("DOUBLE PRECISION", "BIGINT"),
 )

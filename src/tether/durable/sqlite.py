@@ -20,6 +20,7 @@ from tether.durable.errors import (
     StoreUnavailable,
 )
 from tether.durable.schema import SQLITE_MIGRATIONS
+from tether.durable.sqlite_ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit
 from tether.durable.store import (
     STORE_SCHEMA,
     Holder,
@@ -60,6 +61,9 @@ class SQLiteStore:
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._holder = Holder()
+        self.approvals = SQLiteApprovals(self)
+        self.audit = SQLiteAudit(self)
+        self.approvers = SQLiteApprovers(self)
 
     # -- connection -------------------------------------------------------------
 

@@ -8,13 +8,21 @@ import socket
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol, get_args, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, get_args, runtime_checkable
 
 from tether.durable.entries import JOURNAL_KINDS, Entry, JournalKind, encode_json
 
-SessionStatus = Literal["idle", "running", "suspended", "completed", "failed", "cancelled"]
+if TYPE_CHECKING:
+    from tether.durable.approvals import Approvals
+    from tether.durable.approvers import Approvers
+    from tether.durable.audit import AuditLog
+
+SessionStatus = Literal["idle", "running", "suspended", "ready", "completed", "failed", "cancelled"]
+"""``ready``: suspended, and every approval of the suspension is decided (or expired); set by
+``store.approvals.decide`` / ``expire_due`` on the session row only (the journal's last
+status entry still says ``suspended``). A worker resumes it; the run sets ``running``."""
 SESSION_STATUSES: Final[frozenset[str]] = frozenset(get_args(SessionStatus))
-STORE_SCHEMA: Final = 1
+STORE_SCHEMA: Final = 2
 """Database schema version this code creates and understands."""
 
 
@@ -59,7 +67,17 @@ class SessionSummary:
 
 @runtime_checkable
 class Store(Protocol):
-    """Async session journal store. See docs/durability.md for the guarantees."""
+    """Async session journal store. See docs/durability.md for the guarantees.
+
+    ``approvals``, ``audit`` and ``approvers`` live in the same database (docs/design.md s. 8).
+    """
+
+    @property
+    def approvals(self) -> Approvals: ...
+    @property
+    def audit(self) -> AuditLog: ...
+    @property
+    def approvers(self) -> Approvers: ...
 
     async def create(
         self, session_id: str, *, metadata: dict[str, Any] | None = None

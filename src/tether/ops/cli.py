@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from tether.ops.approvals_cli import app as approvals_app
+from tether.ops.approvals_cli import approvers_app
+from tether.ops.audit_cli import app as audit_app
 from tether.ops.sessions import app as sessions_app
 
 app = typer.Typer(
@@ -13,6 +16,9 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(sessions_app, name="sessions")
+app.add_typer(approvals_app, name="approvals")
+app.add_typer(approvers_app, name="approvers")
+app.add_typer(audit_app, name="audit")
 
 
 @app.callback()

@@ -32,6 +32,7 @@ STATUS_STYLE = {
     "idle": "blue",
     "running": "yellow",
     "suspended": "bold magenta",
+    "ready": "bold cyan",
     "completed": "green",
     "failed": "bold red",
     "cancelled": "dim",

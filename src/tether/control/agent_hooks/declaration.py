@@ -1,0 +1,104 @@
+"""tether's host declaration side (AGENT-HOOKS section 7.7): its surface and registry.
+
+The document itself (``agent-hooks.declaration.json``) is parsed, validated and
+resolved by the SDK's loader (``InterceptionEmitter.from_declaration*``); a
+refused document raises the loader's ``DeclarationError`` before any run.
+What tether contributes is the :func:`tether_surface` (what its loop
+implements) and the registry of names a document may reference:
+
+- kind ``tether.python``: ``{"object": "package.module:attr", "options": {...}}``;
+  ``attr`` is an interceptor, or a factory called with ``options`` that returns one;
+- approval resolver ``tether-durable``: :class:`DurableApprovals`;
+- whatever the caller adds with :func:`tether_registry` (kinds, resolvers,
+  redactors, identity providers).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from agent_hooks import (
+    AgentContext,
+    ApprovalResolver,
+    BindingContext,
+    HostRegistry,
+    HostSurface,
+    InterceptionEmitter,
+    Interceptor,
+    KindResolver,
+)
+
+from tether.control.agent_hooks.durable import DurableApprovals
+
+CAPABILITIES = ("bigint_json", "host_declaration", "int64_json", "model_calls", "tool_calls")
+"""What tether's loop implements: all eight points, buffered output, posture "continue"."""
+PYTHON_KIND = "tether.python"
+DURABLE_RESOLVER = "tether-durable"
+
+
+def tether_surface() -> HostSurface:
+    """The code surface a declaration is resolved against."""
+    return HostSurface.from_capabilities(CAPABILITIES, "continue")
+
+
+def tether_registry(
+    *,
+    kinds: Mapping[str, KindResolver] | None = None,
+    approval_resolvers: Mapping[str, ApprovalResolver] | None = None,
+    approval_redactors: Mapping[str, Callable[[AgentContext], AgentContext]] | None = None,
+    identity_providers: Mapping[str, Callable[[AgentContext], str]] | None = None,
+    surface: HostSurface | None = None,
+) -> HostRegistry:
+    """A HostRegistry with tether's built-in names plus the caller's."""
+    registry = HostRegistry(surface or tether_surface())
+    registry.kind(PYTHON_KIND, _python_kind)
+    registry.approval_resolver(DURABLE_RESOLVER, DurableApprovals())
+    for name, kind in (kinds or {}).items():
+        registry.kind(name, kind)
+    for name, resolver in (approval_resolvers or {}).items():
+        registry.approval_resolver(name, resolver)
+    for name, redactor in (approval_redactors or {}).items():
+        registry.approval_redactor(name, redactor)
+    for name, provider in (identity_providers or {}).items():
+        registry.identity_provider(name, provider)
+    return registry
+
+
+def emitter_from_declaration(
+    document: Any, registry: HostRegistry | None = None
+) -> InterceptionEmitter:
+    """Build a sealed emitter through the SDK loader from a path, JSON text or value."""
+    registry = registry if registry is not None else tether_registry()
+    if isinstance(document, os.PathLike):
+        return InterceptionEmitter.from_declaration_path(document, registry)
+    if isinstance(document, str):
+        if document.lstrip().startswith("{"):
+            return InterceptionEmitter.from_declaration_json(document, registry)
+        return InterceptionEmitter.from_declaration_path(Path(document), registry)
+    return InterceptionEmitter.from_declaration_value(document, registry)
+
+
+def _python_kind(config: Any, binding: BindingContext) -> Interceptor:
+    from tether.control.agent_hooks.interceptors import as_interceptor
+
+    if not isinstance(config, dict) or not isinstance(config.get("object"), str):
+        raise ValueError(f'binding {binding.id}: config needs "object": "package.module:attr"')
+    unknown = set(config) - {"object", "options"}
+    if unknown:
+        raise ValueError(f"binding {binding.id}: unknown config member(s) {sorted(unknown)}")
+    module, _, attr = config["object"].partition(":")
+    if not module or not attr:
+        raise ValueError(f'binding {binding.id}: "object" must look like "package.module:attr"')
+    target: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        target = getattr(target, part)
+    options = config.get("options")
+    if options is not None or isinstance(target, type):
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f'binding {binding.id}: "options" must be an object')
+        target = target(**(options or {}))
+    return as_interceptor(target)

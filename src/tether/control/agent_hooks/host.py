@@ -1,0 +1,381 @@
+"""The AGENT-HOOKS-0.1 host: a HookProvider that runs the SDK's emitter at tether's hook points.
+
+Point -> hook event (all at ``HookOrder.SDK_LAST``, so interceptors judge exactly
+what the loop then uses): agent_startup + input -> BeforeInvocation,
+pre_model_call -> BeforeModelCall, post_model_call -> AfterModelCall,
+pre_tool_call -> BeforeToolCall, post_tool_call -> AfterToolCall,
+output -> BeforeOutput, agent_shutdown -> AfterInvocation. The emitter
+(``agent_hooks.InterceptionEmitter``) does dispatch, composition, approvals,
+identities and records; this module only translates and writes verdicts back.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agent_hooks import (
+    AgentContext,
+    AgentContextBuilder,
+    ApprovalResolver,
+    CompositionConfig,
+    EnforcementMode,
+    HostRegistry,
+    IdentityProvider,
+    InterceptionEmitter,
+    InterceptionRecord,
+)
+
+from tether.control.agent_hooks import translate as wire
+from tether.control.agent_hooks.durable import CURRENT_EVENT
+from tether.control.agent_hooks.interceptors import Bounded, Context, as_interceptor
+from tether.control.agent_hooks.records import RecordSink, RecordTrail
+from tether.control.events import (
+    AfterInvocation,
+    AfterModelCall,
+    AfterToolCall,
+    BeforeInvocation,
+    BeforeModelCall,
+    BeforeOutput,
+    BeforeToolCall,
+)
+from tether.control.registry import HookOrder, HookRegistry
+from tether.errors import ConfigurationError
+from tether.messages import ToolResult
+
+if TYPE_CHECKING:
+    from tether.agent import Agent
+
+MAX_BUFFERED_RECORDS = 1000
+"""Bound on the emitter's in-memory records (code path; every record also goes to the sinks)."""
+_SUMMARY = {"end_turn": "completed", "error": "error", "blocked": "error", "cancelled": "cancelled"}
+
+
+@dataclass(slots=True)
+class _Session:
+    """One AGENT-HOOKS session: the context builder (sequence, envelope) and its bookkeeping."""
+
+    builder: AgentContextBuilder
+    owned: bool = False
+    blocked: str | None = None
+    denied: set[str] = field(default_factory=set)
+    """Tool calls denied before they ran (no post_tool_call for them)."""
+
+
+class AgentHooksHost:
+    """Runs AGENT-HOOKS-0.1 interceptors through an ``InterceptionEmitter`` on tether's loop.
+
+    Build it from interceptors (``Agent(interceptors=[...], ...)`` does) or around a
+    configured emitter (``AgentHooksHost(emitter=...)``, :meth:`from_declaration`).
+    One AGENT-HOOKS session per invocation, unless the caller owns one
+    (:meth:`start_session` / :meth:`end_session`) spanning several invocations.
+    """
+
+    def __init__(
+        self,
+        interceptors: Iterable[Any] | None = None,
+        *,
+        emitter: InterceptionEmitter | None = None,
+        mode: str = "enforce",
+        composition: CompositionConfig | None = None,
+        timeout: float | None = 5.0,
+        approval_resolver: ApprovalResolver | None = None,
+        identity_provider: str | IdentityProvider | None = "jcs-sha256",
+        record_sink: RecordSink | None = None,
+    ) -> None:
+        if emitter is None:
+            try:
+                enforcement = EnforcementMode(mode)
+            except ValueError:
+                raise ConfigurationError(
+                    f"hooks_mode must be 'enforce' or 'evaluate_only', got {mode!r}"
+                ) from None
+            if timeout is not None and not timeout > 0:
+                raise ConfigurationError(f"timeout must be a positive number, got {timeout!r}")
+            try:
+                emitter = InterceptionEmitter(
+                    mode=enforcement,
+                    resolver=approval_resolver,
+                    timeout=timeout,
+                    composition=composition,
+                    identity_provider=identity_provider,
+                )
+            except (TypeError, ValueError) as exc:
+                raise ConfigurationError(f"AGENT-HOOKS configuration refused: {exc}") from exc
+            for item in interceptors or ():
+                interceptor = as_interceptor(item)
+                name = getattr(interceptor, "name", None)
+                if timeout is not None:
+                    interceptor = Bounded(interceptor, timeout)
+                emitter.register(interceptor, name=name if isinstance(name, str) else None)
+            emitter.set_max_records(MAX_BUFFERED_RECORDS)  # caller-owned sessions never drain
+        elif interceptors is not None:
+            raise ConfigurationError("pass either interceptors or an emitter, not both")
+        self.emitter = emitter
+        self.trail = RecordTrail(record_sink)
+        emitter.set_record_sink(self.trail)
+        self._session: _Session | None = None
+        self._owned: _Session | None = None
+
+    @classmethod
+    def from_declaration(
+        cls,
+        document: Any,
+        registry: HostRegistry | None = None,
+        *,
+        record_sink: RecordSink | None = None,
+    ) -> AgentHooksHost:
+        """A host whose emitter is built by the SDK's loader from a host declaration
+        (a path, JSON text or parsed value); refusals raise ``DeclarationError``."""
+        from tether.control.agent_hooks.declaration import emitter_from_declaration
+
+        return cls(emitter=emitter_from_declaration(document, registry), record_sink=record_sink)
+
+    def register_hooks(self, registry: HookRegistry) -> None:
+        last = HookOrder.SDK_LAST
+        registry.add(BeforeInvocation, self._before_invocation, last)
+        registry.add(BeforeModelCall, self._before_model_call, last)
+        registry.add(AfterModelCall, self._after_model_call, last)
+        registry.add(BeforeToolCall, self._before_tool_call, last)
+        registry.add(AfterToolCall, self._after_tool_call, last)
+        registry.add(BeforeOutput, self._before_output, last)
+        registry.add(AfterInvocation, self._after_invocation, last)
+
+    # -- sessions -------------------------------------------------------------------
+
+    def _new_session(self, agent: Agent, owned: bool) -> _Session:
+        builder = AgentContextBuilder(
+            agent_id="tether",
+            framework="tether",
+            session_id=f"{agent.session_id}.{os.urandom(6).hex()}",
+        )
+        return _Session(builder, owned)
+
+    async def start_session(self, agent: Agent) -> InterceptionRecord:
+        """Open a caller-owned session (emits agent_startup) that the next invocations
+        share until :meth:`end_session`. A denied startup blocks those invocations."""
+        if self._owned is not None:
+            raise RuntimeError("an AGENT-HOOKS session is already open; end it first")
+        session = self._owned = self._new_session(agent, owned=True)
+        ctx = Context(session.builder.agent_startup(tools_registered=sorted(agent.tool_map)))
+        record = await self._emit(ctx)
+        if not record.proceeds:
+            session.blocked = _reason(record)
+        return record
+
+    async def end_session(self, reason: str = "completed") -> InterceptionRecord:
+        """Close the caller-owned session (emits agent_shutdown with ``reason``)."""
+        session = self._owned
+        if session is None:
+            raise RuntimeError("no caller-owned AGENT-HOOKS session is open")
+        self._owned = None
+        if session.blocked is not None and reason == "completed":
+            reason = "error"
+        return await self._emit(session.builder.agent_shutdown(reason=reason))
+
+    async def _emit(self, ctx: AgentContext) -> InterceptionRecord:
+        """Run one emission on ``ctx`` (a transform is written into ``ctx["target"]``)."""
+        record = await self.emitter.emit_unchecked(ctx)
+        if self.trail.pending:
+            await self.trail.flush()
+        return record
+
+    # -- the points -----------------------------------------------------------------
+
+    async def _before_invocation(self, event: BeforeInvocation) -> None:
+        agent = event.agent
+        run = agent._run
+        self.trail.journal = run.journal if run is not None else None
+        session = self._owned
+        if session is None:
+            session = self._new_session(agent, owned=False)
+            if not event.block:
+                ctx = Context(
+                    session.builder.agent_startup(tools_registered=sorted(agent.tool_map))
+                )
+                record = await self._emit(ctx)
+                if not record.proceeds:
+                    session.blocked = _reason(record)
+        self._session = session
+        if session.blocked is not None:
+            event.block = session.blocked
+        if event.block:
+            return
+        changed = False
+        messages = []
+        for message in event.messages:
+            ctx = Context(session.builder.input(content=wire.text_of(message), role=message.role))
+            target = ctx["target"]
+            record = await self._emit(ctx)
+            if not record.proceeds:
+                event.block = _reason(record)
+                return
+            if _changed(ctx, target):
+                try:
+                    message = wire.input_back(message, ctx["target"])
+                except wire.WriteBackError as exc:
+                    event.block = _unwritable("input", exc)
+                    return
+                changed = True
+            messages.append(message)
+        if changed:
+            event.messages = messages
+
+    async def _before_model_call(self, event: BeforeModelCall) -> None:
+        session = self._session
+        if session is None or event.block:
+            return
+        ctx = Context(
+            session.builder.pre_model_call(
+                model_id=event.agent.model.name, messages=wire.messages_wire(event.messages)
+            )
+        )
+        target = ctx["target"]
+        token = CURRENT_EVENT.set(event)
+        try:
+            record = await self._emit(ctx)
+        finally:
+            CURRENT_EVENT.reset(token)
+        if not record.proceeds:
+            event.block = _reason(record)
+        elif _changed(ctx, target):
+            try:
+                event.messages = wire.messages_back(event.messages, ctx["target"])
+            except wire.WriteBackError as exc:
+                event.block = _unwritable("pre_model_call", exc)
+
+    async def _after_model_call(self, event: AfterModelCall) -> None:
+        session = self._session
+        response = event.response
+        if session is None or response is None or event.block or event.retry:
+            return
+        projected = wire.response_wire(response)
+        ctx = Context(
+            session.builder.post_model_call(
+                model_id=event.agent.model.name,
+                content=projected["content"],
+                tool_calls=projected["tool_calls"],
+                finish_reason=projected["finish_reason"],
+            )
+        )
+        target = ctx["target"]
+        record = await self._emit(ctx)
+        if not record.proceeds:
+            event.block = _reason(record)
+        elif _changed(ctx, target):
+            try:
+                event.response = wire.response_back(response, ctx["target"])
+            except wire.WriteBackError as exc:
+                event.block = _unwritable("post_model_call", exc)
+
+    async def _before_tool_call(self, event: BeforeToolCall) -> None:
+        session = self._session
+        call = event.tool_use
+        if session is None:
+            return
+        if event.cancel_tool:  # another control refused it: it will not run
+            session.denied.add(call.id)
+            return
+        ctx = Context(
+            session.builder.pre_tool_call(
+                call_id=call.id, name=call.name, args=dict(call.arguments)
+            )
+        )
+        target = ctx["target"]
+        token = CURRENT_EVENT.set(event)
+        try:
+            record = await self._emit(ctx)
+        finally:
+            CURRENT_EVENT.reset(token)
+        if not record.proceeds:
+            session.denied.add(call.id)
+            event.cancel_tool = _reason(record)
+        elif _changed(ctx, target):
+            try:
+                event.tool_use = wire.args_back(call, ctx["target"])
+            except wire.WriteBackError as exc:
+                session.denied.add(call.id)
+                event.cancel_tool = _unwritable("pre_tool_call", exc)
+
+    async def _after_tool_call(self, event: AfterToolCall) -> None:
+        session = self._session
+        call = event.tool_use
+        if session is None or event.retry:
+            return
+        if call.id in session.denied:
+            session.denied.discard(call.id)
+            return
+        result = event.result
+        ctx = Context(
+            session.builder.post_tool_call(
+                call_id=call.id,
+                name=call.name,
+                args=dict(call.arguments),
+                value=wire.result_value(result),
+                is_error=result.is_error,
+            )
+        )
+        target = ctx["target"]
+        record = await self._emit(ctx)
+        if not record.proceeds:
+            event.result = _denied(result, _reason(record))
+        elif _changed(ctx, target):
+            try:
+                event.result = wire.result_back(result, ctx["target"])
+            except wire.WriteBackError as exc:
+                event.result = _denied(result, _unwritable("post_tool_call", exc))
+
+    async def _before_output(self, event: BeforeOutput) -> None:
+        session = self._session
+        if session is None or event.block:
+            return
+        ctx = Context(session.builder.output(content=wire.text_of(event.message)))
+        target = ctx["target"]
+        record = await self._emit(ctx)
+        if not record.proceeds:
+            event.block = _reason(record)
+        elif _changed(ctx, target):
+            try:
+                event.message = wire.output_back(event.message, ctx["target"])
+            except wire.WriteBackError as exc:
+                event.block = _unwritable("output", exc)
+
+    async def _after_invocation(self, event: AfterInvocation) -> None:
+        session, self._session = self._session, None
+        try:
+            if session is not None and not session.owned:
+                stop = event.result.stop_reason
+                reason = _SUMMARY.get(stop, "completed")
+                ctx = Context(session.builder.agent_shutdown(reason=reason, stop_reason=stop))
+                await self._emit(ctx)
+        finally:
+            self.trail.journal = None
+            if session is not None and not session.owned:
+                self.emitter.take_records()  # delivered to the sinks; keep memory flat
+
+
+def _changed(ctx: AgentContext, before: Any) -> bool:
+    """Whether the emission wrote a transformed target into ``ctx``."""
+    after = ctx.get("target")
+    return after is not before and after != before
+
+
+def _reason(record: InterceptionRecord) -> str:
+    """The policy reason for a deny (never the payload it was about)."""
+    verdict = record.verdict
+    return (
+        f"denied by AGENT-HOOKS at {record.interception_point.value}: "
+        f"{verdict.reason or 'no reason given'}"
+    )
+
+
+def _unwritable(point: str, exc: Exception) -> str:
+    return (
+        f"denied by AGENT-HOOKS at {point}: the transform cannot be applied ({exc}); failing closed"
+    )
+
+
+def _denied(result: ToolResult, reason: str) -> ToolResult:
+    return ToolResult(result.tool_call_id, result.name, f"Denied: {reason}", True, "denied")

@@ -1,0 +1,233 @@
+"""AuditTrail: writes an agent's audit records and files its approval requests.
+
+Installed automatically when the Agent has a store (``agent.audit_sink``); an agent
+without a store has none and pays nothing. It is three things at once:
+
+- a HookProvider: ``invocation.start`` / ``invocation.end`` (with ``limit.stop`` and
+  ``cancellation`` records when the run stopped that way) and ``tool.executed`` (tool
+  name, call id, argument hash, outcome status, duration);
+- the interventions' audit sink (``policy.verdict``: point, policy, action; no payloads);
+- the session journal's observer: when a run suspends it files one approval per
+  interrupt that asks a human (``store.approvals.request``, redacted through
+  ``redactor``) and writes ``interrupt.raised``; answers become ``interrupt.answered``.
+
+Extensions (the AGENT-HOOKS host, say) add records with :meth:`AuditTrail.note`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any, Literal
+
+from tether.control.events import AfterInvocation, AfterToolCall, BeforeInvocation, BeforeToolCall
+from tether.control.registry import HookOrder, HookRegistry
+from tether.durable.errors import StoreUnavailable
+from tether.errors import PersistenceError, TetherError
+
+if TYPE_CHECKING:
+    from tether.agent import Agent
+    from tether.control.interrupts import Interrupt
+    from tether.durable.approvals import Redactor
+    from tether.durable.audit import AuditEvent
+
+DEFAULT_APPROVAL_TTL = 24 * 3600.0
+_log = logging.getLogger("tether.audit")
+_LIMIT_STOPS = ("limit_", "budget_exhausted")
+
+
+class AuditTrail:
+    """See the module docstring. ``redactor``/``approval_ttl``/``approval_on_expiry``
+    come from ``Agent(redactor=..., approval_ttl=..., approval_on_expiry=...)``."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        redactor: Redactor | None = None,
+        approval_ttl: float | None = DEFAULT_APPROVAL_TTL,
+        approval_on_expiry: Literal["deny", "approve"] = "deny",
+    ) -> None:
+        if approval_on_expiry not in ("deny", "approve"):
+            raise ValueError(
+                f"approval_on_expiry must be 'deny' or 'approve', got {approval_on_expiry!r}"
+            )
+        if approval_ttl is not None and not approval_ttl > 0:
+            raise ValueError(f"approval_ttl must be > 0 seconds or None, got {approval_ttl}")
+        self.agent = agent
+        self.redactor = redactor
+        self.approval_ttl = approval_ttl
+        self.approval_on_expiry = approval_on_expiry
+        self._started: dict[str, float] = {}
+
+    def register_hooks(self, registry: HookRegistry) -> None:
+        registry.add(BeforeInvocation, self._invocation_start, HookOrder.SDK_FIRST)
+        registry.add(BeforeToolCall, self._tool_start, HookOrder.SDK_LAST)
+        registry.add(AfterToolCall, self._tool_end, HookOrder.SDK_LAST)
+        registry.add(AfterInvocation, self._invocation_end, HookOrder.SDK_LAST)
+
+    # -- writing ----------------------------------------------------------------------
+
+    async def note(self, event: str, data: dict[str, Any]) -> None:
+        """Append one payload-free record about this agent's session."""
+        await self._write([(event, data)])
+
+    async def _write(self, records: list[tuple[str, dict[str, Any]]]) -> None:
+        from tether.durable.audit import AuditEvent
+
+        audit = getattr(self.agent.store, "audit", None)
+        if audit is None or not records:
+            return
+        sid = self.agent.session_id
+        items: list[AuditEvent] = [AuditEvent(event, data, sid) for event, data in records]
+        try:
+            await audit.append_many(items)
+        except StoreUnavailable as exc:  # the run's next journal write fails and says so
+            _log.warning("session %s: audit records %s not written: %s", sid, items, exc)
+        except TetherError as exc:
+            raise PersistenceError(
+                f"session {sid}: could not write the audit record(s) "
+                f"{', '.join(i.event for i in items)}: {exc}"
+            ) from exc
+
+    # -- hooks ------------------------------------------------------------------------
+
+    async def _invocation_start(self, event: BeforeInvocation) -> None:
+        self._started.clear()
+        await self._write([("invocation.start", {"new_messages": len(event.messages)})])
+
+    def _tool_start(self, event: BeforeToolCall) -> None:
+        self._started[event.tool_use.id] = time.perf_counter()
+
+    async def _tool_end(self, event: AfterToolCall) -> None:
+        from tether.durable.approvals import args_sha256
+
+        call, result = event.tool_use, event.result
+        began = self._started.pop(call.id, None)
+        data = {
+            "tool": call.name,
+            "call_id": call.id,
+            "args_sha256": args_sha256(dict(call.arguments)),
+            "status": result.status,
+            "is_error": result.is_error,
+            "duration_ms": None
+            if began is None
+            else round((time.perf_counter() - began) * 1000, 3),
+        }
+        await self._write([("tool.executed", data)])
+
+    async def _invocation_end(self, event: AfterInvocation) -> None:
+        result = event.result
+        usage = result.usage
+        records: list[tuple[str, dict[str, Any]]] = []
+        stop = result.stop_reason
+        if stop.startswith(_LIMIT_STOPS):
+            records.append(("limit.stop", {"stop_reason": stop, "reason": result.reason}))
+        elif stop == "cancelled":
+            records.append(("cancellation", {"reason": result.reason}))
+        records.append(
+            (
+                "invocation.end",
+                {
+                    "stop_reason": stop,
+                    "model_calls": usage.model_calls,
+                    "tool_calls": usage.tool_calls,
+                    "interrupts": [i.id for i in result.interrupts],
+                },
+            )
+        )
+        self._started.clear()
+        await self._write(records)
+
+    # -- interventions' audit sink ------------------------------------------------------
+
+    async def verdict(self, point: str, policy: str, action: str, event: Any) -> None:
+        """A non-proceed intervention action (Deny, Guide, Confirm, Transform)."""
+        call = getattr(event, "tool_use", None)
+        data = {"point": point, "policy": policy, "action": action}
+        if call is not None:
+            data |= {"tool": call.name, "call_id": call.id}
+        await self._write([("policy.verdict", data)])
+
+    # -- session journal observer -----------------------------------------------------
+
+    async def suspended(
+        self, session_id: str, interrupts: list[Interrupt], *, again: bool = False
+    ) -> None:
+        """File an approval per interrupt that asks a human; ``again``: only make sure they
+        exist (idempotent), without new ``interrupt.raised`` records."""
+        from tether.durable.approvals import APPROVAL_SOURCES, args_sha256
+
+        approvals = getattr(self.agent.store, "approvals", None)
+        records: list[tuple[str, dict[str, Any]]] = []
+        try:
+            for interrupt in interrupts:
+                approval_id = None
+                if approvals is not None and interrupt.source in APPROVAL_SOURCES:
+                    approval = await approvals.request(
+                        session_id,
+                        interrupt,
+                        redactor=self.redactor,
+                        ttl=self.approval_ttl,
+                        on_expiry=self.approval_on_expiry,
+                    )
+                    approval_id = approval.id
+                call = interrupt.tool_call
+                records.append(
+                    (
+                        "interrupt.raised",
+                        {
+                            "interrupt_id": interrupt.id,
+                            "name": interrupt.name,
+                            "source": interrupt.source,
+                            "tool": None if call is None else call.name,
+                            "args_sha256": None
+                            if call is None
+                            else args_sha256(dict(call.arguments)),
+                            "approval_id": approval_id,
+                        },
+                    )
+                )
+        except TetherError as exc:
+            raise PersistenceError(
+                f"session {session_id} is suspended, but its approval requests could not be "
+                f"saved: {exc}. Calling agent.resume() files them again."
+            ) from exc
+        if not again:
+            await self._write(records)
+
+    async def answered(self, session_id: str, answers: dict[str, Any]) -> None:
+        """``interrupt.answered``: which interrupts, and the kind of each answer (no payload)."""
+        kinds = {key: answer_kind(value) for key, value in answers.items()}
+        await self._write([("interrupt.answered", {"answers": kinds})])
+
+
+def answer_kind(value: Any) -> str:
+    """A payload-free summary of an interrupt answer."""
+    if value is True or value is False:
+        return "approve" if value else "deny"
+    if value in ("approve", "deny", "retry", "abort"):
+        return str(value)
+    if isinstance(value, dict):
+        if "skip" in value:
+            return "skip"
+        if isinstance(value.get("approved"), bool):
+            edited = " (edited arguments)" if value.get("args") is not None else ""
+            return ("approve" if value["approved"] else "deny") + edited
+    return "response"
+
+
+def install_audit(
+    agent: Agent,
+    redactor: Redactor | None,
+    approval_ttl: float | None,
+    approval_on_expiry: Literal["deny", "approve"],
+) -> AuditTrail | None:
+    """The agent's AuditTrail, registered as a hook provider, when it has a store."""
+    if agent.store is None:
+        return None
+    trail = AuditTrail(
+        agent, redactor=redactor, approval_ttl=approval_ttl, approval_on_expiry=approval_on_expiry
+    )
+    agent.hooks.add_provider(trail)
+    return trail

@@ -1,0 +1,201 @@
+"""Approval records, their errors, redaction, hashing and row mapping (see approvals.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from tether.durable.errors import StoreError
+
+if TYPE_CHECKING:
+    from tether.durable.audit import AuditEvent
+
+ApprovalStatus = Literal["pending", "approved", "denied", "expired"]
+ExpiryAction = Literal["deny", "approve"]
+Decision = Literal["approve", "deny", "respond"]
+Redactor = Callable[[str | None, dict[str, Any]], dict[str, Any]]
+"""``redactor(tool_name, arguments) -> arguments as shown to approvers`` (never mutate)."""
+Validator = Callable[[str, dict[str, Any]], None]
+"""``validator(tool_name, full_arguments)`` raises ValueError when edited arguments are invalid."""
+
+APPROVAL_SOURCES: Final = frozenset({"intervention", "hook", "tool", "in_doubt"})
+"""Interrupt sources that ask a human and therefore get an approval row."""
+DEFAULT_TTL: Final = 24 * 3600.0
+MASK: Final = "***"
+SECRET_KEY = re.compile(
+    r"(token|secret|passw|pwd|key|authori[sz]ation|auth|credential|cookie|signature|private)",
+    re.IGNORECASE,
+)
+
+
+class ApprovalError(StoreError):
+    """An approval operation was refused."""
+
+
+class ApprovalNotFound(ApprovalError, KeyError):
+    """No approval with this id."""
+
+    def __init__(self, approval_id: str) -> None:
+        self.approval_id = approval_id
+        super().__init__(
+            f"no approval {approval_id!r} in this store (list them: tether approvals list)"
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ApprovalConflict(ApprovalError):
+    """The approval was already decided (first decision wins) or has expired."""
+
+    def __init__(self, approval: Approval) -> None:
+        self.approval = approval
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(approval.decided_at or 0))
+        super().__init__(
+            f"approval {approval.id} was already decided: {approval.status} by "
+            f"{approval.decided_by} at {when} (unix {approval.decided_at or 0:.3f}); "
+            "the first decision wins and yours was not recorded"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """One approval request and, once decided, its decision.
+
+    ``arguments`` are the tool arguments *as shown* (through the agent's redactor);
+    ``args_sha256`` hashes the real arguments (canonical JSON). ``decision`` is
+    ``approve``, ``approve_edited``, ``deny`` or ``respond`` (a free JSON ``response``).
+    """
+
+    id: str
+    session_id: str
+    interrupt_id: str
+    source: str
+    name: str
+    tool: str | None
+    arguments: dict[str, Any]
+    args_sha256: str | None
+    reason: Any
+    requested_at: float
+    expires_at: float | None
+    on_expiry: ExpiryAction
+    status: ApprovalStatus = "pending"
+    decided_by: str | None = None
+    decided_at: float | None = None
+    decision: str | None = None
+    edited_args: dict[str, Any] | None = None
+    response: Any = None
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def canonical(value: Any) -> str:
+    """Canonical compact JSON (sorted keys, UTF-8): what hashes are computed over."""
+    return json.dumps(
+        value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr
+    )
+
+
+def args_sha256(arguments: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of tool arguments."""
+    return hashlib.sha256(canonical(arguments).encode()).hexdigest()
+
+
+def redact_secrets(tool: str | None, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The default redactor: mask the value of every key that looks secret, at any depth."""
+    return _mask(arguments)  # type: ignore[no-any-return]
+
+
+def _mask(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: (MASK if isinstance(k, str) and SECRET_KEY.search(k) else _mask(v))
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_mask(v) for v in value]
+    return value
+
+
+def _hidden_strings(real: Any, shown: Any, out: set[str]) -> None:
+    """Strings present in ``real`` that the redactor removed from ``shown``."""
+    if isinstance(real, str):
+        if real != shown and len(real) >= 4:
+            out.add(real)
+    elif isinstance(real, dict):
+        for key, item in real.items():
+            _hidden_strings(item, shown.get(key) if isinstance(shown, dict) else None, out)
+    elif isinstance(real, list | tuple):
+        for index, item in enumerate(real):
+            other = shown[index] if isinstance(shown, list) and index < len(shown) else None
+            _hidden_strings(item, other, out)
+
+
+def _scrub(value: Any, hidden: set[str]) -> Any:
+    """Replace every hidden secret inside ``value`` (the reason text, say) by the mask."""
+    if not hidden:
+        return value
+    if isinstance(value, str):
+        for secret in sorted(hidden, key=len, reverse=True):
+            value = value.replace(secret, MASK)
+        return value
+    if isinstance(value, dict):
+        return {k: _scrub(v, hidden) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v, hidden) for v in value]
+    return value
+
+
+def new_approval_id() -> str:
+    return "apr_" + secrets.token_hex(10)
+
+
+def expired_audit(approval: Approval) -> AuditEvent:
+    """The audit record of an approval resolved by its expiry action."""
+    from tether.durable.audit import AuditEvent
+
+    data = {"approval_id": approval.id, "interrupt_id": approval.interrupt_id}
+    data |= {"decision": approval.on_expiry, "decided_by": "expiry"}
+    return AuditEvent("approval.expired", data, approval.session_id)
+
+
+APPROVAL_COLS: Final = (
+    "id, session_id, interrupt_id, source, name, tool, arguments, args_sha256, reason, "
+    "requested_at, expires_at, on_expiry, status, decided_by, decided_at, decision, "
+    "edited_args, response, note"
+)
+
+
+def approval_row(a: Approval) -> tuple[Any, ...]:
+    """The column values of ``a`` (JSON fields as canonical text) in APPROVAL_COLS order."""
+    from tether.durable.entries import encode_json
+
+    def text(value: Any, what: str) -> str | None:
+        return None if value is None else encode_json(value, what=f"approval {what}")
+
+    return (
+        a.id, a.session_id, a.interrupt_id, a.source, a.name, a.tool,
+        encode_json(a.arguments, what="approval arguments"), a.args_sha256,
+        encode_json(a.reason, what="approval reason"), a.requested_at, a.expires_at,
+        a.on_expiry, a.status, a.decided_by, a.decided_at, a.decision,
+        text(a.edited_args, "edited arguments"), text(a.response, "response"), a.note,
+    )  # fmt: skip
+
+
+def approval_from_row(r: Sequence[Any]) -> Approval:
+    def load(value: Any) -> Any:
+        return None if value is None else json.loads(value)
+
+    return Approval(
+        r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], json.loads(r[8]),
+        float(r[9]), None if r[10] is None else float(r[10]), r[11], r[12], r[13],
+        None if r[14] is None else float(r[14]), r[15], load(r[16]), load(r[17]), r[18],
+    )  # fmt: skip

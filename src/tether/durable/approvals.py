@@ -1,0 +1,358 @@
+"""Approvals: one row per durable interrupt that asks a human, listable across sessions.
+
+The store-independent part lives here (the request / decide rules and ``answers_for``);
+each store implements the few transactional primitives of :class:`ApprovalsBase` (see
+``memory_ops.py``, ``sqlite_ops.py``, ``postgres_ops.py``). Records, errors and the
+redactor are in ``approval_types.py`` and re-exported here.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from tether.durable.approval_types import (
+    APPROVAL_SOURCES,
+    DEFAULT_TTL,
+    Approval,
+    ApprovalConflict,
+    ApprovalError,
+    ApprovalNotFound,
+    ApprovalStatus,
+    Decision,
+    ExpiryAction,
+    Redactor,
+    Validator,
+    _hidden_strings,
+    _scrub,
+    args_sha256,
+    canonical,
+    new_approval_id,
+    redact_secrets,
+)
+
+if TYPE_CHECKING:
+    from tether.control.interrupts import Interrupt
+    from tether.durable.audit import AuditEvent
+    from tether.durable.store import Store
+
+__all__ = [
+    "APPROVAL_SOURCES",
+    "DEFAULT_TTL",
+    "Approval",
+    "ApprovalConflict",
+    "ApprovalError",
+    "ApprovalNotFound",
+    "ApprovalStatus",
+    "Approvals",
+    "ApprovalsBase",
+    "Decision",
+    "ExpiryAction",
+    "Redactor",
+    "Validator",
+    "args_sha256",
+    "redact_secrets",
+]
+
+
+class Approvals(Protocol):
+    """``store.approvals``: see :class:`ApprovalsBase` for each method."""
+
+    async def request(
+        self,
+        session_id: str,
+        interrupt: Interrupt,
+        *,
+        redactor: Redactor | None = None,
+        ttl: float | None = DEFAULT_TTL,
+        on_expiry: ExpiryAction = "deny",
+    ) -> Approval: ...
+    async def pending(
+        self,
+        session_id: str | None = None,
+        tool: str | None = None,
+        older_than: float | None = None,
+        limit: int = 100,
+    ) -> list[Approval]: ...
+    async def find(
+        self,
+        *,
+        session_id: str | None = None,
+        status: ApprovalStatus | None = None,
+        limit: int = 100,
+    ) -> list[Approval]: ...
+    async def get(self, approval_id: str) -> Approval: ...
+    async def decide(
+        self,
+        approval_id: str,
+        decision: Decision,
+        *,
+        decided_by: str,
+        note: str | None = None,
+        edited_args: dict[str, Any] | None = None,
+        response: Any = None,
+        validate: Any = None,
+    ) -> Approval: ...
+    async def expire_due(self, now: float | None = None) -> list[Approval]: ...
+    async def answers_for(self, session_id: str) -> dict[str, Any]: ...
+
+
+class ApprovalsBase:
+    """The approval rules on top of four store primitives (``_insert``, ``_query``,
+    ``_decide``, ``_expire``), each one transaction that also appends its audit records."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    # -- store primitives --------------------------------------------------------------
+
+    async def _insert(self, approval: Approval, audit: AuditEvent) -> Approval:
+        """Insert unless a pending approval exists for (session, interrupt): return that one."""
+        raise NotImplementedError
+
+    async def _query(
+        self,
+        *,
+        approval_id: str | None = None,
+        session_id: str | None = None,
+        status: str | None = None,
+        tool: str | None = None,
+        before: float | None = None,
+        limit: int = 100,
+    ) -> list[Approval]:
+        raise NotImplementedError
+
+    async def _decide(self, decided: Approval, audit: AuditEvent) -> Approval:
+        """Write ``decided`` if the row is still pending and unexpired (else ApprovalConflict)
+        and mark the session ``ready`` when no approval of it is pending: one transaction."""
+        raise NotImplementedError
+
+    async def _expire(self, now: float) -> list[Approval]:
+        raise NotImplementedError
+
+    # -- API --------------------------------------------------------------------------
+
+    async def request(
+        self,
+        session_id: str,
+        interrupt: Interrupt,
+        *,
+        redactor: Redactor | None = None,
+        ttl: float | None = DEFAULT_TTL,
+        on_expiry: ExpiryAction = "deny",
+    ) -> Approval:
+        """The approval for ``interrupt`` (idempotent while it is pending)."""
+        from tether.durable.audit import AuditEvent
+
+        if on_expiry not in ("deny", "approve"):
+            raise ValueError(f"on_expiry must be 'deny' or 'approve', got {on_expiry!r}")
+        call = interrupt.tool_call
+        real = dict(call.arguments) if call is not None else {}
+        shown = (redactor or redact_secrets)(call.name if call else None, real)
+        hidden: set[str] = set()
+        _hidden_strings(real, shown, hidden)
+        now = time.time()
+        approval = Approval(
+            id=new_approval_id(),
+            session_id=session_id,
+            interrupt_id=interrupt.id,
+            source=interrupt.source,
+            name=interrupt.name,
+            tool=call.name if call is not None else None,
+            arguments=shown,
+            args_sha256=args_sha256(real) if call is not None else None,
+            reason=_scrub(interrupt.reason, hidden),
+            requested_at=now,
+            expires_at=None if ttl is None else now + ttl,
+            on_expiry=on_expiry,
+        )
+        audit = AuditEvent(
+            "approval.requested",
+            {
+                "approval_id": approval.id,
+                "interrupt_id": interrupt.id,
+                "source": interrupt.source,
+                "tool": approval.tool,
+                "args_sha256": approval.args_sha256,
+                "expires_at": approval.expires_at,
+            },
+            session_id,
+        )
+        return await self._insert(approval, audit)
+
+    async def pending(
+        self,
+        session_id: str | None = None,
+        tool: str | None = None,
+        older_than: float | None = None,
+        limit: int = 100,
+    ) -> list[Approval]:
+        """Pending approvals, oldest first; ``older_than`` in seconds of age."""
+        before = None if older_than is None else time.time() - older_than
+        return await self._query(
+            session_id=session_id, status="pending", tool=tool, before=before, limit=limit
+        )
+
+    async def find(
+        self,
+        *,
+        session_id: str | None = None,
+        status: ApprovalStatus | None = None,
+        limit: int = 100,
+    ) -> list[Approval]:
+        """Approvals in any status, oldest first."""
+        return await self._query(session_id=session_id, status=status, limit=limit)
+
+    async def get(self, approval_id: str) -> Approval:
+        found = await self._query(approval_id=approval_id, limit=1)
+        if not found:
+            raise ApprovalNotFound(approval_id)
+        return found[0]
+
+    async def decide(
+        self,
+        approval_id: str,
+        decision: Decision,
+        *,
+        decided_by: str,
+        note: str | None = None,
+        edited_args: dict[str, Any] | None = None,
+        response: Any = None,
+        validate: Any = None,
+    ) -> Approval:
+        """Record a decision (first one wins: a later one raises :class:`ApprovalConflict`)
+        and, in the same transaction, mark the session ``ready`` when nothing of it is pending.
+
+        ``edited_args`` (approve only, Confirm interrupts only) are merged over the real
+        arguments. ``validate`` (an Agent, or a ``Validator``) checks the merged arguments
+        against the tool schema first; ``agent.resume`` validates them again anyway.
+        """
+        from tether.durable.audit import AuditEvent
+
+        if decision not in ("approve", "deny", "respond"):
+            raise ValueError(f"decision must be 'approve', 'deny' or 'respond', got {decision!r}")
+        if not decided_by:
+            raise ValueError("decided_by must name the approver")
+        current = await self.get(approval_id)
+        if current.status != "pending":
+            raise ApprovalConflict(current)
+        kind: str = decision
+        if edited_args is not None:
+            if decision != "approve":
+                raise ValueError("edited arguments go with an 'approve' decision")
+            if current.source != "intervention" or current.tool is None:
+                raise ValueError(
+                    f"approval {approval_id} ({current.source} interrupt {current.name!r}) does "
+                    "not take edited arguments; only a Confirm before a tool call does"
+                )
+            if not isinstance(edited_args, dict):
+                raise ValueError("edited arguments must be a JSON object")
+            if validate is not None:
+                full = {**await self.real_arguments(current), **edited_args}
+                _validator(validate)(current.tool, full)
+            kind = "approve_edited"
+        canonical(response)  # must be JSON
+        decided = replace(
+            current,
+            status="denied" if decision == "deny" else "approved",
+            decided_by=decided_by,
+            decided_at=time.time(),
+            decision=kind,
+            edited_args=edited_args,
+            response=response if decision == "respond" else None,
+            note=note,
+        )
+        audit = AuditEvent(
+            "approval.decided",
+            {
+                "approval_id": approval_id,
+                "interrupt_id": current.interrupt_id,
+                "decision": kind,
+                "decided_by": decided_by,
+                "edited_args_sha256": None if edited_args is None else args_sha256(edited_args),
+                "note": note,
+            },
+            current.session_id,
+        )
+        return await self._decide(decided, audit)
+
+    async def expire_due(self, now: float | None = None) -> list[Approval]:
+        """Resolve pending approvals past their expiry by their expiry action."""
+        return await self._expire(time.time() if now is None else now)
+
+    async def real_arguments(self, approval: Approval) -> dict[str, Any]:
+        """The real tool arguments of the approval's interrupt, read from the session journal;
+        refused when they no longer hash to ``args_sha256``."""
+        interrupt = (await self._pending_interrupts(approval.session_id)).get(approval.interrupt_id)
+        if interrupt is None or interrupt.tool_call is None:
+            raise ApprovalError(
+                f"approval {approval.id}: session {approval.session_id!r} is no longer waiting "
+                f"for interrupt {approval.interrupt_id}"
+            )
+        real = dict(interrupt.tool_call.arguments)
+        if args_sha256(real) != approval.args_sha256:
+            raise ApprovalError(
+                f"approval {approval.id}: the arguments in session {approval.session_id!r} do "
+                "not match the ones approvers were shown (hash mismatch); refusing"
+            )
+        return real
+
+    async def _pending_interrupts(self, session_id: str) -> dict[str, Interrupt]:
+        from tether.session import fold
+
+        record = await self._store.load(session_id)
+        if record is None:
+            return {}
+        view = fold(record)
+        if view.status != "suspended":
+            return {}
+        return {i.id: i for i in view.interrupts if i.id not in view.answers}
+
+    async def answers_for(self, session_id: str) -> dict[str, Any]:
+        """``{interrupt_id: response}`` for ``agent.resume(...)`` from the decided (or expired)
+        approvals of the interrupts the session is still waiting for."""
+        waiting = await self._pending_interrupts(session_id)
+        out: dict[str, Any] = {}
+        for approval in await self._query(session_id=session_id, limit=10_000):
+            if approval.status == "pending" or approval.interrupt_id not in waiting:
+                continue
+            out[approval.interrupt_id] = await self._response(approval)
+        return out
+
+    async def _response(self, approval: Approval) -> Any:
+        decision = approval.decision
+        if approval.status == "expired":
+            decision = approval.on_expiry
+        if decision == "respond":
+            return approval.response
+        approved = decision in ("approve", "approve_edited")
+        if approval.source == "in_doubt":
+            return "retry" if approved else "abort"
+        if decision == "approve_edited":
+            full = {**await self.real_arguments(approval), **(approval.edited_args or {})}
+            return {"approved": True, "args": full, "reason": approval.note}
+        if approved:
+            return True
+        who = approval.decided_by or "an approver"
+        return {"approved": False, "reason": approval.note or f"denied by {who}"}
+
+
+def _validator(validate: Any) -> Validator:
+    """An Agent (anything with ``tool_map``) becomes a schema check of its tool."""
+    tool_map = getattr(validate, "tool_map", None)
+    if tool_map is None:
+        return validate  # type: ignore[no-any-return]
+
+    def check(tool_name: str, arguments: dict[str, Any]) -> None:
+        from tether.errors import ToolArgumentError
+
+        tool = tool_map.get(tool_name)
+        if tool is None:
+            raise ValueError(f"the agent has no tool {tool_name!r} to validate the arguments")
+        try:
+            tool.prepare(arguments)
+        except ToolArgumentError as exc:
+            raise ValueError(f"edited arguments for tool {tool_name!r} are invalid: {exc}") from exc
+
+    return check

@@ -1,0 +1,188 @@
+"""Approvals, audit log and approvers of :class:`~tether.durable.MemoryStore` (in-process).
+
+Every method runs without awaiting in between, so each one is atomic on one event loop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from tether.durable.approval_types import Approval, ApprovalConflict, expired_audit
+from tether.durable.approvals import ApprovalsBase
+from tether.durable.approvers import (
+    Approver,
+    ApproverExists,
+    IssuedToken,
+    check_approver,
+    matches,
+    new_token,
+    parse_token,
+)
+from tether.durable.audit import GENESIS, AuditBase, AuditEvent, StoredRow, chain
+
+if TYPE_CHECKING:
+    from tether.durable.memory import MemoryStore
+
+
+@dataclass(slots=True)
+class OpsData:
+    """The operations tables of one MemoryStore (shared with its siblings)."""
+
+    approvals: dict[str, Approval] = field(default_factory=dict)
+    audit: list[StoredRow] = field(default_factory=list)
+    head: tuple[int, str] = (0, GENESIS)
+    approvers: dict[str, tuple[Approver, str]] = field(default_factory=dict)  # key id -> row
+
+
+class MemoryAudit(AuditBase):
+    def __init__(self, data: OpsData) -> None:
+        self._data = data
+
+    def append_now(self, items: Sequence[AuditEvent]) -> list[StoredRow]:
+        rows = [row for row, _ in chain(*self._data.head, items)]
+        if rows:
+            self._data.audit.extend(rows)
+            self._data.head = (rows[-1].seq, rows[-1].hash)
+        return rows
+
+    async def _append(self, items: Sequence[AuditEvent]) -> list[StoredRow]:
+        return self.append_now(items)
+
+    async def _rows(
+        self, session_id: str | None, after: int, limit: int | None
+    ) -> tuple[list[StoredRow], tuple[int, str]]:
+        rows = [r for r in self._data.audit if r.seq > after]
+        if session_id is not None:
+            from tether.durable.audit import decode
+
+            rows = [r for r in rows if decode(r).session_id == session_id]
+        return rows[:limit] if limit is not None else rows, self._data.head
+
+
+class MemoryApprovals(ApprovalsBase):
+    def __init__(self, store: MemoryStore, data: OpsData, audit: MemoryAudit) -> None:
+        super().__init__(store)
+        self._mem = store
+        self._data = data
+        self._audit = audit
+
+    async def _insert(self, approval: Approval, audit: AuditEvent) -> Approval:
+        for row in self._data.approvals.values():
+            if (
+                row.status == "pending"
+                and row.session_id == approval.session_id
+                and row.interrupt_id == approval.interrupt_id
+            ):
+                return row
+        self._data.approvals[approval.id] = approval
+        self._audit.append_now([audit])
+        return approval
+
+    async def _query(
+        self,
+        *,
+        approval_id: str | None = None,
+        session_id: str | None = None,
+        status: str | None = None,
+        tool: str | None = None,
+        before: float | None = None,
+        limit: int = 100,
+    ) -> list[Approval]:
+        rows = [
+            a
+            for a in self._data.approvals.values()
+            if (approval_id is None or a.id == approval_id)
+            and (session_id is None or a.session_id == session_id)
+            and (status is None or a.status == status)
+            and (tool is None or a.tool == tool)
+            and (before is None or a.requested_at <= before)
+        ]
+        rows.sort(key=lambda a: (a.requested_at, a.id))
+        return rows[: max(limit, 0)]
+
+    async def _decide(self, decided: Approval, audit: AuditEvent) -> Approval:
+        current = self._data.approvals[decided.id]
+        now = time.time()
+        if (
+            current.status == "pending"
+            and current.expires_at is not None
+            and current.expires_at <= now
+        ):
+            self._resolve_expired(current, now)
+            current = self._data.approvals[decided.id]
+        if current.status != "pending":
+            raise ApprovalConflict(current)
+        self._data.approvals[decided.id] = decided
+        self._audit.append_now([audit])
+        self._mark_ready(decided.session_id)
+        return decided
+
+    async def _expire(self, now: float) -> list[Approval]:
+        due = [
+            a
+            for a in self._data.approvals.values()
+            if a.status == "pending" and a.expires_at is not None and a.expires_at <= now
+        ]
+        return [self._resolve_expired(a, now) for a in due]
+
+    def _resolve_expired(self, approval: Approval, now: float) -> Approval:
+        expired = replace(
+            approval,
+            status="expired",
+            decided_by="expiry",
+            decided_at=now,
+            decision=approval.on_expiry,
+        )
+        self._data.approvals[approval.id] = expired
+        self._audit.append_now([expired_audit(expired)])
+        self._mark_ready(approval.session_id)
+        return expired
+
+    def _mark_ready(self, session_id: str) -> None:
+        row = self._mem._rows.get(session_id)
+        if row is None or row.status != "suspended":
+            return
+        if any(
+            a.session_id == session_id and a.status == "pending"
+            for a in self._data.approvals.values()
+        ):
+            return
+        row.status = "ready"
+        row.updated_at = time.time()
+
+
+class MemoryApprovers:
+    def __init__(self, data: OpsData) -> None:
+        self._data = data
+
+    async def add(self, name: str, roles: tuple[str, ...] | list[str]) -> IssuedToken:
+        roles = tuple(roles)
+        check_approver(name, roles)
+        if any(a.name == name for a, _ in self._data.approvers.values()):
+            raise ApproverExists(name)
+        token, key_id, digest = new_token()
+        approver = Approver(name, roles, key_id, time.time())
+        self._data.approvers[key_id] = (approver, digest)
+        return IssuedToken(approver, token)
+
+    async def verify(self, token: str) -> Approver | None:
+        parsed = parse_token(token)
+        if parsed is None:
+            return None
+        found = self._data.approvers.get(parsed[0])
+        if found is None or not matches(parsed[1], found[1]):
+            return None
+        return found[0]
+
+    async def all(self) -> list[Approver]:
+        return sorted((a for a, _ in self._data.approvers.values()), key=lambda a: a.name)
+
+    async def remove(self, name: str) -> bool:
+        for key_id, (approver, _) in list(self._data.approvers.items()):
+            if approver.name == name:
+                del self._data.approvers[key_id]
+                return True
+        return False

@@ -1,0 +1,247 @@
+"""Approvals, audit log and approvers of :class:`~tether.durable.SQLiteStore`.
+
+Writes run in the store's ``BEGIN IMMEDIATE`` transactions, so processes sharing the
+file serialize: of two concurrent deciders exactly one sees the row still pending.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from tether.durable.approval_types import (
+    APPROVAL_COLS,
+    Approval,
+    ApprovalConflict,
+    ApprovalNotFound,
+    approval_from_row,
+    approval_row,
+    expired_audit,
+)
+from tether.durable.approvals import ApprovalsBase
+from tether.durable.approvers import (
+    Approver,
+    ApproverExists,
+    IssuedToken,
+    check_approver,
+    matches,
+    new_token,
+    parse_token,
+)
+from tether.durable.audit import AuditBase, AuditEvent, StoredRow, chain
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from tether.durable.sqlite import SQLiteStore
+
+_READY = (
+    "UPDATE sessions SET status = 'ready', updated_at = ? WHERE id = ? AND status = 'suspended' "
+    "AND NOT EXISTS (SELECT 1 FROM approvals WHERE session_id = ? AND status = 'pending')"
+)
+_SET_DECISION = (
+    "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, decision = ?, "
+    "edited_args = ?, response = ?, note = ? WHERE id = ? AND status = 'pending'"
+)
+
+
+def append_audit(conn: sqlite3.Connection, items: Sequence[AuditEvent]) -> list[StoredRow]:
+    """Append to the chain inside the caller's write transaction."""
+    seq, digest = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
+    rows = chain(seq, digest, items)
+    conn.executemany(
+        "INSERT INTO audit (seq, at, event, session_id, body, prev_hash, hash) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                r.seq,
+                json.loads(r.body)["at"],
+                item.event,
+                item.session_id,
+                r.body,
+                r.prev_hash,
+                r.hash,
+            )
+            for r, item in rows
+        ],
+    )
+    if rows:
+        last = rows[-1][0]
+        conn.execute("UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1", (last.seq, last.hash))
+    return [r for r, _ in rows]
+
+
+def _decision_values(a: Approval) -> tuple[Any, ...]:
+    row = approval_row(a)
+    return (a.status, a.decided_by, a.decided_at, a.decision, row[16], row[17], a.note, a.id)
+
+
+class SQLiteAudit(AuditBase):
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+
+    async def _append(self, items: Sequence[AuditEvent]) -> list[StoredRow]:
+        with self._store._errors(), self._store._tx() as conn:
+            return append_audit(conn, items)
+
+    async def _rows(
+        self, session_id: str | None, after: int, limit: int | None
+    ) -> tuple[list[StoredRow], tuple[int, str]]:
+        where = "seq > ?" + ("" if session_id is None else " AND session_id = ?")
+        args: tuple[Any, ...] = (after,) if session_id is None else (after, session_id)
+        with self._store._errors(), self._store._tx("BEGIN") as conn:
+            raw = conn.execute(
+                f"SELECT seq, body, prev_hash, hash FROM audit WHERE {where} ORDER BY seq LIMIT ?",
+                (*args, -1 if limit is None else limit),
+            ).fetchall()
+            head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
+        return [StoredRow(*r) for r in raw], (int(head[0]), str(head[1]))
+
+
+class SQLiteApprovals(ApprovalsBase):
+    def __init__(self, store: SQLiteStore) -> None:
+        super().__init__(store)
+        self._sql = store
+
+    async def _insert(self, approval: Approval, audit: AuditEvent) -> Approval:
+        row = approval_row(approval)
+        with self._sql._errors(), self._sql._tx() as conn:
+            found = conn.execute(
+                f"SELECT {APPROVAL_COLS} FROM approvals WHERE session_id = ? AND interrupt_id = ? "
+                "AND status = 'pending'",
+                (approval.session_id, approval.interrupt_id),
+            ).fetchone()
+            if found is not None:
+                return approval_from_row(found)
+            conn.execute(
+                f"INSERT INTO approvals ({APPROVAL_COLS}) VALUES ({', '.join('?' * len(row))})", row
+            )
+            append_audit(conn, [audit])
+        return approval
+
+    async def _query(
+        self,
+        *,
+        approval_id: str | None = None,
+        session_id: str | None = None,
+        status: str | None = None,
+        tool: str | None = None,
+        before: float | None = None,
+        limit: int = 100,
+    ) -> list[Approval]:
+        conds: list[str] = []
+        args: list[Any] = []
+        for column, value in (
+            ("id = ?", approval_id),
+            ("session_id = ?", session_id),
+            ("status = ?", status),
+            ("tool = ?", tool),
+            ("requested_at <= ?", before),
+        ):
+            if value is not None:
+                conds.append(column)
+                args.append(value)
+        where = f"WHERE {' AND '.join(conds)} " if conds else ""
+        with self._sql._errors(), self._sql._tx("BEGIN") as conn:
+            rows = conn.execute(
+                f"SELECT {APPROVAL_COLS} FROM approvals {where}ORDER BY requested_at, id LIMIT ?",
+                (*args, max(limit, 0)),
+            ).fetchall()
+        return [approval_from_row(r) for r in rows]
+
+    async def _decide(self, decided: Approval, audit: AuditEvent) -> Approval:
+        conflict: Approval | None = None
+        with self._sql._errors(), self._sql._tx() as conn:
+            found = conn.execute(
+                f"SELECT {APPROVAL_COLS} FROM approvals WHERE id = ?", (decided.id,)
+            ).fetchone()
+            if found is None:
+                raise ApprovalNotFound(decided.id)
+            current = approval_from_row(found)
+            now = time.time()
+            if (
+                current.status == "pending"
+                and current.expires_at is not None
+                and current.expires_at <= now
+            ):
+                conflict = self._resolve_expired(conn, current, now)
+            elif current.status != "pending":
+                conflict = current
+            else:
+                conn.execute(_SET_DECISION, _decision_values(decided))
+                append_audit(conn, [audit])
+                conn.execute(_READY, (now, decided.session_id, decided.session_id))
+        if conflict is not None:
+            raise ApprovalConflict(conflict)
+        return decided
+
+    def _resolve_expired(
+        self, conn: sqlite3.Connection, approval: Approval, now: float
+    ) -> Approval:
+        expired = replace(
+            approval,
+            status="expired",
+            decided_by="expiry",
+            decided_at=now,
+            decision=approval.on_expiry,
+        )
+        conn.execute(_SET_DECISION, _decision_values(expired))
+        append_audit(conn, [expired_audit(expired)])
+        conn.execute(_READY, (now, approval.session_id, approval.session_id))
+        return expired
+
+    async def _expire(self, now: float) -> list[Approval]:
+        with self._sql._errors(), self._sql._tx() as conn:
+            due = conn.execute(
+                f"SELECT {APPROVAL_COLS} FROM approvals WHERE status = 'pending' "
+                "AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY requested_at, id",
+                (now,),
+            ).fetchall()
+            return [self._resolve_expired(conn, approval_from_row(r), now) for r in due]
+
+
+class SQLiteApprovers:
+    def __init__(self, store: SQLiteStore) -> None:
+        self._sql = store
+
+    async def add(self, name: str, roles: tuple[str, ...] | list[str]) -> IssuedToken:
+        roles = tuple(roles)
+        check_approver(name, roles)
+        token, key_id, digest = new_token()
+        approver = Approver(name, roles, key_id, time.time())
+        with self._sql._errors(), self._sql._tx() as conn:
+            if conn.execute("SELECT 1 FROM approvers WHERE name = ?", (name,)).fetchone():
+                raise ApproverExists(name)
+            conn.execute(
+                "INSERT INTO approvers (key_id, name, roles, secret_sha256, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (key_id, name, ",".join(roles), digest, approver.created_at),
+            )
+        return IssuedToken(approver, token)
+
+    async def verify(self, token: str) -> Approver | None:
+        parsed = parse_token(token)
+        if parsed is None:
+            return None
+        with self._sql._errors(), self._sql._tx("BEGIN") as conn:
+            row = conn.execute(
+                "SELECT name, roles, secret_sha256, created_at FROM approvers WHERE key_id = ?",
+                (parsed[0],),
+            ).fetchone()
+        if row is None or not matches(parsed[1], row[2]):
+            return None
+        return Approver(row[0], tuple(row[1].split(",")), parsed[0], float(row[3]))
+
+    async def all(self) -> list[Approver]:
+        with self._sql._errors(), self._sql._tx("BEGIN") as conn:
+            rows = conn.execute(
+                "SELECT name, roles, key_id, created_at FROM approvers ORDER BY name"
+            ).fetchall()
+        return [Approver(r[0], tuple(r[1].split(",")), r[2], float(r[3])) for r in rows]
+
+    async def remove(self, name: str) -> bool:
+        with self._sql._errors(), self._sql._tx() as conn:
+            return conn.execute("DELETE FROM approvers WHERE name = ?", (name,)).rowcount > 0

@@ -1,0 +1,317 @@
+"""``tether approvals`` (list, show, approve, deny, respond, expire) and ``tether approvers``."""
+
+from __future__ import annotations
+
+import getpass
+import importlib
+import json
+import re
+import socket
+import time
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tether.ops.sessions import STORE, _fail, _with_store, when
+from tether.ops.store_url import describe
+
+if TYPE_CHECKING:
+    from tether.durable import Approval, Store
+
+app = typer.Typer(
+    name="approvals",
+    help="List and decide the approvals that suspended sessions wait for.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+approvers_app = typer.Typer(
+    name="approvers",
+    help="Manage approvers and their bearer tokens (stored hashed).",
+    no_args_is_help=True,
+    add_completion=False,
+)
+CLIP = 200
+STATUS_STYLE = {"pending": "bold magenta", "approved": "green", "denied": "red", "expired": "dim"}
+AS = typer.Option(
+    None, "--as", help="Approver name recorded with the decision (default: user@host)."
+)
+NOTE = typer.Option(None, "--note", "-n", help="A note kept with the decision.")
+ROLE = typer.Option(..., "--role", "-r", help="A role (repeat for several).")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_age(text: str) -> float:
+    """``90``, ``30s``, ``10m``, ``2h``, ``1d`` -> seconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
+    if match is None:
+        raise typer.BadParameter(f"{text!r} is not an age; use e.g. 90, 30s, 10m, 2h or 1d")
+    return float(match.group(1)) * _UNITS[match.group(2) or "s"]
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def _expires(approval: Approval, now: float) -> Text:
+    if approval.expires_at is None:
+        return Text("never", style="dim")
+    left = approval.expires_at - now
+    if left <= 0:
+        return Text(f"overdue ({approval.on_expiry})", style="bold red")
+    return Text(f"in {_age(left)} ({approval.on_expiry})")
+
+
+def _json(value: Any, full: bool = False) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if full or len(text) <= CLIP else text[:CLIP] + " …"
+
+
+def _status(status: str) -> Text:
+    return Text(status, style=STATUS_STYLE.get(status, ""))
+
+
+@app.command("list")
+def list_approvals(
+    store: str = STORE,
+    session: str | None = typer.Option(None, "--session", help="Only this session."),
+    tool: str | None = typer.Option(None, "--tool", help="Only approvals for this tool."),
+    older_than: str | None = typer.Option(None, "--older-than", help="Only older ones: 10m, 2h."),
+    show_all: bool = typer.Option(False, "--all", help="Decided and expired ones too."),
+    limit: int = typer.Option(100, "--limit", min=1, help="Show at most this many."),
+) -> None:
+    """Pending approvals across all sessions, oldest first."""
+    age = None if older_than is None else parse_age(older_than)
+
+    async def work(s: Store) -> list[Approval]:
+        if show_all:
+            rows = await s.approvals.find(session_id=session, limit=limit)
+            return [a for a in rows if tool is None or a.tool == tool]
+        return await s.approvals.pending(session, tool, age, limit)
+
+    rows = _with_store(store, work)
+    console = Console(highlight=False)
+    if not rows:
+        console.print(
+            f"no {'' if show_all else 'pending '}approvals in {describe(store)}", markup=False
+        )
+        return
+    table = Table(title=f"approvals in {describe(store)}", title_justify="left")
+    for name in ("approval", "session", "tool", "arguments (redacted)", "reason", "age", "expires"):
+        table.add_column(name, overflow="fold")
+    if show_all:
+        table.add_column("status")
+    now = time.time()
+    for a in rows:
+        cells = [
+            Text(a.id, style="bold"),
+            Text(a.session_id),
+            Text(a.tool or f"({a.source})"),
+            Text(_json(a.arguments)),
+            Text(_json(a.reason)),
+            Text(_age(now - a.requested_at)),
+            _expires(a, now) if a.status == "pending" else Text("-", style="dim"),
+        ]
+        table.add_row(*cells, *([_status(a.status)] if show_all else []))
+    console.print(table)
+    console.print(Text("decide with: tether approvals approve|deny ID [--note TEXT]", style="dim"))
+
+
+@app.command()
+def show(
+    approval_id: str = typer.Argument(..., help="The approval id."), store: str = STORE
+) -> None:
+    """Show one approval: the request as approvers see it and, once decided, the decision."""
+    a = _with_store(store, lambda s: s.approvals.get(approval_id))
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column(overflow="fold")
+    now = time.time()
+    rows: list[tuple[str, Text | str]] = [
+        ("approval", a.id),
+        ("status", _status(a.status)),
+        ("session", a.session_id),
+        ("interrupt", f"{a.interrupt_id} ({a.source}: {a.name})"),
+        ("tool", a.tool or "-"),
+        ("arguments", Text(_json(a.arguments, full=True))),
+        ("args sha256", a.args_sha256 or "-"),
+        ("reason", Text(_json(a.reason, full=True))),
+        ("requested", when(a.requested_at, now)),
+        ("expires", _expires(a, now) if a.status == "pending" else Text("-")),
+    ]
+    if a.status != "pending":
+        rows += [("decision", a.decision or "-"), ("decided by", a.decided_by or "-")]
+        rows.append(("decided", when(a.decided_at, now) if a.decided_at else "-"))
+        if a.edited_args is not None:
+            rows.append(("edited args", Text(_json(a.edited_args, full=True))))
+        if a.response is not None:
+            rows.append(("response", Text(_json(a.response, full=True))))
+        rows.append(("note", Text(a.note or "-")))
+    for key, value in rows:
+        grid.add_row(key, value)
+    Console(highlight=False).print(grid)
+
+
+def _who(name: str | None) -> str:
+    if name:
+        return name
+    try:
+        user = getpass.getuser()
+    except Exception:
+        user = "unknown"
+    return f"{user}@{socket.gethostname()}"
+
+
+def _validator(spec: str | None, session_id: str) -> Any:
+    """``module:factory`` -> the Agent ``factory(session_id=...)`` (validates edited args)."""
+    if spec is None:
+        return None
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        raise typer.BadParameter(f"{spec!r}: use module:factory", param_hint="'--app'")
+    try:
+        return getattr(importlib.import_module(module), name)(session_id=session_id)
+    except Exception as exc:
+        _fail(f"cannot build the agent from {spec}: {type(exc).__name__}: {exc}")
+
+
+def _decide(
+    store: str,
+    approval_id: str,
+    decision: str,
+    who: str | None,
+    note: str | None,
+    edited: dict[str, Any] | None = None,
+    response: Any = None,
+    app_spec: str | None = None,
+) -> None:
+    async def work(s: Store) -> Approval:
+        current = await s.approvals.get(approval_id)
+        validate = _validator(app_spec, current.session_id) if edited is not None else None
+        return await s.approvals.decide(
+            approval_id,
+            decision,  # type: ignore[arg-type]
+            decided_by=_who(who),
+            note=note,
+            edited_args=edited,
+            response=response,
+            validate=validate,
+        )
+
+    try:
+        a = _with_store(store, work)
+    except ValueError as exc:
+        _fail(str(exc))
+    verb = {"approve": "approved", "deny": "denied", "respond": "answered"}[decision]
+    extra = " with edited arguments" if edited is not None else ""
+    Console(highlight=False).print(
+        f"{verb} {a.id}{extra} as {a.decided_by}; session {a.session_id} resumes when nothing "
+        "else of it is pending (worker, or answers_for + agent.resume)",
+        markup=False,
+    )
+
+
+def _parse_json(text: str, option: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise typer.BadParameter(f"not valid JSON: {exc}", param_hint=option) from None
+
+
+@app.command()
+def approve(
+    approval_id: str = typer.Argument(..., help="The approval id."),
+    edit: str | None = typer.Option(
+        None, "--edit", help='Edited arguments, a JSON object merged over the real ones: {"n": 1}.'
+    ),
+    note: str | None = NOTE,
+    who: str | None = AS,
+    app_spec: str | None = typer.Option(
+        None,
+        "--app",
+        help="module:factory building the Agent, to validate --edit against the tool.",
+    ),
+    store: str = STORE,
+) -> None:
+    """Approve (optionally with edited arguments)."""
+    edited = None if edit is None else _parse_json(edit, "'--edit'")
+    if edited is not None and not isinstance(edited, dict):
+        raise typer.BadParameter("edited arguments must be a JSON object", param_hint="'--edit'")
+    _decide(store, approval_id, "approve", who, note, edited, app_spec=app_spec)
+
+
+@app.command()
+def deny(
+    approval_id: str = typer.Argument(..., help="The approval id."),
+    note: str | None = NOTE,
+    who: str | None = AS,
+    store: str = STORE,
+) -> None:
+    """Deny (the note is the reason the model sees)."""
+    _decide(store, approval_id, "deny", who, note)
+
+
+@app.command()
+def respond(
+    approval_id: str = typer.Argument(..., help="The approval id."),
+    response: str = typer.Argument(..., help='A JSON answer, e.g. {"skip": "done by hand"}.'),
+    note: str | None = NOTE,
+    who: str | None = AS,
+    store: str = STORE,
+) -> None:
+    """Answer with a free JSON response (what the interrupt's code receives)."""
+    _decide(store, approval_id, "respond", who, note, response=_parse_json(response, "RESPONSE"))
+
+
+@app.command()
+def expire(store: str = STORE) -> None:
+    """Resolve every overdue approval by its expiry action (deny unless set to approve)."""
+    done = _with_store(store, lambda s: s.approvals.expire_due())
+    console = Console(highlight=False)
+    for a in done:
+        console.print(f"expired {a.id} ({a.session_id}): {a.on_expiry}", markup=False)
+    console.print(f"{len(done)} approval(s) expired", markup=False)
+
+
+@approvers_app.command("add")
+def add_approver(
+    name: str = typer.Argument(..., help="The approver's name (recorded with decisions)."),
+    role: list[str] = ROLE,
+    store: str = STORE,
+) -> None:
+    """Add an approver and print their bearer token ONCE (only its hash is stored)."""
+    try:
+        issued = _with_store(store, lambda s: s.approvers.add(name, role))
+    except ValueError as exc:
+        _fail(str(exc))
+    console = Console(highlight=False)
+    console.print(
+        f"approver {name!r} added with role(s) {', '.join(issued.approver.roles)}", markup=False
+    )
+    console.print("bearer token (shown once, not stored; keep it secret):", markup=False)
+    typer.echo(issued.token)
+
+
+@approvers_app.command("list")
+def list_approvers(store: str = STORE) -> None:
+    """List approvers (names, roles, key ids; never tokens)."""
+    rows = _with_store(store, lambda s: s.approvers.all())
+    table = Table(title=f"approvers in {describe(store)}", title_justify="left")
+    for column in ("name", "roles", "key id", "added"):
+        table.add_column(column)
+    for a in rows:
+        table.add_row(a.name, ", ".join(a.roles), a.key_id, when(a.created_at))
+    Console(highlight=False).print(table)
+
+
+@approvers_app.command("remove")
+def remove_approver(name: str = typer.Argument(...), store: str = STORE) -> None:
+    """Remove an approver: their token stops working at once."""
+    if not _with_store(store, lambda s: s.approvers.remove(name)):
+        _fail(f"no approver named {name!r} in {describe(store)}")
+    Console(highlight=False).print(f"removed approver {name!r}", markup=False)

@@ -1,0 +1,109 @@
+"""``tether audit verify|export|show``: the hash-chained audit log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tether.ops.sessions import OUTPUT, STORE, _fail, _with_store, when
+from tether.ops.store_url import describe
+
+app = typer.Typer(
+    name="audit",
+    help="Verify, export and show the tamper-evident audit log.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+@app.command()
+def verify(
+    store: str = STORE,
+    expect_head: str | None = typer.Option(
+        None,
+        "--expect-head",
+        help="SEQ:HASH recorded earlier (e.g. by a previous verify): also detects a rewritten chain.",
+    ),
+) -> None:
+    """Walk the chain; report the first broken link and exit 1 when it is broken."""
+    report = _with_store(store, lambda s: s.audit.verify())
+    console = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    if not report.ok:
+        assert report.first_bad is not None
+        position, reason = report.first_bad
+        err.print(
+            Text("audit log BROKEN ", style="bold red") + Text(f"at record {position}: {reason}")
+        )
+        err.print(f"{report.checked} record(s) before it verified", markup=False, style="dim")
+        raise typer.Exit(1)
+    seq, digest = report.head
+    if expect_head is not None:
+        want_seq, _, want_hash = expect_head.partition(":")
+        if not want_seq.isdigit() or not want_hash:
+            raise typer.BadParameter("use SEQ:HASH", param_hint="'--expect-head'")
+        if int(want_seq) > seq:
+            _fail(f"the chain has {seq} records but {want_seq} were recorded earlier: truncated")
+        records = _with_store(store, lambda s: s.audit.records(after=int(want_seq) - 1, limit=1))
+        if not records or records[0].hash != want_hash:
+            _fail(f"record {want_seq} no longer has hash {want_hash}: the chain was rewritten")
+    console.print(
+        Text("audit log ok: ", style="bold green")
+        + Text(f"{report.checked} record(s) in {describe(store)}; head {seq}:{digest}")
+    )
+
+
+@app.command()
+def export(
+    fmt: str = typer.Option("jsonl", "--format", "-f", help="jsonl (one record a line)."),
+    store: str = STORE,
+    output: Path | None = OUTPUT,
+) -> None:
+    """Export every record with its hashes (re-verifiable elsewhere)."""
+    if fmt != "jsonl":
+        raise typer.BadParameter(
+            f"unknown format {fmt!r}; supported: jsonl", param_hint="'--format'"
+        )
+    rows = _with_store(store, lambda s: s.audit.export())
+    text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc.strerror or exc}")
+    Console(stderr=True, highlight=False).print(
+        f"wrote {len(rows)} audit records to {output}", markup=False
+    )
+
+
+@app.command()
+def show(
+    session_id: str = typer.Argument(..., help="The session id."),
+    store: str = STORE,
+) -> None:
+    """The audit records of one session, in chain order."""
+    rows = _with_store(store, lambda s: s.audit.records(session_id=session_id))
+    console = Console(highlight=False)
+    if not rows:
+        console.print(
+            f"no audit records for session {session_id!r} in {describe(store)}", markup=False
+        )
+        return
+    table = Table(title=f"audit of session {session_id}", title_justify="left")
+    for column in ("seq", "at", "event", "details"):
+        table.add_column(column, overflow="fold", justify="right" if column == "seq" else "left")
+    for r in rows:
+        details = ", ".join(
+            f"{k}={v if isinstance(v, str) else json.dumps(v)}"
+            for k, v in r.data.items()
+            if v is not None
+        )
+        table.add_row(str(r.seq), when(r.at), Text(r.event, style="bold"), Text(details))
+    console.print(table)

@@ -1,0 +1,74 @@
+"""Small agents whose runs suspend the ways that ask a human (shared by the operations tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether import Agent, ToolContext, tool
+from tether.control import BeforeToolCall, Confirm, InterventionHandler
+from tether.durable import Store
+from tether.models import ScriptedModel
+
+SECRET = "sk-live-4f9a8b7c6d5e"
+
+
+class AskFirst(InterventionHandler):
+    """Confirm every transfer (no confirm callback: the run suspends)."""
+
+    def before_tool_call(self, event: BeforeToolCall) -> Confirm | None:
+        if event.tool_use.name == "transfer":
+            args = event.tool_use.arguments
+            return Confirm(
+                f"send {args.get('amount')} to {args.get('to')} using {args.get('api_token')}?"
+            )
+        return None
+
+
+def transfer_agent(store: Store, session: str, ran: list[dict[str, Any]], **options: Any) -> Agent:
+    """A model that calls transfer(to, amount, api_token) once, then reports the result."""
+
+    @tool
+    def transfer(to: str, amount: int, api_token: str) -> str:
+        """Send money."""
+        ran.append({"to": to, "amount": amount, "api_token": api_token})
+        return f"sent {amount} to {to}"
+
+    def script(messages: list[Any], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        if messages[-1].role == "tool":
+            return {"text": "done: " + messages[-1].tool_results[0].content}
+        call = {"name": "transfer", "args": {"to": "bob", "amount": 500, "api_token": SECRET}}
+        return {"tool_calls": [call]}
+
+    return Agent(
+        model=ScriptedModel(script),
+        tools=[transfer],
+        interventions=[AskFirst()],
+        store=store,
+        session_id=session,
+        **options,
+    )
+
+
+def delete_agent(store: Store, session: str, ran: list[Any]) -> Agent:
+    """A tool that asks through ToolContext.interrupt before deleting."""
+
+    @tool
+    def delete(path: str, ctx: ToolContext) -> str:
+        """Delete a file after a human approves."""
+        answer = ctx.interrupt("approve_delete", f"delete {path}?")
+        ran.append(answer)
+        return f"deleted {path}: {answer}"
+
+    def script(messages: list[Any], tools: list[dict[str, Any]]) -> Any:
+        if messages[-1].role == "tool":
+            return {"text": "finished: " + messages[-1].tool_results[0].content}
+        return {"tool_calls": [{"name": "delete", "args": {"path": "/tmp/x"}}]}
+
+    return Agent(model=ScriptedModel(script), tools=[delete], store=store, session_id=session)
+
+
+def validating_agent(session_id: str) -> Agent:
+    """``tether approvals approve --app ops_agents:validating_agent``: the tools, for validation."""
+    from tether.durable import MemoryStore
+
+    return transfer_agent(MemoryStore(), session_id, [])

@@ -1,0 +1,205 @@
+"""The hash-chained audit log: what an agent run records, and tamper detection on SQLite
+and PostgreSQL (edit, delete, reorder, truncate)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from typing import Any
+
+import pytest
+from ops_agents import SECRET, transfer_agent
+
+from tether import Agent, tool
+from tether.control import BeforeToolCall, Deny, InterventionHandler
+from tether.durable import PostgresStore, SQLiteStore, args_sha256
+from tether.limits import Limits
+from tether.models import ScriptedModel
+
+
+async def test_an_approval_flow_is_audited_without_payloads(stores):
+    store = stores()
+    ran: list[dict[str, Any]] = []
+    await transfer_agent(store, "aud", ran).invoke_async("pay")
+    [approval] = await store.approvals.pending()
+    await store.approvals.decide(approval.id, "approve", decided_by="alice", note="fine")
+    worker = transfer_agent(stores(), "aud", ran)
+    await worker.resume_async(await store.approvals.answers_for("aud"))
+    records = await store.audit.records(session_id="aud")
+    events = [r.event for r in records]
+    assert events == [
+        "invocation.start",
+        "policy.verdict",
+        "approval.requested",
+        "interrupt.raised",
+        "invocation.end",
+        "approval.decided",
+        "interrupt.answered",
+        "invocation.start",
+        "policy.verdict",
+        "tool.executed",
+        "invocation.end",
+    ]
+    by = {r.event: r.data for r in records}
+    assert by["policy.verdict"] == {
+        "point": "before_tool_call",
+        "policy": "AskFirst",
+        "action": "Confirm",
+        "tool": "transfer",
+        "call_id": worker.messages[1].tool_calls[0].id,
+    }
+    assert by["approval.decided"]["decided_by"] == "alice"
+    assert by["interrupt.answered"] == {"answers": {approval.interrupt_id: "approve"}}
+    tool_run = by["tool.executed"]
+    assert tool_run["args_sha256"] == args_sha256({"to": "bob", "amount": 500, "api_token": SECRET})
+    assert tool_run["status"] == "ok"
+    assert tool_run["duration_ms"] >= 0
+    exported = json.dumps(await store.audit.export())
+    assert SECRET not in exported
+    assert "bob" not in exported  # no arguments at all, only their hash
+    report = await store.audit.verify()
+    assert report.ok
+    assert report.checked == len(records)
+    assert report.head == (records[-1].seq, records[-1].hash)
+
+
+async def test_denials_limit_stops_and_cancellations_are_recorded(stores):
+    store = stores()
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    class NoAdd(InterventionHandler):
+        def before_tool_call(self, event: BeforeToolCall) -> Deny:
+            return Deny("not today")
+
+    loop = {"tool_calls": [{"name": "add", "args": {"a": 1, "b": 2}}]}
+    agent = Agent(
+        model=ScriptedModel([loop, loop, loop]),
+        tools=[add],
+        interventions=[NoAdd()],
+        limits=Limits(turns=2),
+        store=store,
+        session_id="lim",
+    )
+    result = await agent.invoke_async("go")
+    assert result.stop_reason == "limit_turns"
+    records = await store.audit.records(session_id="lim")
+    events = [r.event for r in records]
+    assert events.count("policy.verdict") == 2
+    assert events[-2:] == ["limit.stop", "invocation.end"]
+    assert records[-1].data["stop_reason"] == "limit_turns"
+    assert {r.data["status"] for r in records if r.event == "tool.executed"} == {"denied"}
+
+    cancelling = Agent(
+        model=ScriptedModel([loop, "never"]), tools=[add], store=store, session_id="can"
+    )
+    cancelling.on(BeforeToolCall)(lambda event: event.agent.cancel())
+    assert (await cancelling.invoke_async("go")).stop_reason == "cancelled"
+    events = [r.event for r in await store.audit.records(session_id="can")]
+    assert events[-2:] == ["cancellation", "invocation.end"]
+    assert (await store.audit.verify()).ok
+
+
+async def test_concurrent_appends_from_many_store_objects_keep_one_chain(stores):
+    writers = [stores() for _ in range(4)]
+
+    async def write(index: int, store: Any) -> None:
+        for n in range(25):
+            await store.audit.append("test.note", {"writer": index, "n": n})
+
+    await asyncio.gather(*(write(i, s) for i, s in enumerate(writers)))
+    report = await writers[0].audit.verify()
+    assert report.ok
+    assert report.checked == 100
+    assert [r.seq for r in await writers[1].audit.records()] == list(range(1, 101))
+    assert len(await writers[2].audit.records(after=90)) == 10
+
+
+# -- tampering ------------------------------------------------------------------------
+
+
+def sqlite_exec(path: Any, sql: str, *args: Any) -> None:
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(sql, args)
+    conn.close()
+
+
+TAMPER = {
+    "edit": (
+        "UPDATE audit SET body = replace(body, '\"n\":3', '\"n\":33') WHERE seq = 4",
+        4,
+        "record 4 was edited",
+    ),
+    "delete": ("DELETE FROM audit WHERE seq = 3", 3, "record 3 is missing"),
+    "reorder": (
+        "UPDATE audit SET seq = CASE seq WHEN 2 THEN 3 WHEN 3 THEN 2 END WHERE seq IN (2, 3)",
+        2,
+        "holds the body of record 3: records were reordered",
+    ),
+    "truncate": ("DELETE FROM audit WHERE seq >= 5", 5, "truncated"),
+}
+
+
+async def fill(store: Any) -> None:
+    for n in range(6):
+        await store.audit.append("test.note", {"n": n}, session_id="s")
+    assert (await store.audit.verify()).ok
+
+
+@pytest.mark.parametrize("kind", list(TAMPER))
+async def test_sqlite_tampering_is_detected(tmp_path, kind):
+    db = tmp_path / "t.db"
+    store = SQLiteStore(db)
+    await fill(store)
+    await store.close()
+    sql, position, reason = TAMPER[kind]
+    if kind == "reorder":  # SQLite checks the primary key per row: go through a free seq
+        sqlite_exec(db, "UPDATE audit SET seq = -1 WHERE seq = 2")
+        sqlite_exec(db, "UPDATE audit SET seq = 2 WHERE seq = 3")
+        sqlite_exec(db, "UPDATE audit SET seq = 3 WHERE seq = -1")
+    else:
+        sqlite_exec(db, sql)
+    report = await SQLiteStore(db).audit.verify()
+    assert not report.ok
+    assert report.first_bad is not None
+    assert report.first_bad[0] == position
+    assert reason in report.first_bad[1]
+
+
+@pytest.mark.parametrize("kind", list(TAMPER))
+async def test_postgres_tampering_is_detected(pg_dsn, kind):
+    psycopg = pytest.importorskip("psycopg")
+    store = PostgresStore(pg_dsn)
+    await fill(store)
+    await store.close()
+    sql, position, reason = TAMPER[kind]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        if kind == "reorder":  # the primary key is checked per row: go through a free seq
+            for step in ("-1 WHERE seq = 2", "2 WHERE seq = 3", "3 WHERE seq = -1"):
+                conn.execute(f"UPDATE audit SET seq = {step}")
+        else:
+            conn.execute(sql)
+    fresh = PostgresStore(pg_dsn)
+    report = await fresh.audit.verify()
+    await fresh.close()
+    assert not report.ok
+    assert report.first_bad is not None
+    assert report.first_bad[0] == position
+    assert reason in report.first_bad[1]
+
+
+async def test_memory_store_audit_detects_an_edit():
+    from tether.durable import MemoryStore
+
+    store = MemoryStore()
+    await fill(store)
+    rows = store._ops.audit
+    rows[1] = rows[1]._replace(body=rows[1].body.replace('"n":1', '"n":9'))
+    report = await store.audit.verify()
+    assert report.first_bad is not None
+    assert report.first_bad[0] == 2

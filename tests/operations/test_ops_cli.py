@@ -1,0 +1,185 @@
+"""``tether approvals``, ``tether approvers`` and ``tether audit`` on stores written by real runs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ops_agents import SECRET, delete_agent, transfer_agent
+from typer.testing import CliRunner
+
+from tether.durable import SQLiteStore
+from tether.ops.approvals_cli import parse_age
+from tether.ops.cli import app
+
+ENV: dict[str, str | None] = {"COLUMNS": "250", "NO_COLOR": "1", "TETHER_STORE": None}
+
+
+def cli(*args: str) -> Any:
+    result = CliRunner(env=ENV).invoke(app, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    return result
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    path = tmp_path / "ops.db"
+    transfer_agent(SQLiteStore(path), "pay", [])("pay bob")
+    delete_agent(SQLiteStore(path), "rm", [])("clean")
+    return str(path)
+
+
+def pending(db: str) -> dict[str, Any]:
+    rows = asyncio.run(SQLiteStore(db).approvals.pending())
+    return {a.tool: a for a in rows}
+
+
+def test_list_shows_redacted_pending_approvals_with_filters(db):
+    out = cli("approvals", "list", "--store", db)
+    assert out.exit_code == 0
+    ids = pending(db)
+    for approval in ids.values():
+        assert approval.id in out.stdout
+    assert '"api_token": "***"' in out.stdout
+    assert SECRET not in out.stdout
+    assert "send 500 to bob using ***?" in out.stdout
+    assert "in 23h (deny)" in out.stdout
+    for column in (
+        "approval",
+        "session",
+        "tool",
+        "arguments (redacted)",
+        "reason",
+        "age",
+        "expires",
+    ):
+        assert column in out.stdout
+    only = cli("approvals", "list", "--tool", "delete", "--store", db)
+    assert ids["delete"].id in only.stdout
+    assert ids["transfer"].id not in only.stdout
+    by_session = cli("approvals", "list", "--session", "pay", "--store", db)
+    assert ids["transfer"].id in by_session.stdout
+    assert ids["delete"].id not in by_session.stdout
+    old = cli("approvals", "list", "--older-than", "10m", "--store", db)
+    assert old.stdout.strip() == f"no pending approvals in {db}"
+    bad = cli("approvals", "list", "--older-than", "soon", "--store", db)
+    assert bad.exit_code == 2
+    assert "'soon' is not an age; use e.g. 90, 30s, 10m, 2h or 1d" in bad.stderr
+    assert parse_age("2h") == 7200
+    assert parse_age("90") == 90
+
+
+def test_show_approve_with_edit_and_conflict(db):
+    approval = pending(db)["transfer"]
+    shown = cli("approvals", "show", approval.id, "--store", db)
+    assert shown.exit_code == 0
+    assert approval.args_sha256 in shown.stdout
+    assert "pending" in shown.stdout
+    assert SECRET not in shown.stdout
+    invalid = cli("approvals", "approve", approval.id, "--edit", "[1]", "--store", db)
+    assert invalid.exit_code == 2
+    assert "edited arguments must be a JSON object" in invalid.stderr
+    broken = cli("approvals", "approve", approval.id, "--edit", "{nope", "--store", db)
+    assert "not valid JSON" in broken.stderr
+    wrong = cli(
+        "approvals", "approve", approval.id, "--edit", '{"amount": "lots"}',
+        "--app", "ops_agents:validating_agent", "--store", db,
+    )  # fmt: skip
+    assert wrong.exit_code == 1
+    assert "edited arguments for tool 'transfer' are invalid" in wrong.stderr
+    ok = cli(
+        "approvals", "approve", approval.id, "--edit", '{"amount": 5}', "--note", "cap it",
+        "--as", "alice", "--app", "ops_agents:validating_agent", "--store", db,
+    )  # fmt: skip
+    assert ok.exit_code == 0, ok.stderr
+    assert f"approved {approval.id} with edited arguments as alice" in ok.stdout
+    again = cli("approvals", "deny", approval.id, "--as", "bob", "--store", db)
+    assert again.exit_code == 1
+    assert f"approval {approval.id} was already decided: approved by alice at" in again.stderr
+    assert "the first decision wins and yours was not recorded" in again.stderr
+    decided = cli("approvals", "show", approval.id, "--store", db)
+    for text in ("approve_edited", "alice", "cap it", '"amount": 5'):
+        assert text in decided.stdout
+    assert asyncio.run(SQLiteStore(db).load("pay")).status == "ready"
+    # a worker (here: the test) resumes with the decided answers: the tool runs with amount 5
+    ran: list[dict[str, Any]] = []
+    store = SQLiteStore(db)
+    answers = asyncio.run(store.approvals.answers_for("pay"))
+    assert transfer_agent(store, "pay", ran).resume(answers).text == "done: sent 5 to bob"
+    assert ran == [{"to": "bob", "amount": 5, "api_token": SECRET}]
+    missing = cli("approvals", "deny", "apr_missing", "--store", db)
+    assert missing.exit_code == 1
+    assert "no approval 'apr_missing' in this store" in missing.stderr
+
+
+def test_deny_respond_expire_and_list_all(db):
+    ids = pending(db)
+    denied = cli("approvals", "deny", ids["transfer"].id, "--note", "too much", "--store", db)
+    assert denied.exit_code == 0
+    assert f"denied {ids['transfer'].id} as " in denied.stdout
+    answered = cli("approvals", "respond", ids["delete"].id, '"yes, go"', "--store", db)
+    assert answered.exit_code == 0
+    assert cli("approvals", "list", "--store", db).stdout.strip() == f"no pending approvals in {db}"
+    everything = cli("approvals", "list", "--all", "--store", db)
+    assert "denied" in everything.stdout
+    assert "approved" in everything.stdout
+    expired = cli("approvals", "expire", "--store", db)
+    assert "0 approval(s) expired" in expired.stdout
+
+
+def test_approvers_tokens_are_shown_once_and_stored_hashed(db):
+    added = cli("approvers", "add", "alice", "--role", "ops", "--role", "finance", "--store", db)
+    assert added.exit_code == 0
+    token = added.stdout.strip().splitlines()[-1]
+    assert token.startswith("tether_")
+    assert "role(s) ops, finance" in added.stdout
+    store = SQLiteStore(db)
+    who = asyncio.run(store.approvers.verify(token))
+    assert who is not None
+    assert (who.name, who.roles) == ("alice", ("ops", "finance"))
+    assert (
+        asyncio.run(store.approvers.verify(token[:-1] + ("x" if token[-1] != "x" else "y"))) is None
+    )
+    assert asyncio.run(store.approvers.verify("garbage")) is None
+    secret = token.rsplit("_", 1)[1]
+    raw = Path(db).read_bytes() + Path(db + "-wal").read_bytes()
+    assert secret.encode() not in raw
+    dup = cli("approvers", "add", "alice", "--role", "ops", "--store", db)
+    assert dup.exit_code == 1
+    assert "an approver named 'alice' already exists" in dup.stderr
+    listed = cli("approvers", "list", "--store", db)
+    assert "alice" in listed.stdout
+    assert token not in listed.stdout
+    assert cli("approvers", "remove", "alice", "--store", db).exit_code == 0
+    assert asyncio.run(SQLiteStore(db).approvers.verify(token)) is None
+    gone = cli("approvers", "remove", "alice", "--store", db)
+    assert "no approver named 'alice'" in gone.stderr
+
+
+def test_audit_verify_export_show_and_a_tampered_chain(db):
+    ok = cli("audit", "verify", "--store", db)
+    assert ok.exit_code == 0
+    assert "audit log ok:" in ok.stdout
+    head = ok.stdout.split("head ")[1].split()[0]
+    assert cli("audit", "verify", "--expect-head", head, "--store", db).exit_code == 0
+    exported = cli("audit", "export", "--format", "jsonl", "--store", db)
+    rows = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1))
+    assert SECRET not in exported.stdout
+    assert cli("audit", "export", "--format", "csv", "--store", db).exit_code == 2
+    shown = cli("audit", "show", "pay", "--store", db)
+    for event in ("invocation.start", "policy.verdict", "approval.requested", "interrupt.raised"):
+        assert event in shown.stdout
+    assert "no audit records for session 'zzz'" in cli("audit", "show", "zzz", "--store", db).stdout
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE audit SET body = replace(body, 'pay', 'pax') WHERE seq = 2")
+    conn.close()
+    broken = cli("audit", "verify", "--store", db)
+    assert broken.exit_code == 1
+    assert "audit log BROKEN at record 2: record 2 was edited" in broken.stderr
