@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from tether.errors import ConfigurationError
 from tether.models.base import Model
 
 if TYPE_CHECKING:
     from tether.agent import Agent
-    from tether.control.audit import AuditTrail
+    from tether.control.audit import ApprovalPolicy, AuditTrail
     from tether.durable import Store
 
 
@@ -48,10 +48,10 @@ def resolve_model(model: Model | str | None) -> Model:
     return model
 
 
-def install_audit(agent: Agent, *settings: Any) -> AuditTrail | None:
+def install_audit(agent: Agent, policy: ApprovalPolicy | None) -> AuditTrail | None:
     """With a store: the agent's AuditTrail (approvals, audit log); see tether.control.audit."""
     if agent.store is None:
         return None
     from tether.control.audit import install_audit as install
 
-    return install(agent, *settings)
+    return install(agent, policy)

@@ -37,8 +37,9 @@ if TYPE_CHECKING:
     )
 
     from tether.control.agent_hooks import AgentHooksHost
+    from tether.control.audit import ApprovalPolicy
     from tether.control.interventions import ConfirmCallback, InterventionHandler
-    from tether.durable import Redactor, Store
+    from tether.durable import Store
     from tether.run_state import RunState, Suspension
     from tether.session import SessionJournal
 
@@ -85,9 +86,7 @@ class Agent:
         record_sink: Callable[[InterceptionRecord], None] | None = None,
         agent_hooks: AgentHooksHost | None = None,
         buffer_output: bool | None = None,
-        redactor: Redactor | None = None,
-        approval_ttl: float | None = 24 * 3600.0,
-        approval_on_expiry: Literal["deny", "approve"] = "deny",
+        approvals: ApprovalPolicy | None = None,
     ) -> None:
         self.model: Model = resolve_model(model)
         self.tools: list[Tool] = [as_tool(t) for t in tools]
@@ -143,7 +142,7 @@ class Agent:
             self.hooks.add_provider(agent_hooks)
         # buffered output: hold model text until the AfterModelCall / BeforeOutput verdicts
         self.buffer_output = agent_hooks is not None if buffer_output is None else buffer_output
-        self.audit_sink = install_audit(self, redactor, approval_ttl, approval_on_expiry)
+        self.audit_sink = install_audit(self, approvals)
         self.hooks.emit_sync(AgentInitialized(self))
 
     @classmethod

@@ -10,6 +10,7 @@ import pytest
 from ops_agents import SECRET, delete_agent, transfer_agent
 
 from tether import Agent, ToolContext, tool
+from tether.control.audit import ApprovalPolicy
 from tether.control.interrupts import Interrupt
 from tether.durable import ApprovalConflict, ApprovalNotFound, args_sha256, redact_secrets
 from tether.messages import ToolCall
@@ -197,11 +198,15 @@ async def test_in_doubt_after_a_crash_becomes_an_approval(stores, decision, effe
 async def test_expiry_resolves_by_its_action_and_marks_the_session_ready(stores):
     store = stores()
     ran: list[dict[str, Any]] = []
-    await transfer_agent(store, "exp-deny", ran, approval_ttl=0.05).invoke_async("pay")
+    await transfer_agent(store, "exp-deny", ran, approvals=ApprovalPolicy(ttl=0.05)).invoke_async(
+        "pay"
+    )
     await transfer_agent(
-        store, "exp-ok", ran, approval_ttl=0.05, approval_on_expiry="approve"
+        store, "exp-ok", ran, approvals=ApprovalPolicy(ttl=0.05, on_expiry="approve")
     ).invoke_async("pay")
-    await transfer_agent(store, "no-exp", ran, approval_ttl=None).invoke_async("pay")
+    await transfer_agent(store, "no-exp", ran, approvals=ApprovalPolicy(ttl=None)).invoke_async(
+        "pay"
+    )
     assert await store.approvals.expire_due() == []
     await asyncio.sleep(0.1)
     expired = await store.approvals.expire_due()
@@ -224,7 +229,7 @@ async def test_expiry_resolves_by_its_action_and_marks_the_session_ready(stores)
 
 async def test_deciding_an_overdue_approval_loses_to_its_expiry(stores):
     store = stores()
-    await transfer_agent(store, "late", [], approval_ttl=0.01).invoke_async("pay")
+    await transfer_agent(store, "late", [], approvals=ApprovalPolicy(ttl=0.01)).invoke_async("pay")
     [approval] = await store.approvals.pending()
     await asyncio.sleep(0.05)
     with pytest.raises(ApprovalConflict, match="expired by expiry"):
@@ -255,7 +260,7 @@ def test_custom_redactor_on_the_agent():
     def hide_amount(tool_name: str | None, args: dict[str, Any]) -> dict[str, Any]:
         return {**redact_secrets(tool_name, args), "amount": "<hidden>"}
 
-    transfer_agent(store, "r", [], redactor=hide_amount)("pay")
+    transfer_agent(store, "r", [], approvals=ApprovalPolicy(redactor=hide_amount))("pay")
     [approval] = asyncio.run(store.approvals.pending())
     assert approval.arguments == {"to": "bob", "amount": "<hidden>", "api_token": "***"}
 

@@ -1,5 +1,6 @@
-"""The control plane: hooks, middleware and interventions."""
+"""The control plane: hooks, middleware, interventions, interrupts and the audit trail."""
 
+from tether.control.audit import ApprovalPolicy
 from tether.control.events import (
     AfterInvocation,
     AfterModelCall,
@@ -31,6 +32,7 @@ __all__ = [
     "AfterModelCall",
     "AfterToolCall",
     "AgentInitialized",
+    "ApprovalPolicy",
     "BeforeInvocation",
     "BeforeModelCall",
     "BeforeOutput",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from tether.control.events import AfterInvocation, AfterToolCall, BeforeInvocation, BeforeToolCall
@@ -36,28 +37,37 @@ _log = logging.getLogger("tether.audit")
 _LIMIT_STOPS = ("limit_", "budget_exhausted")
 
 
-class AuditTrail:
-    """See the module docstring. ``redactor``/``approval_ttl``/``approval_on_expiry``
-    come from ``Agent(redactor=..., approval_ttl=..., approval_on_expiry=...)``."""
+@dataclass(frozen=True, slots=True)
+class ApprovalPolicy:
+    """How a durable agent files approvals: ``Agent(approvals=ApprovalPolicy(...))``.
 
-    def __init__(
-        self,
-        agent: Agent,
-        *,
-        redactor: Redactor | None = None,
-        approval_ttl: float | None = DEFAULT_APPROVAL_TTL,
-        approval_on_expiry: Literal["deny", "approve"] = "deny",
-    ) -> None:
-        if approval_on_expiry not in ("deny", "approve"):
+    ``redactor`` shapes the arguments approvers see (default: secret-looking keys
+    masked); ``ttl`` is seconds until an undecided approval expires (None: never);
+    ``on_expiry`` is what an expired approval becomes ("deny" or "approve").
+    """
+
+    redactor: Redactor | None = None
+    ttl: float | None = DEFAULT_APPROVAL_TTL
+    on_expiry: Literal["deny", "approve"] = "deny"
+
+    def __post_init__(self) -> None:
+        if self.on_expiry not in ("deny", "approve"):
             raise ValueError(
-                f"approval_on_expiry must be 'deny' or 'approve', got {approval_on_expiry!r}"
+                f"ApprovalPolicy(on_expiry=...) must be 'deny' or 'approve', got {self.on_expiry!r}"
             )
-        if approval_ttl is not None and not approval_ttl > 0:
-            raise ValueError(f"approval_ttl must be > 0 seconds or None, got {approval_ttl}")
+        if self.ttl is not None and not self.ttl > 0:
+            raise ValueError(f"ApprovalPolicy(ttl=...) must be > 0 seconds or None, got {self.ttl}")
+
+
+class AuditTrail:
+    """See the module docstring; ``policy`` comes from ``Agent(approvals=...)``."""
+
+    def __init__(self, agent: Agent, policy: ApprovalPolicy | None = None) -> None:
+        policy = policy or ApprovalPolicy()
         self.agent = agent
-        self.redactor = redactor
-        self.approval_ttl = approval_ttl
-        self.approval_on_expiry = approval_on_expiry
+        self.redactor = policy.redactor
+        self.approval_ttl = policy.ttl
+        self.approval_on_expiry = policy.on_expiry
         self._started: dict[str, float] = {}
 
     def register_hooks(self, registry: HookRegistry) -> None:
@@ -217,17 +227,10 @@ def answer_kind(value: Any) -> str:
     return "response"
 
 
-def install_audit(
-    agent: Agent,
-    redactor: Redactor | None,
-    approval_ttl: float | None,
-    approval_on_expiry: Literal["deny", "approve"],
-) -> AuditTrail | None:
+def install_audit(agent: Agent, policy: ApprovalPolicy | None) -> AuditTrail | None:
     """The agent's AuditTrail, registered as a hook provider, when it has a store."""
     if agent.store is None:
         return None
-    trail = AuditTrail(
-        agent, redactor=redactor, approval_ttl=approval_ttl, approval_on_expiry=approval_on_expiry
-    )
+    trail = AuditTrail(agent, policy)
     agent.hooks.add_provider(trail)
     return trail
