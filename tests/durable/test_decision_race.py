@@ -15,7 +15,7 @@ from tether.control.interrupts import Interrupt
 from tether.durable import ApprovalConflict, PostgresStore, SQLiteStore, Store
 from tether.messages import ToolCall
 
-CHILD = Path(__file__).parent / "decide_child.py"
+CHILD = Path(__file__).parents[1] / "support" / "decide_child.py"
 TRIALS = 100
 
 
