@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tether.durable.claims import adopt, memory_claim, memory_mark_ready
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
 from tether.durable.errors import LeaseLost, SessionBusy, SessionConflict, SessionNotFound
 from tether.durable.memory_ops import MemoryApprovals, MemoryApprovers, MemoryAudit, OpsData
@@ -167,6 +169,27 @@ class MemoryStore:
     async def delete(self, session_id: str) -> None:
         self._rows.pop(session_id, None)
         self._holder.held.pop(session_id, None)
+
+    # -- workers (tether.durable.claims) ---------------------------------------------------
+
+    async def claim_ready(
+        self, *, limit: int, ttl: float = 30.0, exclude: Collection[str] = ()
+    ) -> list[Lease]:
+        """Take the lease of up to ``limit`` sessions ready to resume (or crashed)."""
+        return await memory_claim(self, limit, ttl, exclude)
+
+    def adopt_lease(self, lease: Lease) -> None:
+        """Make ``lease`` (claimed by another store object of this process) ours."""
+        adopt(self._holder, lease)
+
+    async def mark_ready(self, session_id: str) -> bool:
+        """Set a ``suspended`` session ``ready`` (a worker handing a paused run back)."""
+        return await memory_mark_ready(self, session_id)
+
+    async def wait_ready(self, seconds: float) -> bool:
+        """Wait for a session to become ready: polls (sleeps ``seconds``)."""
+        await asyncio.sleep(max(seconds, 0.0))
+        return False
 
     async def close(self) -> None:
         return None

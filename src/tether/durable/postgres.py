@@ -7,9 +7,10 @@ agree on it. psycopg is imported only when the store is first used.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tether.durable.claims import adopt
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
 from tether.durable.errors import (
     LeaseLost,
@@ -18,6 +19,7 @@ from tether.durable.errors import (
     SessionNotFound,
     StoreError,
 )
+from tether.durable.postgres_claims import PgClaims
 from tether.durable.postgres_ops import PostgresApprovals, PostgresApprovers, PostgresAudit
 from tether.durable.postgres_pool import Broken, PgConnector
 from tether.durable.store import (
@@ -87,6 +89,7 @@ class PostgresStore:
         self.approvals = PostgresApprovals(self)
         self.audit = PostgresAudit(self)
         self.approvers = PostgresApprovers(self)
+        self._claims = PgClaims(self)
 
     async def create(
         self, session_id: str, *, metadata: dict[str, Any] | None = None
@@ -322,5 +325,26 @@ class PostgresStore:
             await conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
         self._holder.held.pop(session_id, None)
 
+    # -- workers (tether.durable.claims) ---------------------------------------------------
+
+    async def claim_ready(
+        self, *, limit: int, ttl: float = 30.0, exclude: Collection[str] = ()
+    ) -> list[Lease]:
+        """Take the lease of up to ``limit`` sessions ready to resume (or crashed)."""
+        return await self._claims.claim(limit, ttl, exclude)
+
+    def adopt_lease(self, lease: Lease) -> None:
+        """Make ``lease`` (claimed by another store object of this process) ours."""
+        adopt(self._holder, lease)
+
+    async def mark_ready(self, session_id: str) -> bool:
+        """Set a ``suspended`` session ``ready`` (a worker handing a paused run back)."""
+        return await self._claims.mark_ready(session_id)
+
+    async def wait_ready(self, seconds: float) -> bool:
+        """Wait for a session to become ready: ``LISTEN tether_ready``; False on timeout."""
+        return await self._claims.wait(seconds)
+
     async def close(self) -> None:
+        await self._claims.close()
         await self._pg.close()

@@ -32,6 +32,7 @@ from tether.durable.approvers import (
     parse_token,
 )
 from tether.durable.audit import AuditBase, AuditEvent, StoredRow, chain
+from tether.durable.postgres_claims import notify_ready
 
 if TYPE_CHECKING:
     from tether.durable.postgres import PostgresStore
@@ -77,6 +78,13 @@ async def append_audit(conn: Conn, items: Sequence[AuditEvent]) -> list[StoredRo
             "UPDATE audit_head SET seq = %s, hash = %s WHERE id = 1", (last.seq, last.hash)
         )
     return [r for r, _ in rows]
+
+
+async def _ready(conn: Conn, now: float, session_id: str) -> None:
+    """Mark the session ready if nothing of it is pending, and wake the workers at commit."""
+    cur = await conn.execute(_READY, (now, session_id, session_id))
+    if cur.rowcount == 1:
+        await notify_ready(conn, session_id)
 
 
 def _decision_values(a: Approval) -> tuple[Any, ...]:
@@ -193,7 +201,7 @@ class PostgresApprovals(ApprovalsBase):
             else:
                 await conn.execute(_SET_DECISION, _decision_values(decided))
                 await append_audit(conn, [audit])
-                await conn.execute(_READY, (now, decided.session_id, decided.session_id))
+                await _ready(conn, now, decided.session_id)
         if conflict is not None:
             raise ApprovalConflict(conflict)
         return decided
@@ -208,7 +216,7 @@ class PostgresApprovals(ApprovalsBase):
         )
         await conn.execute(_SET_DECISION, _decision_values(expired))
         await append_audit(conn, [expired_audit(expired)])
-        await conn.execute(_READY, (now, approval.session_id, approval.session_id))
+        await _ready(conn, now, approval.session_id)
         return expired
 
     async def _expire(self, now: float) -> list[Approval]:

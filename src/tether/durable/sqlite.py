@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from tether.durable.claims import adopt, sqlite_claim, sqlite_mark_ready
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
 from tether.durable.errors import (
     LeaseLost,
@@ -351,6 +353,27 @@ class SQLiteStore:
             conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         self._holder.held.pop(session_id, None)
+
+    # -- workers (tether.durable.claims) ---------------------------------------------------
+
+    async def claim_ready(
+        self, *, limit: int, ttl: float = 30.0, exclude: Collection[str] = ()
+    ) -> list[Lease]:
+        """Take the lease of up to ``limit`` sessions ready to resume (or crashed)."""
+        return await sqlite_claim(self, limit, ttl, exclude)
+
+    def adopt_lease(self, lease: Lease) -> None:
+        """Make ``lease`` (claimed by another store object of this process) ours."""
+        adopt(self._holder, lease)
+
+    async def mark_ready(self, session_id: str) -> bool:
+        """Set a ``suspended`` session ``ready`` (a worker handing a paused run back)."""
+        return await sqlite_mark_ready(self, session_id)
+
+    async def wait_ready(self, seconds: float) -> bool:
+        """Wait for a session to become ready: polls (sleeps ``seconds``)."""
+        await asyncio.sleep(max(seconds, 0.0))
+        return False
 
     async def close(self) -> None:
         with self._lock:

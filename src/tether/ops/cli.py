@@ -7,7 +7,9 @@ import typer
 from tether.ops.approvals_cli import app as approvals_app
 from tether.ops.approvals_cli import approvers_app
 from tether.ops.audit_cli import app as audit_app
+from tether.ops.sessions import STORE, _fail
 from tether.ops.sessions import app as sessions_app
+from tether.ops.worker_cli import worker
 
 app = typer.Typer(
     name="tether",
@@ -19,6 +21,7 @@ app.add_typer(sessions_app, name="sessions")
 app.add_typer(approvals_app, name="approvals")
 app.add_typer(approvers_app, name="approvers")
 app.add_typer(audit_app, name="audit")
+app.command()(worker)
 
 
 @app.callback()
@@ -38,6 +41,36 @@ def demo(
 
     outcome = run_demo(approve=approve, deny=deny)
     raise typer.Exit(code=0 if outcome.stop_reason == "end_turn" else 1)
+
+
+@app.command()
+def serve(
+    store: str = STORE,
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
+    port: int = typer.Option(8700, "--port", min=1, max=65535, help="TCP port."),
+    app_spec: str | None = typer.Option(
+        None,
+        "--app",
+        help="module:factory building a session's Agent (validates edited arguments).",
+    ),
+) -> None:
+    """Serve the approvals inbox (web page at /) and its HTTP API (needs tether[server])."""
+    try:
+        from tether.ops.server import load_factory
+        from tether.ops.server import serve as run_server
+    except ImportError as exc:
+        _fail(f"tether serve needs the server extra: pip install 'tether[server]' ({exc})")
+    if app_spec is not None:
+        try:
+            load_factory(app_spec)
+        except Exception as exc:
+            raise typer.BadParameter(f"{exc}", param_hint="'--app'") from None
+    from tether.errors import TetherError
+
+    try:
+        run_server(store, host=host, port=port, app_spec=app_spec)
+    except TetherError as exc:
+        _fail(str(exc))
 
 
 def main() -> None:

@@ -1,10 +1,12 @@
 """``tether demo``: an operations agent that suspends for approval in one process and
-finishes in another, on a scripted model, with a live transcript."""
+finishes in another (``tether worker --once``), on a scripted model, with a live
+transcript; in between it shows the operator's commands and decides the approvals
+through ``store.approvals.decide``."""
 
 from __future__ import annotations
 
 import asyncio
-import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -16,11 +18,9 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
-from tether.control.interrupts import Interrupt
-from tether.durable import SQLiteStore
+from tether.durable import Approval, SQLiteStore
 from tether.ops.demo_agent import TASK, seed_workspace
-from tether.ops.demo_run import SESSION_ID
-from tether.session import fold
+from tether.ops.demo_run import DEMO_DIR_ENV, SESSION_ID
 
 Decision = Literal["approve", "deny", "ask"]
 
@@ -67,14 +67,13 @@ def run_demo(approve: bool, deny: bool, console: Console | None = None) -> DemoO
         console.print(f"[bold]task[/]  {TASK}")
         console.rule("[bold]process 1[/]: run until the policy asks for approval")
         _child(["start", str(root)])
-        pending = asyncio.run(_pending(root))
-        answers = {i.id: _decide(console, i, decision) for i in pending}
+        db = root / "tether.db"
+        pending = asyncio.run(_pending(db))
+        _operator_help(console, db, pending)
+        asyncio.run(_decide_all(console, db, pending, decision))
         console.rule("[bold]process 2[/]: a separate process resumes the saved session")
-        console.print(
-            f"[dim]python -m tether.ops.demo_run resume {root} '<answers>'  "
-            "(same as Agent(..., store=SQLiteStore(...), session_id=...).resume(answers))[/]"
-        )
-        _child(["resume", str(root), json.dumps(answers)])
+        console.print(f"[dim]{_worker_command(db)}[/]", highlight=False)
+        _worker(root)
         outcome = asyncio.run(_outcome(root, before))
     _summary(console, outcome)
     return outcome
@@ -86,21 +85,77 @@ def _child(args: list[str]) -> None:
         raise RuntimeError(f"demo process {args[0]} failed with exit code {done.returncode}")
 
 
-async def _pending(root: Path) -> list[Interrupt]:
-    store = SQLiteStore(root / "tether.db")
-    record = await store.load(SESSION_ID)
-    await store.close()
-    assert record is not None
-    return fold(record).interrupts
+def _worker_command(db: Path) -> str:
+    return (
+        f"{DEMO_DIR_ENV}={db.parent} tether worker --app tether.ops.demo_run:agent_factory "
+        f"--store {db} --once"
+    )
 
 
-def _decide(console: Console, interrupt: Interrupt, decision: Decision) -> str:
-    console.print(f"[yellow]approval[/] {interrupt.reason}  [dim](interrupt {interrupt.id})[/]")
+def _worker(root: Path) -> None:
+    """Process 2 is ``tether worker --once``: it claims the ready session and resumes it."""
+    args = ["worker", "--app", "tether.ops.demo_run:agent_factory"]
+    args += ["--store", str(root / "tether.db"), "--once"]
+    done = subprocess.run(
+        [sys.executable, "-c", "from tether.ops.cli import main; main()", *args],
+        env={**os.environ, DEMO_DIR_ENV: str(root)},
+        check=False,
+        timeout=300,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"demo worker failed with exit code {done.returncode}")
+
+
+async def _pending(db: Path) -> list[Approval]:
+    store = SQLiteStore(db)
+    try:
+        return await store.approvals.pending(session_id=SESSION_ID)
+    finally:
+        await store.close()
+
+
+def _operator_help(console: Console, db: Path, pending: list[Approval]) -> None:
+    """The commands a person would use on this store (while the demo runs)."""
+    first = pending[0].id if pending else "APPROVAL_ID"
+    lines = [
+        f"tether approvals list --store {db}",
+        f"tether approvals show {first} --store {db}",
+        f"tether approvals approve {first} --note 'ok' --store {db}",
+        f"tether approvals deny {first} --note 'keep it' --store {db}",
+        f"tether serve --store {db}            # web inbox (extra: server)",
+        _worker_command(db),
+    ]
+    console.print(
+        Panel(
+            "\n".join(lines),
+            title="operator: the session is suspended; approvals are waiting in the store",
+            subtitle="the demo decides them below and runs the worker for you",
+        ),
+        highlight=False,
+    )
+
+
+async def _decide_all(
+    console: Console, db: Path, pending: list[Approval], decision: Decision
+) -> None:
+    """Decide each approval through ``store.approvals.decide`` (the session becomes ready)."""
+    store = SQLiteStore(db)
+    try:
+        for approval in pending:
+            verdict = _decide(console, approval, decision)
+            who = "you" if decision == "ask" else f"demo --{decision}"
+            await store.approvals.decide(approval.id, verdict, decided_by=who)
+    finally:
+        await store.close()
+
+
+def _decide(console: Console, approval: Approval, decision: Decision) -> Literal["approve", "deny"]:
+    console.print(f"[yellow]approval[/] {approval.reason}  [dim]({approval.id})[/]")
     if decision == "ask":
         answer = console.input("        approve? [y/N] ").strip().lower()
-        verdict = "approve" if answer in ("y", "yes") else "deny"
+        verdict: Literal["approve", "deny"] = "approve" if answer in ("y", "yes") else "deny"
     else:
-        verdict = decision
+        verdict = "approve" if decision == "approve" else "deny"
         console.print(f"        answered [bold]{decision}[/] (from --{decision})")
     shown = "[green]approved[/]" if verdict == "approve" else "[red]denied[/]"
     console.print(f"        verdict: {shown}")

@@ -17,6 +17,7 @@ from pathlib import Path
 from rich.console import Console
 
 from tether import Agent, Result
+from tether.control import AfterToolCall, BeforeToolCall, MessageAdded
 from tether.durable import SQLiteStore
 from tether.events import (
     FinalResult,
@@ -26,9 +27,11 @@ from tether.events import (
     ToolFinished,
     ToolStarted,
 )
+from tether.messages import ToolResult
 from tether.ops.demo_agent import TASK, DeletePolicy, demo_model, describe_args, file_tools
 
 SESSION_ID = "ops-demo"
+DEMO_DIR_ENV = "TETHER_DEMO_DIR"
 
 
 def build_agent(root: Path) -> Agent:
@@ -40,6 +43,31 @@ def build_agent(root: Path) -> Agent:
         store=SQLiteStore(root / "tether.db"),
         session_id=SESSION_ID,
     )
+
+
+def agent_factory(session_id: str = SESSION_ID) -> Agent:
+    """``tether worker --app tether.ops.demo_run:agent_factory``: the demo agent of the
+    directory in ``$TETHER_DEMO_DIR``, printing its transcript as the worker runs it."""
+    if session_id != SESSION_ID:
+        raise ValueError(f"the demo app runs only session {SESSION_ID!r}, not {session_id!r}")
+    agent = build_agent(Path(os.environ[DEMO_DIR_ENV]))
+    transcript = Transcript(Console())
+
+    @agent.on(MessageAdded)
+    def _text(event: MessageAdded) -> None:
+        if event.message.role == "assistant" and event.message.text:
+            transcript.line(f"[bold cyan]model[/] {event.message.text}")
+
+    @agent.on(BeforeToolCall)
+    def _start(event: BeforeToolCall) -> None:
+        call = event.tool_use
+        transcript.line(f"[magenta]tool[/]  {call.name}({describe_args(call.arguments)})")
+
+    @agent.on(AfterToolCall)
+    def _end(event: AfterToolCall) -> None:
+        transcript.result(event.result)
+
+    return agent
 
 
 class Transcript:
@@ -58,6 +86,12 @@ class Transcript:
         self.end_text()
         self.console.print(markup)
 
+    def result(self, res: ToolResult) -> None:
+        style = "green" if not res.is_error else "red" if res.status == "denied" else "yellow"
+        flat = " ".join(res.content.split())
+        preview = flat if len(flat) <= 90 else flat[:87] + "..."
+        self.line(f"      [{style}]{res.status}[/] {res.name}: {preview}")
+
     async def follow(self, events: AsyncGenerator[StreamEvent, None]) -> Result:
         """Print every event of ``events``; return the run's Result."""
         result: Result | None = None
@@ -73,13 +107,7 @@ class Transcript:
                 call = event.tool_call
                 self.line(f"[magenta]tool[/]  {call.name}({describe_args(call.arguments)})")
             elif isinstance(event, ToolFinished):
-                res = event.result
-                style = (
-                    "green" if not res.is_error else "red" if res.status == "denied" else "yellow"
-                )
-                flat = " ".join(res.content.split())
-                preview = flat if len(flat) <= 90 else flat[:87] + "..."
-                self.line(f"      [{style}]{res.status}[/] {res.name}: {preview}")
+                self.result(event.result)
             elif isinstance(event, FinalResult):
                 result = event.result
         self.end_text()

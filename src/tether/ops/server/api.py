@@ -1,0 +1,278 @@
+"""The JSON API: approvals, decisions, sessions, audit and inbox updates.
+
+Everything is read from the store on each request; a decision names only the approval
+id, the decision, a note and edited arguments (merged over the real arguments that
+only the session journal holds, and validated through the app factory's Agent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
+
+from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse
+
+from tether.durable.approval_types import ApprovalConflict, ApprovalError
+from tether.durable.store import SESSION_STATUSES
+from tether.ops.server.auth import Policy, authenticate, default_policy, subject
+from tether.ops.server.views import (
+    approval_json,
+    audit_json,
+    session_json,
+    summary_json,
+    verify_json,
+)
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from tether.agent import Agent
+    from tether.durable import Store
+
+log = logging.getLogger("tether.server")
+
+AppFactory = Callable[..., "Agent"]
+"""``factory(session_id=...) -> Agent``: the session's tools, to validate edited arguments."""
+APPROVAL_STATUSES: Final = ("pending", "approved", "denied", "expired", "any")
+MAX_LIMIT: Final = 1000
+MAX_WAIT: Final = 25.0
+POLL_EVERY: Final = 0.5
+NOTE_MAX: Final = 2000
+DECISION_KEYS: Final = frozenset({"decision", "note", "edited_args"})
+
+
+NO_STORE: Final = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+MAX_BODY: Final = 64 * 1024
+
+
+def ok(data: Any) -> JSONResponse:
+    """A JSON answer that no browser or proxy keeps."""
+    return JSONResponse(data, headers=NO_STORE)
+
+
+def error(code: int, message: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": message, **extra}, status_code=code, headers=NO_STORE)
+
+
+def _int(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise HTTPException(400, f"query parameter {name!r} must be an integer") from None
+    if not low <= value <= high:
+        raise HTTPException(400, f"query parameter {name!r} must be within {low}..{high}")
+    return value
+
+
+def _float(request: Request, name: str, default: float, high: float) -> float:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise HTTPException(400, f"query parameter {name!r} must be a number") from None
+    if not 0 <= value <= high:  # also refuses nan
+        raise HTTPException(400, f"query parameter {name!r} must be within 0..{high:g}")
+    return value
+
+
+def _choice(request: Request, name: str, choices: tuple[str, ...] | frozenset[str]) -> str | None:
+    raw = request.query_params.get(name)
+    if raw is not None and raw not in choices:
+        raise HTTPException(400, f"query parameter {name!r} must be one of {sorted(choices)}")
+    return raw
+
+
+class Api:
+    """The route handlers, bound to one store, policy and (optional) app factory."""
+
+    def __init__(
+        self, store: Store, policy: Policy | None = None, app_factory: AppFactory | None = None
+    ) -> None:
+        self.store = store
+        self.policy = policy or default_policy
+        self.app_factory = app_factory
+
+    # -- approvals ---------------------------------------------------------------------
+
+    async def list_approvals(self, request: Request) -> JSONResponse:
+        approver = await authenticate(request, self.store, "read")
+        session = request.query_params.get("session") or None
+        tool = request.query_params.get("tool") or None
+        status = _choice(request, "status", APPROVAL_STATUSES) or "pending"
+        limit = _int(request, "limit", 100, 1, MAX_LIMIT)
+        if status == "pending":
+            rows = await self.store.approvals.pending(session, tool, None, limit)
+        else:
+            found = await self.store.approvals.find(
+                session_id=session,
+                status=None if status == "any" else status,  # type: ignore[arg-type]
+                limit=limit,
+            )
+            rows = [a for a in found if tool is None or a.tool == tool]
+        items = [
+            approval_json(a, can_decide=a.status == "pending" and self.policy(approver, a))
+            for a in rows
+        ]
+        return ok({"approvals": items})
+
+    async def get_approval(self, request: Request) -> JSONResponse:
+        approver = await authenticate(request, self.store, "read")
+        a = await self.store.approvals.get(request.path_params["approval_id"])
+        can = a.status == "pending" and self.policy(approver, a)
+        return ok(approval_json(a, can_decide=can))
+
+    async def decide(self, request: Request) -> JSONResponse:
+        approver = await authenticate(request, self.store, "read")
+        current = await self.store.approvals.get(request.path_params["approval_id"])
+        if not self.policy(approver, current):
+            await self.store.audit.append(
+                "approval.refused",
+                {"approval_id": current.id, "approver": approver.name, "why": "policy"},
+                session_id=current.session_id,
+            )
+            raise HTTPException(
+                403,
+                f"approver {approver.name!r} (roles: {', '.join(approver.roles)}) may not "
+                f"decide approvals for {subject(current)!r}; it needs a role like "
+                f"approve:{subject(current)} or admin",
+            )
+        decision, note, edited = await self._body(request)
+        validate = None
+        if edited is not None:
+            if self.app_factory is None:
+                raise HTTPException(
+                    400,
+                    "edited arguments are refused: this server cannot check them against the "
+                    "tool's schema; start it with --app module:factory (the factory building "
+                    "the session's Agent), or approve without edits",
+                )
+            try:
+                validate = self.app_factory(session_id=current.session_id)
+            except Exception as exc:
+                log.error("app factory failed for session %s: %r", current.session_id, exc)
+                return error(503, f"cannot build the agent to validate edits: {exc}")
+        try:
+            decided = await self.store.approvals.decide(
+                current.id,
+                decision,  # type: ignore[arg-type]
+                decided_by=approver.name,
+                note=note,
+                edited_args=edited,
+                validate=validate,
+            )
+        except ApprovalConflict as exc:
+            a = exc.approval
+            return error(
+                409, str(exc), decided_by=a.decided_by, status=a.status, decided_at=a.decided_at
+            )
+        except ApprovalError as exc:
+            return error(409, str(exc), decided_by=None, status=current.status, decided_at=None)
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
+        log.info("approval %s %s by %s over HTTP", decided.id, decided.decision, approver.name)
+        return ok(approval_json(decided, can_decide=False))
+
+    async def _body(self, request: Request) -> tuple[str, str | None, dict[str, Any] | None]:
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_BODY:
+                raise HTTPException(413, f"the body is larger than {MAX_BODY} bytes")
+        try:
+            body = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            raise HTTPException(400, "the body must be a JSON object") from None
+        if not isinstance(body, dict):
+            raise HTTPException(400, "the body must be a JSON object")
+        unknown = sorted(set(body) - DECISION_KEYS)
+        if unknown:
+            raise HTTPException(
+                400, f"unknown field(s) {unknown}; allowed: decision, note, edited_args"
+            )
+        decision = body.get("decision")
+        if decision not in ("approve", "deny"):
+            raise HTTPException(400, "'decision' must be 'approve' or 'deny'")
+        note = body.get("note")
+        if note is not None and (not isinstance(note, str) or len(note) > NOTE_MAX):
+            raise HTTPException(400, f"'note' must be a string of at most {NOTE_MAX} characters")
+        edited = body.get("edited_args")
+        if edited is not None and not isinstance(edited, dict):
+            raise HTTPException(400, "'edited_args' must be a JSON object")
+        if edited is not None and decision != "approve":
+            raise HTTPException(400, "'edited_args' go with an 'approve' decision")
+        return decision, note, edited
+
+    # -- sessions ----------------------------------------------------------------------
+
+    async def list_sessions(self, request: Request) -> JSONResponse:
+        await authenticate(request, self.store, "read")
+        status = _choice(request, "status", SESSION_STATUSES)
+        limit = _int(request, "limit", 100, 1, MAX_LIMIT)
+        rows = await self.store.list_sessions(status=status, limit=limit)  # type: ignore[arg-type]
+        return ok({"sessions": [summary_json(s) for s in rows]})
+
+    async def get_session(self, request: Request) -> JSONResponse:
+        from tether.session import fold
+
+        await authenticate(request, self.store, "read")
+        tail = _int(request, "tail", 50, 0, 10_000)
+        session_id = request.path_params["session_id"]
+        record = await self.store.load(session_id)
+        if record is None:
+            raise HTTPException(404, f"no session {session_id!r} in this store")
+        try:
+            view = fold(record)
+        except (KeyError, ValueError, TypeError) as exc:
+            return error(
+                422, f"session {session_id!r} has a journal entry tether cannot read: {exc!r}"
+            )
+        return ok(session_json(record, view, tail))
+
+    # -- audit -------------------------------------------------------------------------
+
+    async def audit(self, request: Request) -> JSONResponse:
+        await authenticate(request, self.store, "audit")
+        session = request.query_params.get("session") or None
+        after = _int(request, "after", 0, 0, 2**53)
+        limit = _int(request, "limit", 500, 1, 10_000)
+        records = await self.store.audit.records(session, after, limit)
+        return ok({"records": [audit_json(r) for r in records]})
+
+    async def audit_verify(self, request: Request) -> JSONResponse:
+        await authenticate(request, self.store, "audit")
+        return ok(verify_json(await self.store.audit.verify()))
+
+    # -- inbox updates (long poll) -----------------------------------------------------
+
+    async def cursor(self) -> str:
+        """Changes whenever an approval or a session of the inbox changes."""
+        pending = await self.store.approvals.pending(limit=MAX_LIMIT)
+        sessions = await self.store.list_sessions(limit=MAX_LIMIT)
+        text = json.dumps(
+            [[a.id for a in pending], [[s.session_id, s.status, s.version] for s in sessions]]
+        )
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+    async def events(self, request: Request) -> JSONResponse:
+        """Long poll: answers at once when ``since`` is not the current cursor, else when
+        the inbox changes or after ``wait`` seconds."""
+        await authenticate(request, self.store, "read")
+        since = request.query_params.get("since")
+        wait = _float(request, "wait", 20.0, MAX_WAIT)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        while True:
+            now = await self.cursor()
+            if now != since or loop.time() >= deadline or await request.is_disconnected():
+                return ok({"cursor": now, "changed": now != since})
+            await asyncio.sleep(min(POLL_EVERY, max(0.0, deadline - loop.time())))

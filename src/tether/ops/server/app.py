@@ -1,0 +1,103 @@
+"""``create_app(store)``: the Starlette application of ``tether serve``.
+
+Routes (all ``/api/*`` and ``/openapi.json`` need a bearer token, see auth.py):
+
+* ``GET /`` - the web inbox (public page shell, holds no data); ``/static/inbox.js|css``
+* ``GET /openapi.json`` - the OpenAPI document
+* ``GET /api/approvals?session=&tool=&status=&limit=``, ``GET /api/approvals/{id}``
+* ``POST /api/approvals/{id}/decision`` - ``{"decision": "approve"|"deny", "note"?, "edited_args"?}``
+* ``GET /api/sessions?status=&limit=``, ``GET /api/sessions/{id}?tail=``
+* ``GET /api/audit?session=&after=&limit=``, ``GET /api/audit/verify``
+* ``GET /api/events?since=&wait=`` - long poll for inbox changes
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from tether.durable.approval_types import ApprovalNotFound
+from tether.durable.errors import StoreError, StoreUnavailable
+from tether.ops.server.api import Api, AppFactory, error, ok
+from tether.ops.server.auth import CHALLENGE, Policy, authenticate
+from tether.ops.server.inbox import SECURITY_HEADERS, make_inbox
+from tether.ops.server.openapi import document
+
+if TYPE_CHECKING:
+    from tether.durable import Store
+
+log = logging.getLogger("tether.server")
+
+
+def create_app(
+    store: Store,
+    *,
+    policy: Policy | None = None,
+    app_factory: AppFactory | None = None,
+    title: str = "tether inbox",
+    close_store: bool = False,
+) -> Starlette:
+    """The server for ``store``. ``policy(approver, approval) -> bool`` decides who may
+    decide what (default: roles, see :func:`~tether.ops.server.auth.default_policy`);
+    ``app_factory(session_id=...)`` builds the session's Agent to validate edited
+    arguments (without it, edits are refused). ``close_store`` closes it on shutdown."""
+    api = Api(store, policy, app_factory)
+    index, static = make_inbox(title)
+    spec = document()
+
+    async def openapi(request: Request) -> Response:
+        await authenticate(request, store, "read")
+        return ok(spec)
+
+    routes = [
+        Route("/", index, methods=["GET"]),
+        Route("/static/{name}", static, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/api/approvals", api.list_approvals, methods=["GET"]),
+        Route("/api/approvals/{approval_id}", api.get_approval, methods=["GET"]),
+        Route("/api/approvals/{approval_id}/decision", api.decide, methods=["POST"]),
+        Route("/api/sessions", api.list_sessions, methods=["GET"]),
+        Route("/api/sessions/{session_id}", api.get_session, methods=["GET"]),
+        Route("/api/audit", api.audit, methods=["GET"]),
+        Route("/api/audit/verify", api.audit_verify, methods=["GET"]),
+        Route("/api/events", api.events, methods=["GET"]),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        if close_store:
+            await store.close()
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 401:
+            headers.update(CHALLENGE)
+        response = error(exc.status_code, str(exc.detail))
+        response.headers.update({**SECURITY_HEADERS, **headers})
+        return response
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return error(404, str(exc))
+
+    async def store_error(request: Request, exc: Exception) -> Response:
+        # the message names the store without its password (StoreError messages do)
+        log.warning("store error on %s %s: %s", request.method, request.url.path, exc)
+        unavailable = isinstance(exc, StoreUnavailable)
+        return error(503 if unavailable else 500, str(exc))
+
+    handlers: dict[Any, Any] = {
+        HTTPException: http_error,
+        ApprovalNotFound: not_found,
+        StoreError: store_error,
+    }
+    return Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)

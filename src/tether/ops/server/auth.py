@@ -1,0 +1,100 @@
+"""Who may call the server: bearer tokens, read access and the approval policy.
+
+Every API request carries ``Authorization: Bearer tether_<key id>_<secret>`` (issued by
+``tether approvers add NAME --role R``); the token is checked by
+``store.approvers.verify`` (only a hash is stored, compared in constant time). No
+valid token: 401. A valid token whose roles do not allow the route: 403.
+
+Roles (the default policy; pass ``create_app(policy=...)`` to decide approvals your way):
+
+* ``approve:PATTERN`` - read the inbox and sessions, and decide approvals whose tool
+  name matches the glob ``PATTERN`` (``approve:*`` everything, ``approve:delete_*``
+  the delete tools). An approval without a tool (a hook interrupt) is matched by
+  ``interrupt:NAME``, so ``approve:interrupt:*`` covers those.
+* ``viewer`` - read the inbox and sessions, decide nothing.
+* ``auditor`` - read the audit log (``/api/audit``, ``/api/audit/verify``).
+* ``admin`` - all of the above, every approval.
+
+Any other role grants nothing. Tokens are never logged or echoed.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, Literal
+
+from starlette.exceptions import HTTPException
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from tether.durable import Approval, Store
+    from tether.durable.approvers import Approver
+
+Policy = Callable[["Approver", "Approval"], bool]
+"""``policy(approver, approval) -> bool``: may this approver decide this approval?"""
+Access = Literal["read", "audit"]
+
+APPROVE_PREFIX: Final = "approve:"
+READ_ROLES: Final = frozenset({"viewer", "admin"})
+AUDIT_ROLES: Final = frozenset({"auditor", "admin"})
+CHALLENGE: Final = {"WWW-Authenticate": 'Bearer realm="tether"'}
+
+
+def subject(approval: Approval) -> str:
+    """What an ``approve:PATTERN`` role is matched against: the tool name, or
+    ``interrupt:NAME`` for an approval that is not about a tool call."""
+    return approval.tool if approval.tool is not None else f"interrupt:{approval.name}"
+
+
+def default_policy(approver: Approver, approval: Approval) -> bool:
+    """``admin`` decides everything; ``approve:PATTERN`` decides approvals whose
+    :func:`subject` matches the glob (case-sensitive)."""
+    target = subject(approval)
+    for role in approver.roles:
+        if role == "admin":
+            return True
+        if role.startswith(APPROVE_PREFIX) and fnmatch.fnmatchcase(
+            target, role[len(APPROVE_PREFIX) :]
+        ):
+            return True
+    return False
+
+
+def allowed(approver: Approver, access: Access) -> bool:
+    """Read access (inbox, sessions, events) or audit access, from the roles."""
+    roles = set(approver.roles)
+    if access == "audit":
+        return bool(roles & AUDIT_ROLES)
+    return bool(roles & READ_ROLES) or any(r.startswith(APPROVE_PREFIX) for r in roles)
+
+
+def bearer(request: Request) -> str | None:
+    """The bearer token of the request, if any (never logged)."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+async def authenticate(request: Request, store: Store, access: Access) -> Approver:
+    """The verified approver of the request, or HTTPException 401 / 403."""
+    token = bearer(request)
+    approver = None if token is None else await store.approvers.verify(token)
+    if approver is None:
+        raise HTTPException(
+            401,
+            "a valid bearer token is required (Authorization: Bearer tether_...); "
+            "issue one with: tether approvers add NAME --role ROLE",
+            headers=CHALLENGE,
+        )
+    if not allowed(approver, access):
+        need = "auditor or admin" if access == "audit" else "viewer, approve:PATTERN or admin"
+        raise HTTPException(
+            403,
+            f"approver {approver.name!r} (roles: {', '.join(approver.roles)}) may not do "
+            f"this; it needs the role {need}",
+        )
+    return approver

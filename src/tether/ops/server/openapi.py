@@ -1,0 +1,327 @@
+"""The OpenAPI 3.1 document of the API (hand-written; served at ``/openapi.json``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether import __version__
+
+JSON = "application/json"
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _nullable(kind: str | list[str]) -> dict[str, Any]:
+    kinds = [kind] if isinstance(kind, str) else kind
+    return {"type": [*kinds, "null"]}
+
+
+def _query(name: str, schema: dict[str, Any], text: str) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": False, "schema": schema, "description": text}
+
+
+def _path(name: str, text: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string"},
+        "description": text,
+    }
+
+
+def _responses(ok: str, ok_text: str, *codes: int) -> dict[str, Any]:
+    texts = {
+        400: "Invalid parameters or body",
+        401: "No valid bearer token",
+        403: "The token's roles do not allow this",
+        404: "Not found",
+        409: "Already decided (first decision wins) or the session moved on",
+        413: "The body is too large",
+        422: "The session journal cannot be read",
+        503: "The store (or the app factory) is unavailable",
+    }
+    out: dict[str, Any] = {"200": {"description": ok_text, "content": {JSON: {"schema": _ref(ok)}}}}
+    for code in (401, 403, *codes, 503):
+        schema = _ref("Conflict" if code == 409 else "Error")
+        out[str(code)] = {"description": texts[code], "content": {JSON: {"schema": schema}}}
+    return out
+
+
+_ANY: dict[str, Any] = {}
+_LIMIT = {"type": "integer", "minimum": 1, "maximum": 1000}
+
+SCHEMAS: dict[str, Any] = {
+    "Error": {
+        "type": "object",
+        "required": ["error"],
+        "properties": {"error": {"type": "string"}},
+    },
+    "Conflict": {
+        "type": "object",
+        "required": ["error", "decided_by", "status"],
+        "properties": {
+            "error": {"type": "string"},
+            "decided_by": _nullable("string"),
+            "status": {"type": "string"},
+            "decided_at": _nullable("number"),
+        },
+    },
+    "Approval": {
+        "type": "object",
+        "required": [
+            "id",
+            "session_id",
+            "interrupt_id",
+            "source",
+            "name",
+            "tool",
+            "arguments",
+            "reason",
+            "requested_at",
+            "expires_at",
+            "on_expiry",
+            "status",
+            "age_seconds",
+            "can_decide",
+            "takes_edits",
+        ],
+        "properties": {
+            "id": {"type": "string"},
+            "session_id": {"type": "string"},
+            "interrupt_id": {"type": "string"},
+            "source": {"type": "string"},
+            "name": {"type": "string"},
+            "tool": _nullable("string"),
+            "arguments": {"type": "object", "description": "as shown to approvers (redacted)"},
+            "args_sha256": _nullable("string"),
+            "reason": _ANY,
+            "requested_at": {"type": "number"},
+            "expires_at": _nullable("number"),
+            "on_expiry": {"enum": ["deny", "approve"]},
+            "status": {"enum": ["pending", "approved", "denied", "expired"]},
+            "decided_by": _nullable("string"),
+            "decided_at": _nullable("number"),
+            "decision": _nullable("string"),
+            "edited_args": _nullable("object"),
+            "response": _ANY,
+            "note": _nullable("string"),
+            "age_seconds": {"type": "number"},
+            "can_decide": {"type": "boolean", "description": "the caller may decide it now"},
+            "takes_edits": {"type": "boolean"},
+        },
+    },
+    "ApprovalList": {
+        "type": "object",
+        "required": ["approvals"],
+        "properties": {"approvals": {"type": "array", "items": _ref("Approval")}},
+    },
+    "Decision": {
+        "oneOf": [
+            {
+                "type": "object",
+                "required": ["decision"],
+                "additionalProperties": False,
+                "properties": {
+                    "decision": {"const": "approve"},
+                    "note": {"type": "string", "maxLength": 2000},
+                    "edited_args": {
+                        "type": "object",
+                        "description": "merged over the real arguments and validated against "
+                        "the tool's schema (400 when invalid; needs tether serve --app)",
+                    },
+                },
+            },
+            {
+                "type": "object",
+                "required": ["decision"],
+                "additionalProperties": False,
+                "properties": {
+                    "decision": {"const": "deny"},
+                    "note": {"type": "string", "maxLength": 2000},
+                },
+            },
+        ]
+    },
+    "SessionSummary": {
+        "type": "object",
+        "required": ["session_id", "status", "version", "created_at", "updated_at"],
+        "properties": {
+            "session_id": {"type": "string"},
+            "status": {"type": "string"},
+            "version": {"type": "integer"},
+            "created_at": {"type": "number"},
+            "updated_at": {"type": "number"},
+        },
+    },
+    "SessionList": {
+        "type": "object",
+        "required": ["sessions"],
+        "properties": {"sessions": {"type": "array", "items": _ref("SessionSummary")}},
+    },
+    "Session": {
+        "type": "object",
+        "required": [
+            "session_id",
+            "status",
+            "version",
+            "waiting_for",
+            "messages",
+            "messages_total",
+            "open_batch",
+        ],
+        "properties": {
+            "session_id": {"type": "string"},
+            "status": {"type": "string"},
+            "version": {"type": "integer"},
+            "created_at": {"type": "number"},
+            "updated_at": {"type": "number"},
+            "lease_holder": _nullable("string"),
+            "waiting_for": {"type": "array", "items": {"type": "object"}},
+            "messages_total": {"type": "integer"},
+            "messages": {"type": "array", "items": {"type": "object"}},
+            "open_batch": _nullable("array"),
+        },
+    },
+    "AuditList": {
+        "type": "object",
+        "required": ["records"],
+        "properties": {
+            "records": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["seq", "at", "event", "data", "prev_hash", "hash"],
+                    "properties": {
+                        "seq": {"type": "integer"},
+                        "at": {"type": "number"},
+                        "event": {"type": "string"},
+                        "session_id": _nullable("string"),
+                        "data": {"type": "object"},
+                        "prev_hash": {"type": "string"},
+                        "hash": {"type": "string"},
+                    },
+                },
+            }
+        },
+    },
+    "Verify": {
+        "type": "object",
+        "required": ["ok", "checked", "first_bad", "head"],
+        "properties": {
+            "ok": {"type": "boolean"},
+            "checked": {"type": "integer"},
+            "first_bad": _nullable("object"),
+            "head": {"type": "object"},
+        },
+    },
+    "Events": {
+        "type": "object",
+        "required": ["cursor", "changed"],
+        "properties": {"cursor": {"type": "string"}, "changed": {"type": "boolean"}},
+    },
+}
+
+
+def document() -> dict[str, Any]:
+    """The OpenAPI document (every operation needs a bearer token)."""
+    approval_id = _path("approval_id", "The approval id (apr_...)")
+    paths: dict[str, Any] = {
+        "/api/approvals": {"get": {
+            "operationId": "listApprovals",
+            "summary": "Approvals across all sessions, oldest first (pending by default)",
+            "parameters": [
+                _query("session", {"type": "string"}, "Only this session"),
+                _query("tool", {"type": "string"}, "Only this tool"),
+                _query("status", {"enum": ["pending", "approved", "denied", "expired", "any"]}, "Status"),
+                _query("limit", _LIMIT, "At most this many"),
+            ],
+            "responses": _responses("ApprovalList", "The approvals", 400),
+        }},
+        "/api/approvals/{approval_id}": {"get": {
+            "operationId": "getApproval",
+            "summary": "One approval",
+            "parameters": [approval_id],
+            "responses": _responses("Approval", "The approval", 404),
+        }},
+        "/api/approvals/{approval_id}/decision": {"post": {
+            "operationId": "decideApproval",
+            "summary": "Approve (optionally with edited arguments) or deny; the first decision wins",
+            "parameters": [approval_id],
+            "requestBody": {"required": True, "content": {JSON: {"schema": _ref("Decision")}}},
+            "responses": _responses("Approval", "The decided approval", 400, 404, 409, 413),
+        }},
+        "/api/sessions": {"get": {
+            "operationId": "listSessions",
+            "summary": "Sessions, most recently updated first",
+            "parameters": [
+                _query("status", {"enum": ["idle", "running", "suspended", "ready", "completed", "failed", "cancelled"]}, "Status"),
+                _query("limit", _LIMIT, "At most this many"),
+            ],
+            "responses": _responses("SessionList", "The sessions", 400),
+        }},
+        "/api/sessions/{session_id}": {"get": {
+            "operationId": "getSession",
+            "summary": "A session: status, waiting interrupts and the (redacted) transcript",
+            "parameters": [
+                _path("session_id", "The session id"),
+                _query("tail", {"type": "integer", "minimum": 0, "maximum": 10000}, "Last N messages"),
+            ],
+            "responses": _responses("Session", "The session", 400, 404, 422),
+        }},
+        "/api/audit": {"get": {
+            "operationId": "auditRecords",
+            "summary": "Audit records in chain order (role auditor or admin)",
+            "parameters": [
+                _query("session", {"type": "string"}, "Only this session"),
+                _query("after", {"type": "integer", "minimum": 0, "maximum": 2**53}, "After this seq"),
+                _query("limit", {"type": "integer", "minimum": 1, "maximum": 10000}, "At most this many"),
+            ],
+            "responses": _responses("AuditList", "The records", 400),
+        }},
+        "/api/audit/verify": {"get": {
+            "operationId": "auditVerify",
+            "summary": "Walk the hash chain and report the first broken link",
+            "responses": _responses("Verify", "The verification report"),
+        }},
+        "/api/events": {"get": {
+            "operationId": "inboxEvents",
+            "summary": "Long poll: returns when the inbox differs from cursor `since` (or after `wait` s)",
+            "parameters": [
+                _query("since", {"type": "string"}, "The cursor last seen"),
+                _query("wait", {"type": "number", "minimum": 0, "maximum": 25}, "Seconds to wait"),
+            ],
+            "responses": _responses("Events", "The current cursor", 400),
+        }},
+        "/openapi.json": {"get": {
+            "operationId": "openapi",
+            "summary": "This document",
+            "responses": {
+                "200": {"description": "OpenAPI document", "content": {JSON: {"schema": {"type": "object"}}}},
+                **{k: v for k, v in _responses("Error", "-").items() if k != "200"},
+            },
+        }},
+    }  # fmt: skip
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "tether approvals server",
+            "version": __version__,
+            "description": "Approvals inbox, sessions and audit log of a tether store.",
+        },
+        "servers": [{"url": "/"}],
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "tether_<key id>_<secret> from `tether approvers add`",
+                }
+            },
+        },
+    }

@@ -1,0 +1,121 @@
+"""``tether worker``: resume ready sessions from a store with the app's agents."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import os
+import signal
+import sys
+import time
+from typing import TYPE_CHECKING
+
+import typer
+from rich.console import Console
+
+from tether.ops.store_url import DEFAULT_STORE, describe, open_store
+from tether.ops.worker import Factory, Outcome, Worker, WorkerConfig
+
+if TYPE_CHECKING:
+    from tether.durable import Store
+
+_STYLE = {
+    "completed": "green",
+    "suspended": "yellow",
+    "handed back": "cyan",
+    "busy": "dim",
+    "error": "red",
+    "abandoned": "red",
+}
+
+
+def load_factory(spec: str) -> Factory:
+    """``module:factory`` -> the callable; the current directory is importable."""
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        raise typer.BadParameter(f"{spec!r}: use module:factory", param_hint="'--app'")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        factory = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise typer.BadParameter(f"cannot load {spec}: {exc}", param_hint="'--app'") from exc
+    if not callable(factory):
+        raise typer.BadParameter(f"{spec} is not callable", param_hint="'--app'")
+    return factory  # type: ignore[no-any-return]
+
+
+def log_line(console: Console, outcome: Outcome) -> None:
+    """One line per session: time, session, outcome, duration, detail."""
+    style = _STYLE.get(outcome.outcome, "magenta")
+    waited = "" if outcome.waited is None else f" waited {outcome.waited * 1000:.0f} ms,"
+    console.print(
+        f"{time.strftime('%H:%M:%S')} [bold]{outcome.session_id}[/] "
+        f"[{style}]{outcome.outcome}[/]{waited} ran {outcome.seconds:.2f} s"
+        + (f"  [dim]{outcome.detail}[/]" if outcome.detail else ""),
+        highlight=False,
+    )
+
+
+def worker(
+    app_spec: str = typer.Option(
+        ..., "--app", help="module:factory; factory(session_id=...) returns the Agent."
+    ),
+    store: str = typer.Option(DEFAULT_STORE, "--store", help="SQLite path or postgresql:// URL."),
+    once: bool = typer.Option(False, "--once", help="Process what is ready now, then exit."),
+    concurrency: int = typer.Option(1, "--concurrency", min=1, help="Sessions run at once."),
+    poll: float = typer.Option(1.0, "--poll", min=0.01, help="Seconds between polls."),
+    lease_ttl: float = typer.Option(
+        30.0, "--lease-ttl", min=0.1, help="Claim ttl until the Agent takes its own lease."
+    ),
+    grace: float = typer.Option(
+        30.0, "--grace", min=0.0, help="On SIGTERM: seconds to finish before handing back."
+    ),
+    no_listen: bool = typer.Option(
+        False, "--no-listen", help="PostgreSQL: poll only, no LISTEN/NOTIFY wake-ups."
+    ),
+) -> None:
+    """Resume sessions that are ready (approved, expired, or re-queued after a crash)."""
+    factory = load_factory(app_spec)
+    console = Console()
+    config = WorkerConfig(
+        concurrency=concurrency,
+        poll=poll,
+        lease_ttl=lease_ttl,
+        grace=grace,
+        listen=not no_listen,
+        on_outcome=lambda o: log_line(console, o),
+    )
+    try:
+        the_store = open_store(store)
+    except Exception as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(code=2) from exc
+    mode = "once" if once else f"until SIGTERM (grace {grace:g} s)"
+    console.print(
+        f"[dim]worker {os.getpid()} on {describe(store)}: {factory.__name__}, "
+        f"concurrency {concurrency}, {mode}[/]",
+        highlight=False,
+    )
+    outcomes = asyncio.run(_serve(the_store, factory, config, once))
+    errors = sum(o.outcome in ("error", "abandoned") for o in outcomes)
+    console.print(
+        f"[dim]worker {os.getpid()} stops: {len(outcomes)} session(s), {errors} error(s)[/]"
+    )
+    raise typer.Exit(code=1 if errors and once else 0)
+
+
+async def _serve(store: Store, factory: Factory, config: WorkerConfig, once: bool) -> list[Outcome]:
+    work = Worker(store, factory, config)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, work.stop)
+    try:
+        return await work.run(once=once)
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
+        await store.close()

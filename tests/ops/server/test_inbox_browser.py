@@ -1,0 +1,129 @@
+"""The web inbox in a real browser: Debian's Chromium driven by Playwright (never
+``playwright install``; ``make test`` installs the ``chromium`` package when missing)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from live_server import live_server, seed
+from ops_agents import SECRET, transfer_agent, validating_agent
+
+from tether.durable import SQLiteStore
+from tether.ops.server import create_app
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+TIMEOUT = 15_000  # ms, for each wait in the page
+
+playwright_api: Any = pytest.importorskip("playwright.async_api")
+pytestmark = pytest.mark.skipif(
+    not os.access(CHROMIUM, os.X_OK),
+    reason=f"{CHROMIUM} is missing and could not be installed (make test runs "
+    "'apt-get install -y chromium', which needs root and Debian's package mirror)",
+)
+
+
+async def sign_in(page: Any, token: str) -> None:
+    await page.fill("#token", token)
+    await page.click("#signin")
+
+
+async def test_an_approver_approves_with_an_edited_argument_and_sees_the_session_done(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "inbox.db"
+    store = SQLiteStore(db)
+    tokens, approval_id = await seed(store)  # pay-1 waits for a Confirm before transfer
+    outside: list[str] = []
+    app = create_app(SQLiteStore(db), app_factory=validating_agent, close_store=True)
+    with live_server(app) as url:
+        async with playwright_api.async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            page = await browser.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(TIMEOUT)
+
+            async def only_this_server(route: Any) -> None:
+                if route.request.url.startswith(url + "/"):
+                    await route.continue_()
+                else:
+                    outside.append(route.request.url)
+                    await route.abort()
+
+            await page.route("**/*", only_this_server)
+            await page.goto(url + "/")
+
+            # a token without any role the inbox knows: refused in the page
+            await sign_in(page, tokens["nobody"])
+            await page.wait_for_selector("#message:has-text('Refused')")
+            assert "nobody" in await page.inner_text("#message")
+            assert await page.is_visible("#login")
+
+            # a token that may read but only decide delete tools: refused when approving
+            await sign_in(page, tokens["deleter"])
+            row = page.locator(f"#approvals tr[data-id='{approval_id}']")
+            await row.wait_for()
+            await row.locator("button.open").click()
+            await page.wait_for_selector("#d-view-only", state="visible")
+            await page.click("#approve")
+            await page.wait_for_selector("#message:has-text('may not decide')")
+            assert "deleter" in await page.inner_text("#message")
+            assert (await store.approvals.get(approval_id)).status == "pending"
+            await page.click("#signout")
+
+            # alice (approve:*) sees the redacted request and the transcript, edits, approves
+            await sign_in(page, tokens["alice"])
+            await row.wait_for()
+            cells = await row.inner_text()
+            assert "transfer" in cells
+            assert "***" in cells
+            assert SECRET not in await page.content()
+            await row.locator("button.open").click()
+            await page.wait_for_selector("#transcript li.here")
+            assert "transfer" in await page.inner_text("#transcript")
+            assert await page.is_hidden("#d-view-only")
+            edited = (await page.input_value("#edit")).replace("500", "5")
+            await page.fill("#edit", edited)
+            await page.fill("#note", "only 5 for now")
+            await page.click("#approve")
+            await page.wait_for_selector("#message:has-text('Approved')")
+            await page.wait_for_selector(
+                "#recent-list li[data-session='pay-1'] .status[data-status='ready']"
+            )
+            decided = await store.approvals.get(approval_id)
+            assert decided.decided_by == "alice"
+            assert decided.edited_args == {"amount": 5}
+            assert decided.note == "only 5 for now"
+
+            # the pending list updates by itself: a new request shows up without a reload
+            await transfer_agent(store, "pay-2", []).invoke_async("pay bob again")
+            [second] = await store.approvals.pending(session_id="pay-2")
+            await page.locator(f"#approvals tr[data-id='{second.id}']").wait_for()
+
+            # a worker resumes pay-1 (here: answers_for + resume in the test process)
+            ran: list[dict[str, Any]] = []
+            answers = await store.approvals.answers_for("pay-1")
+            done = await transfer_agent(SQLiteStore(db), "pay-1", ran).resume_async(answers)
+            assert done.stop_reason == "end_turn"
+            assert ran == [{"to": "bob", "amount": 5, "api_token": SECRET}]
+            status = "#recent-list li[data-session='pay-1'] .status[data-status='completed']"
+            await page.wait_for_selector(status)
+            await page.locator(f"#approvals tr[data-id='{second.id}'] button.open").click()
+            await page.wait_for_selector("#transcript li.here")
+            # to look at it afterwards: TETHER_SCREENSHOT=/some/where.png pytest ...
+            shot = os.environ.get("TETHER_SCREENSHOT") or str(tmp_path / "inbox.png")
+            png = await page.screenshot(path=shot, full_page=True)
+            assert len(png) > 10_000
+            assert SECRET not in await page.content()
+            await browser.close()
+    await store.close()
+    assert outside == []  # nothing loaded from anywhere but the server under test
