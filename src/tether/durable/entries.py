@@ -46,13 +46,21 @@ def encode_json(value: Any, *, what: str, root: str = "$") -> str:
     finite float, bool and None. The error names the JSON path of the first bad
     value (``root`` is the path of ``value`` itself) and ``what`` was written.
     """
-    problem = _find_problem(value, root, 0, set())
-    if problem is not None:
-        path, reason = problem
-        raise NotSerializable(f"cannot write {what}: {path}: {reason}", path=path, what=what)
-    text = json.dumps(
-        value, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":")
-    )
+    try:  # fast path: the C encoder, plus a walk that builds no path strings
+        text = json.dumps(
+            value, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        )
+        plain = _plain(value, 0)
+    except (TypeError, ValueError, RecursionError):
+        plain = False
+    if not plain:  # find the first bad value and its path for the error
+        problem = _find_problem(value, root, 0, set())
+        if problem is not None:
+            path, reason = problem
+            raise NotSerializable(f"cannot write {what}: {path}: {reason}", path=path, what=what)
+        text = json.dumps(
+            value, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -103,6 +111,29 @@ def _child(path: str, key: str | int) -> str:
     if key.isidentifier():
         return f"{path}.{key}"
     return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+_CONTAINERS = (dict, list, tuple)
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """True when every dict key is exactly ``str`` and nesting stays within the limit."""
+    kind = type(value)
+    if kind is dict:
+        if depth >= _MAX_DEPTH:
+            return False
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            if type(item) in _CONTAINERS and not _plain(item, depth + 1):
+                return False
+    elif kind is list or kind is tuple:
+        if depth >= _MAX_DEPTH:
+            return False
+        for item in value:
+            if type(item) in _CONTAINERS and not _plain(item, depth + 1):
+                return False
+    return True
 
 
 def _find_problem(value: Any, path: str, depth: int, active: set[int]) -> tuple[str, str] | None:
