@@ -4,7 +4,21 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("pydantic", "typer", "rich", "openai", "anthropic", "boto3", "httpx", "docstring_parser")
+HEAVY = (
+    "pydantic",
+    "typer",
+    "rich",
+    "openai",
+    "anthropic",
+    "boto3",
+    "httpx",
+    "docstring_parser",
+    "sqlite3",
+    "psycopg",
+    "agent_hooks",
+    "starlette",
+    "tether.durable.memory",
+)
 
 
 def test_import_tether_loads_no_heavy_dependency():

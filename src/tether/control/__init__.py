@@ -1,6 +1,7 @@
 """The control plane: hooks, middleware, interventions, interrupts and the audit trail."""
 
-from tether.control.audit import ApprovalPolicy
+from typing import TYPE_CHECKING, Any
+
 from tether.control.events import (
     AfterInvocation,
     AfterModelCall,
@@ -25,6 +26,18 @@ from tether.control.interventions import (
 )
 from tether.control.middleware import ModelMiddleware, ToolMiddleware, ToolRequest
 from tether.control.registry import HookOrder, HookProvider, HookRegistry
+
+if TYPE_CHECKING:
+    from tether.control.audit import ApprovalPolicy
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ApprovalPolicy":  # loads the durable layer: only on first use
+        from tether.control.audit import ApprovalPolicy
+
+        return ApprovalPolicy
+    raise AttributeError(f"module 'tether.control' has no attribute {name!r}")
+
 
 __all__ = [
     "Action",

@@ -4,19 +4,8 @@ Importing this package loads neither sqlite3 nor psycopg; each store imports its
 driver when first used.
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from tether.durable.approvals import (
-    Approval,
-    ApprovalConflict,
-    ApprovalError,
-    ApprovalNotFound,
-    Redactor,
-    args_sha256,
-    redact_secrets,
-)
-from tether.durable.approvers import Approver, ApproverExists, IssuedToken
-from tether.durable.audit import AuditEvent, AuditRecord, VerifyReport
 from tether.durable.entries import ENTRY_SCHEMA, JOURNAL_KINDS, Entry, JournalKind, encode_json
 from tether.durable.errors import (
     CorruptEntry,
@@ -29,23 +18,74 @@ from tether.durable.errors import (
     StoreError,
     StoreUnavailable,
 )
-from tether.durable.memory import MemoryStore
-from tether.durable.postgres import PostgresStore
-from tether.durable.sqlite import SQLiteStore
-from tether.durable.store import (
-    SESSION_STATUSES,
-    STORE_SCHEMA,
-    Lease,
-    SessionRecord,
-    SessionStatus,
-    SessionSummary,
-    Store,
-)
 
-if TYPE_CHECKING:  # mypy proves each store satisfies the protocol
+if TYPE_CHECKING:
+    from tether.durable.approvals import (
+        Approval,
+        ApprovalConflict,
+        ApprovalError,
+        ApprovalNotFound,
+        Redactor,
+        args_sha256,
+        redact_secrets,
+    )
+    from tether.durable.approvers import Approver, ApproverExists, IssuedToken
+    from tether.durable.audit import AuditEvent, AuditRecord, VerifyReport
+    from tether.durable.memory import MemoryStore
+    from tether.durable.postgres import PostgresStore
+    from tether.durable.sqlite import SQLiteStore
+    from tether.durable.store import (
+        SESSION_STATUSES,
+        STORE_SCHEMA,
+        Lease,
+        SessionRecord,
+        SessionStatus,
+        SessionSummary,
+        Store,
+    )
 
     def _conforms(m: MemoryStore, s: SQLiteStore, p: PostgresStore) -> tuple[Store, Store, Store]:
-        return m, s, p
+        return m, s, p  # mypy proves each store satisfies the protocol
+
+
+# Stores, approvals and audit load on first use, so `import tether` stays fast.
+_LAZY = {
+    "tether.durable.approvals": (
+        "Approval",
+        "ApprovalConflict",
+        "ApprovalError",
+        "ApprovalNotFound",
+        "Redactor",
+        "args_sha256",
+        "redact_secrets",
+    ),
+    "tether.durable.approvers": ("Approver", "ApproverExists", "IssuedToken"),
+    "tether.durable.audit": ("AuditEvent", "AuditRecord", "VerifyReport"),
+    "tether.durable.memory": ("MemoryStore",),
+    "tether.durable.postgres": ("PostgresStore",),
+    "tether.durable.sqlite": ("SQLiteStore",),
+    "tether.durable.store": (
+        "SESSION_STATUSES",
+        "STORE_SCHEMA",
+        "Lease",
+        "SessionRecord",
+        "SessionStatus",
+        "SessionSummary",
+        "Store",
+    ),
+}
+_WHERE = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tether.durable' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [
