@@ -48,6 +48,9 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python bench/overhead.py
+	$(BIN)/python bench/durability.py
+	$(BIN)/python bench/streaming.py
+	$(BIN)/python bench/workers.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
