@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
 import pytest
@@ -198,18 +199,18 @@ async def test_in_doubt_after_a_crash_becomes_an_approval(stores, decision, effe
 async def test_expiry_resolves_by_its_action_and_marks_the_session_ready(stores):
     store = stores()
     ran: list[dict[str, Any]] = []
-    await transfer_agent(store, "exp-deny", ran, approvals=ApprovalPolicy(ttl=0.05)).invoke_async(
+    # a ttl far longer than the runs take, and a clock moved past it: no timing race
+    await transfer_agent(store, "exp-deny", ran, approvals=ApprovalPolicy(ttl=30)).invoke_async(
         "pay"
     )
     await transfer_agent(
-        store, "exp-ok", ran, approvals=ApprovalPolicy(ttl=0.05, on_expiry="approve")
+        store, "exp-ok", ran, approvals=ApprovalPolicy(ttl=30, on_expiry="approve")
     ).invoke_async("pay")
     await transfer_agent(store, "no-exp", ran, approvals=ApprovalPolicy(ttl=None)).invoke_async(
         "pay"
     )
     assert await store.approvals.expire_due() == []
-    await asyncio.sleep(0.1)
-    expired = await store.approvals.expire_due()
+    expired = await store.approvals.expire_due(now=time.time() + 60)
     assert sorted((a.session_id, a.status, a.decision, a.decided_by) for a in expired) == [
         ("exp-deny", "expired", "deny", "expiry"),
         ("exp-ok", "expired", "approve", "expiry"),
