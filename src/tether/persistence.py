@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from tether.control.interrupts import Interrupt, interrupt_id
-from tether.durable.errors import SessionBusy
+from tether.durable.errors import SessionBusy, SessionNotFound
 from tether.errors import SessionStateError
 from tether.messages import JSONValue, ToolCall, ToolResult
 from tether.run_state import Suspension
@@ -38,8 +38,11 @@ async def open_session(agent: Agent) -> SessionJournal:
     if key in _RUNNING:  # another Agent of this process runs it through the same store
         other = _RUNNING[key]
         raise SessionBusy(agent.session_id, f"another Agent in this process ({other})", time.time())
-    await store.create(agent.session_id)  # idempotent
-    lease = await store.acquire_lease(agent.session_id, ttl=agent.lease_ttl)
+    try:
+        lease = await store.acquire_lease(agent.session_id, ttl=agent.lease_ttl)
+    except SessionNotFound:  # a new session (create is idempotent if another process wins)
+        await store.create(agent.session_id)
+        lease = await store.acquire_lease(agent.session_id, ttl=agent.lease_ttl)
     _RUNNING[key] = lease.holder
     try:
         record = await store.load(agent.session_id)
