@@ -273,7 +273,7 @@ async def test_a_store_failure_mid_run_is_a_clear_error_and_keeps_what_was_saved
     assert info.value.result.stop_reason == "error"
     saved = await store.read_entries("f")
     assert [e.kind for e in saved] == ["status", "message", "message", "tool_intent"]
-    assert "(tool_result, message)" in text  # the commit that failed
+    assert "(message)" in text  # the commit that failed: the tool message with the result
 
 
 async def test_unserializable_state_is_rejected_with_its_path():

@@ -39,8 +39,11 @@ if TYPE_CHECKING:
 IN_DOUBT = "in_doubt"
 """Name, point and source of the interrupt raised for a tool call a crash left in doubt."""
 
-SNAPSHOT_EVERY = 100
-"""Entries after the last snapshot that trigger a new snapshot at the end of a run."""
+SNAPSHOT_EVERY = 1000
+"""Entries after the last snapshot that trigger a new snapshot at the end of a run.
+
+A snapshot repeats the whole conversation, so it is written rarely: it saves
+reading many small entries, not decoding the messages (which it holds too)."""
 
 
 @dataclass(slots=True)
@@ -285,6 +288,13 @@ class SessionJournal:
     async def message(self, message: Message) -> None:
         """Save ``message``: a tool message at once (it settles its calls), others queued."""
         if message.role == "tool":
+            # queued results of this batch are inside the message: do not store them twice
+            answered = {r.tool_call_id for r in message.tool_results}
+            self._deferred = [
+                (kind, data)
+                for kind, data in self._deferred
+                if not (kind == "tool_result" and data["result"]["tool_call_id"] in answered)
+            ]
             await self.append("message", {"message": message.to_dict()})
         else:
             self.defer("message", {"message": message.to_dict()})

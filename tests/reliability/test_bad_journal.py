@@ -142,7 +142,7 @@ async def test_postgres_down_mid_run_fails_clearly_and_resume_continues(tmp_path
         with pytest.raises(PersistenceError) as info:
             await agent.invoke_async("go")
         text = str(info.value)
-        assert "session pg-down: could not save the journal entry (tool_result, message)" in text
+        assert "session pg-down: could not save the journal entry (message)" in text
         assert "agent.resume()" in text
         await store.close()
 

@@ -29,8 +29,7 @@ RESUMED_KINDS = [  # what one resume of the approved call writes, in order
     "interrupt_answered",
     "status",
     "tool_intent",
-    "tool_result",
-    "message",
+    "message",  # the tool message carries the call's result
     "message",
     "usage",
     "status",
