@@ -225,3 +225,40 @@ def test_unsupported_parameter_type_names_the_tool() -> None:
 
         @tool
         def f(x: Opaque) -> None: ...
+
+
+def test_a_tool_defined_in_a_factory_builds_its_schema_once() -> None:
+    from tether import tool
+
+    def factory(prefix: str):  # type: ignore[no-untyped-def]
+        @tool
+        def greet(name: str, times: int = 1) -> str:
+            """Greet someone."""
+            return prefix + name * times
+
+        return greet
+
+    first, second = factory("hi "), factory("yo ")
+    assert first is not second
+    assert first._validate is second._validate  # built once, shared
+    assert first(name="a") == "hi a"
+    assert second(name="a") == "yo a"  # the closure still differs
+
+
+def test_the_schema_cache_follows_what_annotations_mean() -> None:
+    from pydantic import BaseModel
+
+    from tether import tool
+
+    def factory(field: str):  # type: ignore[no-untyped-def]
+        point = type("Point", (BaseModel,), {"__annotations__": {field: int}})
+
+        @tool
+        def move(p: point) -> str:  # type: ignore[valid-type]
+            """Move to a point."""
+            return "ok"
+
+        return move
+
+    a, b = factory("x"), factory("y")
+    assert a.input_schema != b.input_schema  # a new class is a new key

@@ -48,14 +48,62 @@ class FunctionSchema:
     validator: ArgumentValidator
 
 
+_CACHE: dict[tuple[Any, ...], FunctionSchema] = {}
+_CACHE_SIZE = 512
+
+
 def build_function_schema(
     fn: Callable[..., Any], tool_name: str, description: str | None = None
 ) -> FunctionSchema:
     """Inspect ``fn`` once and build everything a :class:`Tool` needs per call.
 
+    A function defined inside a factory (an agent built per session, say) is a
+    new object each time but the same code: its schema is built once and reused.
     Raises TypeError for signatures a model cannot call (``*args``, ``**kwargs``,
     positional-only parameters, unresolvable type hints, several ToolContext parameters).
     """
+    key = _cache_key(fn, tool_name, description)
+    if key is not None:
+        cached = _CACHE.get(key)
+        if cached is not None:
+            return cached
+    built = _build(fn, tool_name, description)
+    if key is not None:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = built
+    return built
+
+
+def _cache_key(fn: Any, tool_name: str, description: str | None) -> tuple[Any, ...] | None:
+    """Everything the schema depends on, or None when some part is unhashable."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    annotations = fn.__annotations__
+    if any(isinstance(a, str) for a in annotations.values()):
+        try:  # names resolve to the objects they mean now, which the key must hold
+            annotations = typing.get_type_hints(fn, include_extras=True)
+        except Exception:  # the real build reports it
+            return None
+    try:
+        key = (
+            code,
+            id(getattr(fn, "__globals__", None)),
+            fn.__defaults__,
+            tuple(sorted((fn.__kwdefaults__ or {}).items())),
+            tuple(annotations.items()),
+            fn.__doc__,
+            tool_name,
+            description,
+        )
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _build(fn: Callable[..., Any], tool_name: str, description: str | None) -> FunctionSchema:
     signature = inspect.signature(fn)
     hints = _type_hints(fn, tool_name)
     docs = docstring_parser.parse(inspect.getdoc(fn) or "")
