@@ -62,7 +62,7 @@ async def call_model(run: RunState) -> AsyncGenerator[StreamEvent | ModelRespons
         response: ModelResponse | None = None
         error: Exception | None = None
         try:
-            request = ModelRequest(messages, specs, agent.system_prompt)
+            request = ModelRequest(messages, specs, agent.system_prompt, run.invocation)
             if agent.model_onion is None:  # fast path: assemble inline, no extra layer
                 assembler = ResponseAssembler()
                 add = assembler.add

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,9 @@ from tether.tools.context import CancelSignal
 if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.session import SessionJournal
+
+
+_INVOCATIONS = itertools.count(1)
 
 
 class StopRun(Exception):
@@ -41,6 +45,7 @@ class RunState:
         "grace_used",
         "interrupts",
         "invalid_rounds",
+        "invocation",
         "journal",
         "last_assistant",
         "loop",
@@ -72,6 +77,7 @@ class RunState:
         self.answers: dict[str, JSONValue] = agent.answers
         self.interrupts: list[Interrupt] = []
         self.paused = False
+        self.invocation = next(_INVOCATIONS)
         self.journal: SessionJournal | None = None
         self.buffered: bool = agent.buffer_output
         """Hold model text/reasoning deltas until the post_model_call and output verdicts."""

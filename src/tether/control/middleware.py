@@ -117,6 +117,7 @@ class ModelOnion(_Onion):
             copy.deepcopy(request.messages),
             copy.deepcopy(request.tool_specs),
             request.system_prompt,
+            request.invocation,
         )
         for phase in self.inputs:
             request = _checked(await phase(request), ModelRequest, phase, ModelError)

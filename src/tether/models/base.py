@@ -17,6 +17,9 @@ class ModelRequest:
     messages: list[Message]
     tool_specs: list[dict[str, Any]]
     system_prompt: str | None = None
+    invocation: int | None = None
+    """Which agent invocation the call belongs to (unique per process), so a model
+    can keep per-invocation choices such as a FallbackChain's current model."""
 
 
 @dataclass(slots=True)

@@ -14,7 +14,8 @@ from tether.models.failover import FailoverReason, ProviderError
 class FallbackChain:
     """A model that delegates to ``models[0]`` and falls back to the next on failure.
 
-    Every call starts from the primary again (a failure is not remembered). A
+    After a fallback, the rest of that invocation's model calls go straight to the
+    model that answered; the next invocation starts from the primary again. A
     model falls back when it raises a :class:`ProviderError` whose reason is in
     ``fallback_on`` (default: every reason) before it streamed any output; once
     output reached the caller, a failure ends the call. Each switch yields a
@@ -38,6 +39,7 @@ class FallbackChain:
         self.models = list(models)
         self.fallback_on = frozenset(fallback_on) if fallback_on is not None else None
         self._name = name or " -> ".join(m.name for m in self.models)
+        self._current: dict[int, int] = {}  # invocation -> position of the model in use
 
     @property
     def name(self) -> str:
@@ -45,7 +47,10 @@ class FallbackChain:
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
         last = len(self.models) - 1
+        start = self._current.get(request.invocation, 0) if request.invocation else 0
         for position, model in enumerate(self.models):
+            if position < start:
+                continue
             delivered = False
             try:
                 async with aclosing(model.stream(request)) as events:
@@ -66,4 +71,8 @@ class FallbackChain:
                 if position == last or partial or not allowed:
                     raise
                 following = self.models[position + 1]
+                if request.invocation:
+                    if len(self._current) >= 256:  # bounded: finished invocations age out
+                        self._current.pop(next(iter(self._current)))
+                    self._current[request.invocation] = position + 1
                 yield ModelFallback(model.name, following.name, reason.value, str(exc))
