@@ -1,11 +1,11 @@
 """Interventions: policy handlers returning Proceed / Deny / Guide / Confirm / Transform."""
 
 import asyncio
-import copy
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from recording_script import Script
 
 from tether import (
     Agent,
@@ -50,29 +50,6 @@ EVENT_OF = {
     "before_tool_call": BeforeToolCall,
     "after_tool_call": AfterToolCall,
 }
-
-
-class Script:
-    """A ScriptedModel callable script that records (deep copies of) what each call was sent."""
-
-    def __init__(self, *turns: Any, default: Any = None) -> None:
-        self.turns = list(turns)
-        self.default = default
-        self.seen: list[list[Message]] = []
-
-    def __call__(self, messages: list[Message], specs: list[dict[str, Any]]) -> Any:
-        self.seen.append(copy.deepcopy(messages))
-        index = len(self.seen) - 1
-        turn = self.turns[index] if index < len(self.turns) else self.default
-        if turn is None:
-            raise AssertionError(f"the model was called {index + 1} times; the script has no turn")
-        if isinstance(turn, BaseException):
-            raise turn
-        return turn
-
-    @property
-    def calls(self) -> int:
-        return len(self.seen)
 
 
 def make_agent(*turns: Any, runs: list[Any] | None = None, **kwargs: Any) -> tuple[Agent, Script]:

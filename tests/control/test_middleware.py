@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from recording_script import Script
 
 from tether import Agent, ConfigurationError, Message, ModelError, RunError, ToolResult, tool
 from tether.control import BeforeModelCall, ModelMiddleware, ToolMiddleware, ToolRequest
@@ -32,29 +33,6 @@ class Notice:
 
 
 TOOL_TURN = {"tool_calls": [{"name": "add", "args": {"a": 1, "b": 2}}]}
-
-
-class Script:
-    """A ScriptedModel callable script that records (deep copies of) what each call was sent."""
-
-    def __init__(self, *turns: Any, default: Any = None) -> None:
-        self.turns = list(turns)
-        self.default = default
-        self.seen: list[list[Message]] = []
-        self.specs: list[list[dict[str, Any]]] = []
-
-    def __call__(self, messages: list[Message], specs: list[dict[str, Any]]) -> Any:
-        self.seen.append(copy.deepcopy(messages))
-        self.specs.append(copy.deepcopy(specs))
-        index = len(self.seen) - 1
-        turn = self.turns[index] if index < len(self.turns) else self.default
-        if turn is None:
-            raise AssertionError(f"the model was called {index + 1} times; the script has no turn")
-        return turn
-
-    @property
-    def calls(self) -> int:
-        return len(self.seen)
 
 
 def make_agent(*turns: Any, runs: list[Any] | None = None, **kwargs: Any) -> tuple[Agent, Script]:

@@ -13,6 +13,7 @@ the run, and a claim that expired before the Agent took it over makes that Agent
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -143,3 +144,21 @@ async def memory_mark_ready(store: MemoryStore, session_id: str) -> bool:
     row.status = "ready"
     row.updated_at = time.time()
     return True
+
+
+class WorkerSide:
+    """The worker-side methods every built-in store shares (a mixin; needs ``_holder``).
+
+    ``wait_ready`` polls; PostgreSQL overrides it with ``LISTEN``.
+    """
+
+    _holder: Holder
+
+    def adopt_lease(self, lease: Lease) -> None:
+        """Make ``lease`` (claimed by another store object of this process) ours."""
+        adopt(self._holder, lease)
+
+    async def wait_ready(self, seconds: float) -> bool:
+        """Wait for a session to become ready: polls (sleeps ``seconds``)."""
+        await asyncio.sleep(max(seconds, 0.0))
+        return False

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tether.durable.claims import adopt, memory_claim, memory_mark_ready
+from tether.durable.claims import WorkerSide, memory_claim, memory_mark_ready
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
 from tether.durable.errors import LeaseLost, SessionBusy, SessionConflict, SessionNotFound
 from tether.durable.memory_ops import MemoryApprovals, MemoryApprovers, MemoryAudit, OpsData
@@ -41,7 +40,7 @@ class _Row:
     lease: Lease | None = None
 
 
-class MemoryStore:
+class MemoryStore(WorkerSide):
     """In-process store. Entries are kept as canonical JSON text, so reads never alias writes.
 
     Every method runs without awaiting in between, so each is atomic on one event loop.
@@ -178,18 +177,9 @@ class MemoryStore:
         """Take the lease of up to ``limit`` sessions ready to resume (or crashed)."""
         return await memory_claim(self, limit, ttl, exclude)
 
-    def adopt_lease(self, lease: Lease) -> None:
-        """Make ``lease`` (claimed by another store object of this process) ours."""
-        adopt(self._holder, lease)
-
     async def mark_ready(self, session_id: str) -> bool:
         """Set a ``suspended`` session ``ready`` (a worker handing a paused run back)."""
         return await memory_mark_ready(self, session_id)
-
-    async def wait_ready(self, seconds: float) -> bool:
-        """Wait for a session to become ready: polls (sleeps ``seconds``)."""
-        await asyncio.sleep(max(seconds, 0.0))
-        return False
 
     async def close(self) -> None:
         return None

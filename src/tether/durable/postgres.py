@@ -10,7 +10,7 @@ import time
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tether.durable.claims import adopt
+from tether.durable.claims import WorkerSide
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
 from tether.durable.errors import (
     LeaseLost,
@@ -65,7 +65,7 @@ SELECT count(*) FROM s
 """
 
 
-class PostgresStore:
+class PostgresStore(WorkerSide):
     """Session store in PostgreSQL; many workers on many hosts can share one database.
 
     Non-durable appends commit with ``synchronous_commit=off``; ``durable=True`` turns it
@@ -332,10 +332,6 @@ class PostgresStore:
     ) -> list[Lease]:
         """Take the lease of up to ``limit`` sessions ready to resume (or crashed)."""
         return await self._claims.claim(limit, ttl, exclude)
-
-    def adopt_lease(self, lease: Lease) -> None:
-        """Make ``lease`` (claimed by another store object of this process) ours."""
-        adopt(self._holder, lease)
 
     async def mark_ready(self, session_id: str) -> bool:
         """Set a ``suspended`` session ``ready`` (a worker handing a paused run back)."""

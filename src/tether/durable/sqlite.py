@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 import time
@@ -10,7 +9,7 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from tether.durable.claims import adopt, sqlite_claim, sqlite_mark_ready
+from tether.durable.claims import WorkerSide, sqlite_claim, sqlite_mark_ready
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
 from tether.durable.errors import (
     LeaseLost,
@@ -49,7 +48,7 @@ _SESSION_COLS = (
 _ENTRY_COLS = "seq, kind, data, at, schema"
 
 
-class SQLiteStore:
+class SQLiteStore(WorkerSide):
     """Session store in one SQLite file (WAL mode), safe across processes.
 
     Non-durable appends commit with ``synchronous=NORMAL`` (survive a process crash);
@@ -362,18 +361,9 @@ class SQLiteStore:
         """Take the lease of up to ``limit`` sessions ready to resume (or crashed)."""
         return await sqlite_claim(self, limit, ttl, exclude)
 
-    def adopt_lease(self, lease: Lease) -> None:
-        """Make ``lease`` (claimed by another store object of this process) ours."""
-        adopt(self._holder, lease)
-
     async def mark_ready(self, session_id: str) -> bool:
         """Set a ``suspended`` session ``ready`` (a worker handing a paused run back)."""
         return await sqlite_mark_ready(self, session_id)
-
-    async def wait_ready(self, seconds: float) -> bool:
-        """Wait for a session to become ready: polls (sleeps ``seconds``)."""
-        await asyncio.sleep(max(seconds, 0.0))
-        return False
 
     async def close(self) -> None:
         with self._lock:

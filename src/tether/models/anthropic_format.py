@@ -6,6 +6,7 @@ from typing import Any
 
 from tether.events import ModelStopReason
 from tether.messages import ReasoningBlock, TextBlock, ToolCall, ToolResult, Usage
+from tether.models.alternation import alternating
 from tether.models.base import ModelRequest
 
 _STOP: dict[str, ModelStopReason] = {
@@ -62,19 +63,7 @@ def messages_param(request: ModelRequest) -> list[dict[str, Any]]:
     Tool results go in a user message as ``tool_result`` blocks; consecutive
     messages of one role are merged; reasoning is sent back only when signed.
     """
-    out: list[dict[str, Any]] = []
-    for message in request.messages:
-        if message.role == "system":
-            continue
-        role = "assistant" if message.role == "assistant" else "user"
-        blocks = [b for b in (_block(x) for x in message.content) if b is not None]
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
-    return out
+    return alternating(request, _block)
 
 
 def _block(block: Any) -> dict[str, Any] | None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
-from tether.errors import ConfigurationError
 from tether.events import ModelStop, ModelStreamEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from tether.models.anthropic_format import (
     messages_param,
@@ -22,7 +20,9 @@ from tether.models.resilient import (
     ProviderModel,
     ResponseFormatError,
     StreamBrokenError,
+    import_sdk,
     request_size,
+    resolve_keys,
 )
 from tether.models.retry import RetryPolicy
 from tether.models.sdk_errors import http_error_info
@@ -57,24 +57,12 @@ class AnthropicModel(ProviderModel):
         retry: RetryPolicy | None = None,
         compress: CompressHook | None = None,
     ) -> None:
-        keys = [api_key] if api_key else list(api_keys)
-        if not keys and os.environ.get(self.env_var):
-            keys = [os.environ[self.env_var]]
-        if not keys:
-            raise ConfigurationError(
-                f"AnthropicModel({model!r}) has no API key: set the {self.env_var} environment "
-                "variable or pass api_key=..."
-            )
+        keys = resolve_keys(f"AnthropicModel({model!r})", self.env_var, api_key, api_keys)
         super().__init__(model, api_keys=keys, retry=retry, compress=compress)
         self.max_tokens = max_tokens
         self.streaming = streaming
         self.params = dict(params or {})
-        try:
-            import anthropic
-        except ImportError as exc:
-            raise ConfigurationError(
-                "AnthropicModel needs the anthropic SDK: pip install 'tether[anthropic]'"
-            ) from exc
+        anthropic = import_sdk("anthropic", "AnthropicModel", "anthropic")
         self._clients = [
             anthropic.AsyncAnthropic(
                 api_key=key,

@@ -6,6 +6,7 @@ from typing import Any
 
 from tether.events import ModelStopReason
 from tether.messages import ReasoningBlock, TextBlock, ToolCall, ToolResult, Usage
+from tether.models.alternation import alternating
 from tether.models.base import ModelRequest
 from tether.models.failover import FORMAT_CODE, ErrorInfo, parse_retry_after
 
@@ -36,7 +37,7 @@ def usage_from(raw: dict[str, Any] | None) -> Usage:
 
 
 def request_body(model: str, request: ModelRequest, max_tokens: int | None) -> dict[str, Any]:
-    body: dict[str, Any] = {"modelId": model, "messages": _messages(request)}
+    body: dict[str, Any] = {"modelId": model, "messages": alternating(request, _block)}
     system = [request.system_prompt] if request.system_prompt else []
     system += [m.text for m in request.messages if m.role == "system" and m.text]
     if system:
@@ -57,23 +58,6 @@ def request_body(model: str, request: ModelRequest, max_tokens: int | None) -> d
     if max_tokens is not None:
         body["inferenceConfig"] = {"maxTokens": max_tokens}
     return body
-
-
-def _messages(request: ModelRequest) -> list[dict[str, Any]]:
-    """Alternating user/assistant messages; tool results ride in user messages."""
-    out: list[dict[str, Any]] = []
-    for message in request.messages:
-        if message.role == "system":
-            continue
-        role = "assistant" if message.role == "assistant" else "user"
-        blocks = [b for b in (_block(x) for x in message.content) if b is not None]
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
-    return out
 
 
 def _block(block: Any) -> dict[str, Any] | None:

@@ -6,11 +6,9 @@ LM Studio). The SDK's own retries are off; :class:`ProviderModel` retries.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
-from tether.errors import ConfigurationError
 from tether.events import ModelStop, ModelStreamEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from tether.models.base import ModelRequest
 from tether.models.failover import ErrorInfo
@@ -25,7 +23,9 @@ from tether.models.resilient import (
     ProviderModel,
     ResponseFormatError,
     StreamBrokenError,
+    import_sdk,
     request_size,
+    resolve_keys,
 )
 from tether.models.retry import RetryPolicy
 from tether.models.sdk_errors import http_error_info
@@ -64,15 +64,13 @@ class OpenAIModel(ProviderModel):
         compress: CompressHook | None = None,
         provider: str = "openai",
     ) -> None:
-        keys = [api_key] if api_key else list(api_keys)
-        if not keys and os.environ.get(self.env_var):
-            keys = [os.environ[self.env_var]]
-        if not keys:
-            raise ConfigurationError(
-                f"OpenAIModel({model!r}) has no API key: set the {self.env_var} environment "
-                "variable or pass api_key=... (a local server that ignores keys still needs one, "
-                'e.g. api_key="none")'
-            )
+        keys = resolve_keys(
+            f"OpenAIModel({model!r})",
+            self.env_var,
+            api_key,
+            api_keys,
+            ' (a local server that ignores keys still needs one, e.g. api_key="none")',
+        )
         super().__init__(model, api_keys=keys, retry=retry, compress=compress)
         self.provider = provider
         self.streaming = streaming
@@ -80,12 +78,7 @@ class OpenAIModel(ProviderModel):
         self.lenient_tool_calls = lenient_tool_calls
         self.max_tokens = max_tokens
         self.params = dict(params or {})
-        try:
-            import openai
-        except ImportError as exc:
-            raise ConfigurationError(
-                "OpenAIModel needs the openai SDK: pip install 'tether[openai]'"
-            ) from exc
+        openai = import_sdk("openai", "OpenAIModel", "openai")
         self._clients = [
             openai.AsyncOpenAI(
                 api_key=key,

@@ -9,10 +9,13 @@ dropping reasoning after a rejected thinking signature, and clear final errors.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
+import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import replace
+from types import ModuleType
 
 from tether.errors import ConfigurationError
 from tether.events import ModelRetry, ModelStop, ModelStreamEvent
@@ -242,3 +245,28 @@ def request_size(request: ModelRequest) -> int:
             else:
                 size += 64
     return size
+
+
+def resolve_keys(
+    owner: str, env_var: str, api_key: str | None, api_keys: Sequence[str], hint: str = ""
+) -> list[str]:
+    """The API keys of a provider model: the argument(s), else ``env_var``; never empty."""
+    keys = [api_key] if api_key else list(api_keys)
+    if not keys and os.environ.get(env_var):
+        keys = [os.environ[env_var]]
+    if not keys:
+        raise ConfigurationError(
+            f"{owner} has no API key: set the {env_var} environment variable or pass "
+            f"api_key=...{hint}"
+        )
+    return keys
+
+
+def import_sdk(module: str, owner: str, extra: str) -> ModuleType:
+    """Import a provider SDK, or say which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"{owner} needs the {module} SDK: pip install 'tether[{extra}]'"
+        ) from exc
