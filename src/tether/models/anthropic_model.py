@@ -23,6 +23,7 @@ from tether.models.resilient import (
     import_sdk,
     request_size,
     resolve_keys,
+    sdk_clients,
 )
 from tether.models.retry import RetryPolicy
 from tether.models.sdk_errors import http_error_info
@@ -63,16 +64,9 @@ class AnthropicModel(ProviderModel):
         self.streaming = streaming
         self.params = dict(params or {})
         anthropic = import_sdk("anthropic", "AnthropicModel", "anthropic")
-        self._clients = [
-            anthropic.AsyncAnthropic(
-                api_key=key,
-                base_url=base_url,
-                default_headers=dict(default_headers or {}),
-                timeout=timeout,
-                max_retries=0,
-            )
-            for key in keys
-        ]
+        self._clients = sdk_clients(
+            anthropic.AsyncAnthropic, keys, base_url, default_headers, timeout
+        )
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {

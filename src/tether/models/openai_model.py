@@ -26,6 +26,7 @@ from tether.models.resilient import (
     import_sdk,
     request_size,
     resolve_keys,
+    sdk_clients,
 )
 from tether.models.retry import RetryPolicy
 from tether.models.sdk_errors import http_error_info
@@ -79,16 +80,7 @@ class OpenAIModel(ProviderModel):
         self.max_tokens = max_tokens
         self.params = dict(params or {})
         openai = import_sdk("openai", "OpenAIModel", "openai")
-        self._clients = [
-            openai.AsyncOpenAI(
-                api_key=key,
-                base_url=base_url,
-                default_headers=dict(default_headers or {}),
-                timeout=timeout,
-                max_retries=0,
-            )
-            for key in keys
-        ]
+        self._clients = sdk_clients(openai.AsyncOpenAI, keys, base_url, default_headers, timeout)
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": messages_param(request)}

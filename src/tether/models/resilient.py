@@ -12,10 +12,11 @@ import asyncio
 import importlib
 import inspect
 import os
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from types import ModuleType
+from typing import Any
 
 from tether.errors import ConfigurationError
 from tether.events import ModelRetry, ModelStop, ModelStreamEvent
@@ -270,3 +271,23 @@ def import_sdk(module: str, owner: str, extra: str) -> ModuleType:
         raise ConfigurationError(
             f"{owner} needs the {module} SDK: pip install 'tether[{extra}]'"
         ) from exc
+
+
+def sdk_clients(
+    client_class: Any,
+    keys: Sequence[str],
+    base_url: str | None,
+    default_headers: Mapping[str, str] | None,
+    timeout: float,
+) -> list[Any]:
+    """One SDK client per API key (for rotation), with the SDK's own retries off."""
+    return [
+        client_class(
+            api_key=key,
+            base_url=base_url,
+            default_headers=dict(default_headers or {}),
+            timeout=timeout,
+            max_retries=0,
+        )
+        for key in keys
+    ]
