@@ -8,7 +8,7 @@ from tether import Agent, AgentBusyError, ConfigurationError, Message, tool
 from tether.control import BeforeToolCall as ToolStartedHook
 from tether.events import (
     FinalResult,
-    MessageAppended,
+    MessageCompleted,
     ModelCallFinished,
     ModelCallStarted,
     TextDelta,
@@ -105,18 +105,18 @@ async def test_stream_yields_typed_events_in_order():
     agent = Agent(model=add_script(), tools=[add])
     kinds = [type(e) async for e in agent.stream("q")]
     assert kinds == [
-        MessageAppended,  # user
+        MessageCompleted,  # user
         ModelCallStarted,
         ToolCallDelta,
         ModelCallFinished,
-        MessageAppended,  # assistant with the call
+        MessageCompleted,  # assistant with the call
         ToolStarted,
         ToolFinished,
-        MessageAppended,  # tool results
+        MessageCompleted,  # tool results
         ModelCallStarted,
         TextDelta,
         ModelCallFinished,
-        MessageAppended,  # final answer
+        MessageCompleted,  # final answer
         FinalResult,
     ]
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tether import Agent, ToolContext, tool
+from tether import Agent, Execution, ToolContext, tool
 from tether.models import ScriptedModel
 
 
@@ -144,7 +144,9 @@ def test_results_keep_the_models_call_order_when_completion_order_differs():
 def test_max_concurrency_bounds_a_parallel_group():
     tracker = Tracker()
     model = batch(*[("look", {"name": str(i)}) for i in range(7)])
-    agent = Agent(model=model, tools=make_tools(tracker, delay=0.02), max_concurrency=3)
+    agent = Agent(
+        model=model, tools=make_tools(tracker, delay=0.02), execution=Execution(max_concurrency=3)
+    )
     agent("go")
     assert tracker.peak == 3
     assert len(results_of(agent)) == 7
@@ -155,7 +157,7 @@ def test_default_max_concurrency_is_eight():
     model = batch(*[("look", {"name": str(i)}) for i in range(12)])
     agent = Agent(model=model, tools=make_tools(tracker, delay=0.02))
     agent("go")
-    assert agent.max_concurrency == 8
+    assert agent.execution.max_concurrency == 8
     assert tracker.peak == 8
 
 
@@ -228,7 +230,7 @@ def test_a_hook_error_inside_a_parallel_group_stops_cleanly():
 
     @agent.on(BeforeToolCall)
     def fail_on_boom(event: BeforeToolCall) -> None:
-        if event.tool_use.arguments.get("name") == "boom":
+        if event.tool_call.arguments.get("name") == "boom":
             raise RuntimeError("policy store unreachable")
 
     with pytest.raises(HookError) as info:

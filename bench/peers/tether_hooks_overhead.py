@@ -1,7 +1,7 @@
 """tether + AGENT-HOOKS runner (the project's .venv python, with agent-hooks-sdk).
 
 Setup: `tether.Agent(model=ScriptedModel(script), tools=[add],
-interceptors=[CountingAllowAll()])`: one allow-all interceptor through the
+agent_hooks=[CountingAllowAll()])`: one allow-all interceptor through the
 agent-hooks-sdk emitter at all eight points (10 emissions per invocation),
 jcs-sha256 identities, enforce mode, buffered output (on with interceptors).
 No other hooks: the interceptor counts the three callback points.
@@ -24,7 +24,7 @@ from tether.models import ScriptedModel
 async def build(variant: str) -> Subject:
     if variant:
         raise SystemExit(f"unknown variant {variant!r}")
-    agent = Agent(model=ScriptedModel(script), tools=[add], interceptors=[CountingAllowAll()])
+    agent = Agent(model=ScriptedModel(script), tools=[add], agent_hooks=[CountingAllowAll()])
 
     def text_of(result: Any) -> str:
         assert result.stop_reason == "end_turn", (result.stop_reason, result.reason)
@@ -36,7 +36,7 @@ async def build(variant: str) -> Subject:
         invoke=lambda: agent.invoke_async(PROMPT),
         reset=agent.reset,
         text_of=text_of,
-        setup="tether.Agent(interceptors=[one allow-all]) + ScriptedModel, @tool async def add",
+        setup="tether.Agent(agent_hooks=[one allow-all]) + ScriptedModel, @tool async def add",
     )
 
 

@@ -1,15 +1,17 @@
-"""Resolving the Agent's model and store arguments (kept out of agent.py)."""
+"""Resolving the Agent's model, store, session id and AGENT-HOOKS arguments."""
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from tether.errors import ConfigurationError
 from tether.models.base import Model
 
 if TYPE_CHECKING:
     from tether.agent import Agent
+    from tether.control.agent_hooks import AgentHooksHost
     from tether.control.audit import ApprovalPolicy, AuditTrail
     from tether.durable import Store
 
@@ -22,7 +24,77 @@ def resolve_store(store: Store | Literal["default"] | None, session_id: str | No
         from tether.durable import SQLiteStore
 
         return SQLiteStore("tether.db")
+    if store is None:
+        return None
+    if isinstance(store, str | os.PathLike):
+        raise ConfigurationError(
+            f"store= takes a Store object, 'default' or None, got the path {os.fspath(store)!r}: "
+            f"for a SQLite file pass store=SQLiteStore({os.fspath(store)!r}) "
+            "(from tether.durable import SQLiteStore)"
+        )
+    from tether.durable.store import Store as StoreProtocol
+
+    if not isinstance(store, StoreProtocol):
+        raise ConfigurationError(
+            f"store= takes a Store (SQLiteStore, PostgresStore, MemoryStore), 'default' or "
+            f"None, got {type(store).__name__}"
+        )
     return store
+
+
+def attach_agent_hooks(
+    agent: Agent, spec: AgentHooksHost | Iterable[Any] | None
+) -> AgentHooksHost | None:
+    """Attach the AGENT-HOOKS host given as ``agent_hooks=`` (a host, or interceptors
+    as a list or a name -> interceptor mapping, which build a default host)."""
+    if spec is None:
+        return None
+    try:
+        from tether.control.agent_hooks import AgentHooksHost
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"agent_hooks= needs the AGENT-HOOKS SDK: pip install 'tether[agent-hooks]' ({exc})"
+        ) from exc
+    if isinstance(spec, AgentHooksHost):
+        host = spec
+    elif isinstance(spec, str | bytes) or not isinstance(spec, Iterable | Mapping):
+        raise ConfigurationError(
+            "agent_hooks= takes an AgentHooksHost(...), a list of interceptors or a "
+            f"name -> interceptor mapping, got {type(spec).__name__}"
+        )
+    else:
+        host = AgentHooksHost(spec)
+    agent.hooks.add_provider(host)
+    return host
+
+
+MAX_SESSION_ID_LENGTH = 256
+
+
+def check_session_id(session_id: object) -> None:
+    """Refuse a session id that cannot be stored and shown safely."""
+    if not isinstance(session_id, str):
+        raise ConfigurationError(f"session_id must be a str, got {type(session_id).__name__}")
+    if not session_id:
+        raise ConfigurationError(
+            "session_id is empty; pass a non-empty id, or leave it out (None) for a new random one"
+        )
+    shown = repr(session_id[:40]) + ("..." if len(session_id) > 40 else "")
+    if len(session_id) > MAX_SESSION_ID_LENGTH:
+        raise ConfigurationError(
+            f"session_id {shown} is {len(session_id)} characters; "
+            f"the limit is {MAX_SESSION_ID_LENGTH}"
+        )
+    try:
+        session_id.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigurationError(
+            f"session_id {shown} is not valid UTF-8 (it has a lone surrogate)"
+        ) from None
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in session_id):
+        raise ConfigurationError(
+            f"session_id {shown} contains control characters; use printable characters only"
+        )
 
 
 def resolve_model(model: Model | str | None) -> Model:

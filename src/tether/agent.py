@@ -5,18 +5,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 import threading
 from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
-from tether._agent_setup import install_audit, resolve_model, resolve_store
+from tether._agent_setup import (
+    attach_agent_hooks,
+    check_session_id,
+    install_audit,
+    resolve_model,
+    resolve_store,
+)
 from tether.control.events import AgentInitialized, HookEvent
 from tether.control.interrupts import Interrupt
 from tether.control.middleware import ModelMiddleware, ModelOnion, ToolMiddleware, ToolOnion
 from tether.control.registry import HookOrder, HookProvider, HookRegistry
-from tether.errors import AgentBusyError, ConfigurationError, SessionStateError
+from tether.conversation import Conversation
+from tether.errors import AgentBusyError, ConfigurationError, InputError, SessionStateError
 from tether.events import FinalResult, StreamEvent
+from tether.execution import Execution
 from tether.limits import IterationBudget, Limits
 from tether.loop import run_invocation
 from tether.messages import JSONValue, Message
@@ -26,21 +35,13 @@ from tether.tools import Tool, as_tool
 from tether.tools.context import CancelSignal
 
 if TYPE_CHECKING:
-    from agent_hooks import (
-        AgentContext,
-        ApprovalResolver,
-        CompositionConfig,
-        HostRegistry,
-        IdentityProvider,
-        InterceptionRecord,
-        Interceptor,
-    )
+    from agent_hooks import HostRegistry
 
     from tether.control.agent_hooks import AgentHooksHost
     from tether.control.audit import ApprovalPolicy
     from tether.control.interventions import ConfirmCallback, InterventionHandler
     from tether.durable import Store
-    from tether.run_state import RunState, Suspension
+    from tether.run_state import RunState
     from tether.session import SessionJournal
 
 Prompt: TypeAlias = str | Message | Sequence[Message]
@@ -51,7 +52,7 @@ _thread_state = threading.local()
 
 
 class Agent:
-    """A tool-using agent: one conversation, one invocation at a time.
+    """A tool-using agent: configuration plus one :class:`Conversation`, one invocation at a time.
 
     Invoke it with ``agent(prompt)`` / ``agent.run(prompt)`` (sync),
     ``await agent.invoke_async(prompt)`` or ``async for event in agent.stream(prompt)``;
@@ -74,19 +75,9 @@ class Agent:
         session_id: str | None = None,
         store: Store | Literal["default"] | None = "default",
         state: dict[str, Any] | None = None,
-        max_concurrency: int = 8,
-        max_retries: int = 3,
-        lease_ttl: float = 30.0,
-        interceptors: Iterable[Interceptor | Callable[[AgentContext], Any]] | None = None,
-        hooks_mode: Literal["enforce", "evaluate_only"] = "enforce",
-        composition: CompositionConfig | None = None,
-        approval_resolver: ApprovalResolver | None = None,
-        timeout: float | None = 5.0,
-        identity_provider: str | IdentityProvider | None = "jcs-sha256",
-        record_sink: Callable[[InterceptionRecord], None] | None = None,
-        agent_hooks: AgentHooksHost | None = None,
-        buffer_output: bool | None = None,
+        agent_hooks: AgentHooksHost | Iterable[Any] | None = None,
         approvals: ApprovalPolicy | None = None,
+        execution: Execution | None = None,
     ) -> None:
         self.model: Model = resolve_model(model)
         self.tools: list[Tool] = [as_tool(t) for t in tools]
@@ -102,48 +93,80 @@ class Agent:
         self.limits = limits
         self.budget = budget
         self.confirm = confirm
-        if max_concurrency < 1 or max_retries < 0:
+        if execution is not None and not isinstance(execution, Execution):
             raise ConfigurationError(
-                f"max_concurrency must be >= 1 and max_retries >= 0, got {max_concurrency} and {max_retries}"
+                f"execution= takes an Execution(...), got {type(execution).__name__}"
             )
-        self.max_concurrency = max_concurrency
-        self.max_retries = max_retries
+        self.execution = execution or Execution()
         self._explicit_session = session_id is not None
-        self.session_id: str = session_id or _new_session_id()
-        self.state: dict[str, Any] = state if state is not None else {}
-        self.messages: list[Message] = []
-        self.last_result: Result | None = None
-        self.answers: dict[str, JSONValue] = {}
-        """Answers given to interrupts of this session, by interrupt id."""
-        self._suspension: Suspension | None = None
+        if session_id is not None:
+            check_session_id(session_id)
+        if state is not None and not isinstance(state, dict):
+            raise ConfigurationError(f"state= takes a dict, got {type(state).__name__}")
+        self.conversation = Conversation(session_id or _new_session_id())
+        if state is not None:
+            self.conversation.state = state
         self.store: Store | None = resolve_store(store, session_id)
-        self.lease_ttl = lease_ttl
-        self._journal_version = 0 if self.store is None else -1
-        self._state_json: str | None = None
+        if self.store is None:
+            self.conversation.synced_version = 0
         self.hooks = HookRegistry()
         self._set_middleware(list(middleware))
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._cancel = CancelSignal()
-        self._run: RunState | None = None
         for provider in hooks:
+            if _is_agent_hooks_host(provider):
+                raise ConfigurationError(
+                    "an AgentHooksHost was passed in hooks=[...]; attach AGENT-HOOKS "
+                    "interceptors through agent_hooks= (one host per agent)"
+                )
             self.hooks.add_provider(provider)
         handlers = list(interventions)
         if handlers:
             from tether.control.interventions import InterventionRunner
 
             self.hooks.add_provider(InterventionRunner(handlers))
-        if interceptors is not None:  # AGENT-HOOKS-0.1 (docs/design.md section 4, item 4)
-            from tether.control.agent_hooks import AgentHooksHost
-
-            agent_hooks = AgentHooksHost(interceptors, mode=hooks_mode, composition=composition, timeout=timeout, approval_resolver=approval_resolver, identity_provider=identity_provider, record_sink=record_sink)  # fmt: skip
-        self.agent_hooks = agent_hooks  # the AGENT-HOOKS host (a HookProvider) or None
-        if agent_hooks is not None:
-            self.hooks.add_provider(agent_hooks)
-        # buffered output: hold model text until the AfterModelCall / BeforeOutput verdicts
-        self.buffer_output = agent_hooks is not None if buffer_output is None else buffer_output
+        self.agent_hooks = attach_agent_hooks(self, agent_hooks)
+        """The AGENT-HOOKS-0.1 host (a HookProvider) or None."""
+        buffer = self.execution.buffer_output
+        self.buffer_output = self.agent_hooks is not None if buffer is None else buffer
         self.audit_sink = install_audit(self, approvals)
         self.hooks.emit_sync(AgentInitialized(self))
+
+    # -- the conversation (views of self.conversation) -------------------------------
+
+    @property
+    def session_id(self) -> str:
+        """The session this agent's conversation belongs to."""
+        return self.conversation.session_id
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation so far."""
+        return self.conversation.messages
+
+    @messages.setter
+    def messages(self, messages: list[Message]) -> None:
+        self.conversation.messages = messages
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The session state that tools read and write through ``ToolContext.state``."""
+        return self.conversation.state
+
+    @state.setter
+    def state(self, state: dict[str, Any]) -> None:
+        self.conversation.state = state
+
+    @property
+    def answers(self) -> dict[str, JSONValue]:
+        """Answers given to interrupts of this session, by interrupt id."""
+        return self.conversation.answers
+
+    @property
+    def last_result(self) -> Result | None:
+        """The Result of the last invocation or resume (None before the first)."""
+        return self.conversation.last_result
 
     @classmethod
     def from_declaration(
@@ -155,6 +178,11 @@ class Agent:
         A refused document raises the loader's ``DeclarationError`` before any run."""
         from tether.control.agent_hooks import AgentHooksHost
 
+        if "agent_hooks" in options:
+            raise ConfigurationError(
+                "Agent.from_declaration(...) attaches the declaration's interceptors; "
+                "do not pass agent_hooks= as well (an agent takes one AGENT-HOOKS host)"
+            )
         return cls(agent_hooks=AgentHooksHost.from_declaration(document, registry), **options)
 
     # -- configuration ---------------------------------------------------------------
@@ -182,9 +210,12 @@ class Agent:
         )
 
     def _active_run(self) -> RunState:
-        if self._run is None:
-            raise RuntimeError("tool middleware called outside a run")
-        return self._run
+        run = self.conversation.run
+        if run is None:
+            raise SessionStateError(
+                f"tool middleware of session {self.session_id} was called outside a run"
+            )
+        return run
 
     def on(
         self, event_type: type[E], order: int = HookOrder.DEFAULT
@@ -202,7 +233,7 @@ class Agent:
         """The bounded thread pool that runs sync tools (created on first use)."""
         if self._executor is None:
             self._executor = ThreadPoolExecutor(
-                self.max_concurrency, thread_name_prefix="tether-tool"
+                self.execution.max_concurrency, thread_name_prefix="tether-tool"
             )
         return self._executor
 
@@ -264,7 +295,7 @@ class Agent:
             self._lock.release()
 
     def _refuse_if_suspended(self) -> None:
-        pending = self._suspension
+        pending = self.conversation.suspension
         if pending is not None:
             raise SessionStateError(
                 f"session {self.session_id} is suspended ({pending.stop_reason}, "
@@ -277,16 +308,17 @@ class Agent:
     @property
     def pending_interrupts(self) -> list[Interrupt]:
         """Interrupts waiting for an answer (empty unless the session is suspended)."""
-        if self._suspension is None:
+        suspension = self.conversation.suspension
+        if suspension is None:
             return []
-        return [i for i in self._suspension.interrupts if i.id not in self.answers]
+        return [i for i in suspension.interrupts if i.id not in self.answers]
 
     def pause(self) -> None:
         """Stop the running invocation at the next boundary with stop reason ``paused``.
 
         Thread-safe; a paused session continues with ``agent.resume()``.
         """
-        run = self._run
+        run = self.conversation.run
         if run is not None:
             run.paused = True
 
@@ -306,7 +338,8 @@ class Agent:
 
         journal = await self._open()
         try:
-            async with contextlib.aclosing(resume_events(self, responses or {}, journal)) as events:
+            events = resume_events(self, responses or {}, self._cancel, journal)
+            async with contextlib.aclosing(events) as events:
                 async for event in events:
                     yield event
         finally:
@@ -339,7 +372,7 @@ class Agent:
         calls get a "cancelled" result. Stop reason: ``cancelled``.
         """
         self._cancel.set()
-        run = self._run
+        run = self.conversation.run
         if run is not None:
             with contextlib.suppress(RuntimeError):  # a closed loop means the run is over
                 run.loop.call_soon_threadsafe(run.cancel_tasks)
@@ -348,15 +381,8 @@ class Agent:
         """Start a fresh conversation (new session id unless one was given, empty state)."""
         if self._lock.locked():
             raise AgentBusyError(f"agent (session {self.session_id}) cannot reset while it runs")
-        self.messages = []
-        self.state = {}
-        self.last_result = None
-        self.answers = {}
-        self._suspension = None
-        self._journal_version = -1
-        self._state_json = None
-        if not self._explicit_session:
-            self.session_id = _new_session_id()
+        session_id = self.session_id if self._explicit_session else _new_session_id()
+        self.conversation.clear(session_id)
 
     def close(self) -> None:
         """Release the tool thread pool (the agent stays usable)."""
@@ -369,15 +395,36 @@ class Agent:
 
 
 def _run_sync(coroutine: Coroutine[Any, Any, Result]) -> Result:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
+    """Drive ``coroutine`` to its Result from sync code (inside a running loop: on a thread).
+
+    The loop check happens outside any ``except`` block, so an error from the run
+    carries no chained "no running event loop" context.
+    """
+    if _running_loop() is None:
         runner: asyncio.Runner | None = getattr(_thread_state, "runner", None)
         if runner is None:
             runner = _thread_state.runner = asyncio.Runner()
         return runner.run(coroutine)
     with ThreadPoolExecutor(1, thread_name_prefix="tether-sync") as pool:
         return pool.submit(asyncio.run, coroutine).result()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _is_agent_hooks_host(provider: object) -> bool:
+    host_type = _agent_hooks_host_type()
+    return host_type is not None and isinstance(provider, host_type)
+
+
+def _agent_hooks_host_type() -> type | None:
+    """AgentHooksHost when its module is loaded (a host object exists only then)."""
+    module = sys.modules.get("tether.control.agent_hooks.host")
+    return getattr(module, "AgentHooksHost", None)
 
 
 def _new_session_id() -> str:
@@ -391,6 +438,6 @@ def _prompt_messages(prompt: Prompt) -> list[Message]:
         return [prompt]
     if isinstance(prompt, Sequence) and all(isinstance(m, Message) for m in prompt):
         return [m for m in prompt if isinstance(m, Message)]
-    raise TypeError(
+    raise InputError(
         f"a prompt is a str, a Message or a list of Messages, got {type(prompt).__name__}"
     )

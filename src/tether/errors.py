@@ -1,4 +1,49 @@
-"""The exceptions tether raises. Every message says what happened, where, and what to do."""
+"""The exceptions tether raises. Every message says what happened, where, and what to do.
+
+Every exception tether raises is a :class:`TetherError`. Where callers may already
+catch a built-in exception for the same mistake, the built-in is a second base.
+
+::
+
+    TetherError
+    ├── ConfigurationError (ValueError, TypeError)  bad configuration: Agent arguments,
+    │                                               tools and their parameter types, hooks,
+    │                                               interventions, limits, policies, AGENT-HOOKS
+    ├── InputError (ValueError, TypeError)          a value passed to a call has the wrong form:
+    │   │                                           a prompt, a message dict, a store request
+    │   └── AnswerError                             an answer that does not fit its interrupt or
+    │                                               approval (unknown id, malformed, bad edits)
+    ├── ReadOnlyFieldError (AttributeError)         a hook wrote a field its event does not allow
+    ├── InterceptorTimeout (TimeoutError)           a sync AGENT-HOOKS interceptor overran its
+    │                                               timeout (the host applies the failure mode)
+    ├── AgentBusyError                              an agent already runs an invocation
+    ├── SessionStateError                           the session cannot do that now (resume of a
+    │                                               run that is not suspended, interrupt()
+    │                                               outside a run)
+    ├── ScriptExhaustedError                        a ScriptedModel ran out of turns
+    ├── ToolArgumentError                           (never escapes: goes back to the model)
+    ├── RunError                                    the run ended with stop reason ``error``;
+    │   │                                           ``.result`` holds what was produced
+    │   ├── HookError                               a hook or intervention raised
+    │   ├── MiddlewareError                         a model or tool middleware broke its contract
+    │   ├── ModelError                              the model failed or its answer is unusable
+    │   │   └── ProviderError (tether.models)       classified provider failure (reason, status,
+    │   │                                           provider, attempts)
+    │   ├── RetryLimitError                         more hook retries than Execution.max_retries
+    │   ├── PersistenceError                        the journal could not be written
+    │   └── ToolLoopError                           the model kept calling unknown tools
+    └── StoreError (tether.durable)                 StoreUnavailable, SessionConflict,
+                                                    SessionBusy, LeaseLost, SchemaTooNew,
+                                                    CorruptEntry, NotSerializable (TypeError),
+                                                    SessionNotFound (KeyError), ApproverExists,
+                                                    ApprovalError: ApprovalNotFound (KeyError),
+                                                    ApprovalConflict
+
+Two Python protocols are kept as they are: a module's lazy ``__getattr__`` raises
+``AttributeError`` for a name it does not have, and an abstract method a subclass
+must override raises ``NotImplementedError``. Interrupts (``InterruptSignal``) are
+control flow, not errors: they never leave a run.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +57,24 @@ class TetherError(Exception):
     """Base class of every error tether raises."""
 
 
-class ConfigurationError(TetherError, ValueError):
+class ConfigurationError(TetherError, ValueError, TypeError):
     """The agent or a component was configured in a way that cannot work."""
+
+
+class InputError(TetherError, ValueError, TypeError):
+    """A value passed to a tether call does not have an accepted form."""
+
+
+class AnswerError(InputError):
+    """An answer to an interrupt or approval does not fit it; nothing was changed."""
+
+
+class ReadOnlyFieldError(TetherError, AttributeError):
+    """A hook set or deleted a field its event does not let hooks write."""
+
+
+class InterceptorTimeout(TetherError, TimeoutError):
+    """A synchronous AGENT-HOOKS interceptor ran past its timeout; its verdict is discarded."""
 
 
 class AgentBusyError(TetherError):
@@ -43,6 +104,10 @@ class RunError(TetherError):
 
 class HookError(RunError):
     """A hook callback (or an intervention handler with ``on_error="throw"``) raised."""
+
+
+class MiddlewareError(RunError):
+    """A model or tool middleware did not end its chain with exactly one result."""
 
 
 class ModelError(RunError):

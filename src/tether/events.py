@@ -116,7 +116,7 @@ class ToolFinished:
 
 
 @dataclass(slots=True)
-class MessageAppended:
+class MessageCompleted:
     """A message joined the conversation."""
 
     message: Message
@@ -146,7 +146,7 @@ StreamEvent: TypeAlias = (
     | ModelCallFinished
     | ToolStarted
     | ToolFinished
-    | MessageAppended
+    | MessageCompleted
     | InterruptRaised
     | FinalResult
 )

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tether.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from tether.result import RunUsage, StopReason
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +35,32 @@ class Limits:
                 raise ConfigurationError(
                     f"Limits({name}=...) must be a positive number, got {value!r}"
                 )
+
+    def exceeded(self, usage: RunUsage, elapsed: float) -> tuple[StopReason, str] | None:
+        """The stop reason and its explanation for the first limit reached, else None.
+
+        ``elapsed`` is the invocation's wall-clock time in seconds.
+        """
+        if self.turns is not None and usage.model_calls >= self.turns:
+            return "limit_turns", f"reached the limit of {self.turns} model call(s)"
+        if self.total_tokens is not None and usage.total_tokens >= self.total_tokens:
+            return (
+                "limit_total_tokens",
+                f"used {usage.total_tokens} tokens; the limit is {self.total_tokens}",
+            )
+        if self.output_tokens is not None and usage.output_tokens >= self.output_tokens:
+            return (
+                "limit_output_tokens",
+                f"used {usage.output_tokens} output tokens; the limit is {self.output_tokens}",
+            )
+        if self.wall_seconds is not None and elapsed >= self.wall_seconds:
+            return "limit_wall_time", f"ran {elapsed:.1f} s; the limit is {self.wall_seconds:g} s"
+        if self.tool_calls is not None and usage.tool_calls >= self.tool_calls:
+            return (
+                "limit_tool_calls",
+                f"ran {usage.tool_calls} tool call(s); the limit is {self.tool_calls}",
+            )
+        return None
 
 
 class IterationBudget:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable
 from contextlib import aclosing
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, TypeVar
 
 from tether.control.events import AfterInvocation, BeforeInvocation, BeforeOutput
 from tether.control.interrupts import Interrupt, InterruptSignal
-from tether.errors import HookError, RunError, ToolLoopError
+from tether.errors import RunError, ToolLoopError
 from tether.events import (
     FinalResult,
     InterruptRaised,
@@ -21,8 +21,7 @@ from tether.events import (
     TextDelta,
 )
 from tether.messages import Message, ReasoningBlock, TextBlock
-from tether.modelcall import call_model
-from tether.models.base import ModelResponse
+from tether.modelcall import ModelCall
 from tether.result import Result, StopReason
 from tether.run_state import RunState, StopRun, Suspension
 from tether.session import SessionJournal, SessionView, journal_end
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
     from tether.tools.context import CancelSignal
 
 MAX_INVALID_TOOL_ROUNDS = 3
+T = TypeVar("T")
 GRACE_MESSAGE = (
     "[tether] The iteration budget for this task is used up. Do not call any more tools: "
     "reply now with your final answer based on what you have."
@@ -53,14 +53,13 @@ async def run_invocation(
     ``RunError`` is raised with ``.result`` set. A run that stops with
     ``interrupt`` or ``paused`` keeps its unfinished tool batch for ``resume``.
     """
+    conversation = agent.conversation
     run = RunState(agent, cancel)
     run.journal = journal
     if resume is not None:
-        run.last_assistant = _last_assistant(agent.messages)
-    agent._run = run
-    stop_reason: StopReason = "end_turn"
-    reason: str | None = None
-    failure: RunError | None = None
+        run.last_assistant = _last_assistant(conversation.messages)
+    conversation.run = run
+    outcome = _Outcome()
     try:
         if journal is not None:
             journal.defer("status", {"status": "running"}, status="running")
@@ -68,12 +67,12 @@ async def run_invocation(
             async for event in cycles:
                 yield event
     except StopRun as stop:
-        stop_reason, reason = stop.stop_reason, stop.reason
+        outcome.stop(stop.stop_reason, stop.reason)
     except InterruptSignal as signal:  # raised outside a tool call, e.g. BeforeModelCall
         run.interrupts.append(signal.interrupt)
-        stop_reason, reason = "interrupt", _pending_text(run.interrupts)
+        outcome.stop("interrupt", _pending_text(run.interrupts))
     except RunError as exc:
-        stop_reason, reason, failure = "error", str(exc), exc
+        outcome.fail(exc)
     except (asyncio.CancelledError, GeneratorExit):
         # The caller's task was cancelled or the consumer closed the stream: no
         # more yields are possible, but the history must stay valid.
@@ -82,62 +81,89 @@ async def run_invocation(
     except Exception as exc:  # a bug in user code outside hooks/tools, or in tether itself
         failure = RunError(f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
         failure.__cause__ = exc
-        stop_reason, reason = "error", str(failure)
+        outcome.fail(failure)
     else:
-        stop_reason, reason = run.stop_hint or ("end_turn", None)
+        outcome.stop(*(run.stop_hint or ("end_turn", None)))
     finally:
-        agent._run = None
-    suspended = stop_reason in ("interrupt", "paused")
-    if suspended:
-        agent._suspension = Suspension(
-            list(run.interrupts), run.pending, run.batch_position, stop_reason
-        )
-    closing = (
-        None
-        if suspended
-        else run.close_open_calls(_close_status(stop_reason), reason or stop_reason)
-    )
-    if closing is not None:
+        conversation.run = None
+    async with aclosing(_finish(run, outcome)) as ending:
+        async for event in ending:
+            yield event
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """How the run ends. The first failure wins: a later step's error never replaces it."""
+
+    stop_reason: StopReason = "end_turn"
+    reason: str | None = None
+    failure: RunError | None = None
+
+    def stop(self, stop_reason: StopReason, reason: str | None) -> None:
+        self.stop_reason, self.reason = stop_reason, reason
+
+    def fail(self, error: RunError) -> None:
+        if self.failure is None:
+            self.stop_reason, self.reason, self.failure = "error", str(error), error
+
+    async def guard(self, step: Awaitable[T]) -> T | None:
+        """Await one wrap-up step; its RunError ends the run as ``error`` unless one came first."""
         try:
-            yield await run.add_message(closing)
-        except HookError as exc:
-            if failure is None:
-                stop_reason, reason, failure = "error", str(exc), exc
-    if journal is not None:
-        try:
-            await journal_end(
-                journal, _view(run, stop_reason), stop_reason, reason, run.usage.to_dict()
-            )
+            return await step
         except RunError as exc:
-            if failure is None:
-                stop_reason, reason, failure = "error", str(exc), exc
-    result = Result(stop_reason, run.last_assistant, run.usage, agent.session_id, reason)
-    if stop_reason == "interrupt":
+            self.fail(exc)
+            return None
+
+
+async def _finish(run: RunState, outcome: _Outcome) -> AsyncGenerator[StreamEvent, None]:
+    """Wrap the run up: settle open calls (or suspend), journal the end, build the Result,
+    run AfterInvocation; then raise the failure or yield the interrupts and FinalResult."""
+    agent = run.agent
+    conversation = agent.conversation
+    if outcome.stop_reason in ("interrupt", "paused"):
+        conversation.suspension = Suspension(
+            list(run.interrupts), run.pending, run.batch_position, outcome.stop_reason
+        )
+    else:
+        closing = run.close_open_calls(
+            _close_status(outcome.stop_reason), outcome.reason or outcome.stop_reason
+        )
+        if closing is not None:
+            appended = await outcome.guard(run.add_message(closing))
+            if appended is not None:
+                yield appended
+    if run.journal is not None:
+        view = _view(run, outcome.stop_reason)
+        usage = run.usage.to_dict()
+        await outcome.guard(
+            journal_end(run.journal, view, outcome.stop_reason, outcome.reason, usage)
+        )
+    result = Result(
+        outcome.stop_reason, run.last_assistant, run.usage, agent.session_id, outcome.reason
+    )
+    if outcome.stop_reason == "interrupt":
         result.interrupts = list(run.interrupts)
-    agent.last_result = result
+    conversation.last_result = result
     if agent.hooks.has(AfterInvocation):
-        try:
-            await agent.hooks.emit(AfterInvocation(agent, result))
-        except HookError as exc:
-            if failure is None:
-                result.stop_reason, result.reason, failure = "error", str(exc), exc
-    if failure is not None:
-        failure.result = result
-        raise failure
+        await outcome.guard(agent.hooks.emit(AfterInvocation(agent, result)))
+        result.stop_reason, result.reason = outcome.stop_reason, outcome.reason
+    if outcome.failure is not None:
+        outcome.failure.result = result
+        raise outcome.failure
     for interrupt in result.interrupts:
         yield InterruptRaised(interrupt)
     yield FinalResult(result)
 
 
 def _view(run: RunState, stop_reason: StopReason) -> SessionView:
-    agent = run.agent
+    conversation = run.agent.conversation
     pending = None
     if run.pending is not None:
         pending = (list(run.pending[0]), run.pending[1])
     return SessionView(
-        messages=agent.messages,
-        state=agent.state,
-        answers=agent.answers,
+        messages=conversation.messages,
+        state=conversation.state,
+        answers=conversation.answers,
         pending=pending,
         position=run.batch_position,
         interrupts=list(run.interrupts),
@@ -149,7 +175,7 @@ def _abandon(run: RunState, reason: str) -> None:
     closing = run.close_open_calls("cancelled", reason)
     if closing is not None:
         run.messages.append(closing)
-    run.agent.last_result = Result(
+    run.agent.conversation.last_result = Result(
         "cancelled", run.last_assistant, run.usage, run.agent.session_id, reason
     )
 
@@ -196,16 +222,15 @@ async def _cycles(
                 raise StopRun("budget_exhausted", "the shared iteration budget is used up")
             run.grace_used = True
             yield await run.add_message(Message("user", [TextBlock(GRACE_MESSAGE)]))
-        response: ModelResponse | None = None
         held = run.buffered  # buffered output: deltas wait for the verdicts (see _release)
-        async with aclosing(call_model(run)) as model_items:
-            async for item in model_items:
+        call = ModelCall(run)
+        async with aclosing(call.events()) as model_events:
+            async for item in model_events:
                 kind = type(item)
-                if kind is ModelResponse:
-                    response = item  # type: ignore[assignment]
-                elif not (held and (kind is TextDelta or kind is ReasoningDelta)):
-                    yield item  # type: ignore[misc]
-        assert response is not None
+                if not (held and (kind is TextDelta or kind is ReasoningDelta)):
+                    yield item
+        response = call.response
+        assert response is not None  # events() ends by raising or with a response
         calls = response.tool_calls
         unknown = repair_names(run, calls) if calls else 0
         if not calls and hooks.has(BeforeOutput):
@@ -258,7 +283,7 @@ async def _tool_phase(
     assert closing is not None
     yield await run.add_message(closing)
     if run.journal is not None:
-        await run.journal.state_if_changed(agent.state)
+        await run.journal.state_if_changed(agent.conversation.state)
     run.invalid_rounds = run.invalid_rounds + 1 if unknown else 0
     if run.invalid_rounds >= MAX_INVALID_TOOL_ROUNDS:
         raise ToolLoopError(
@@ -288,29 +313,7 @@ def _check_boundary(run: RunState) -> None:
     if run.paused:
         raise StopRun("paused", "paused by agent.pause()")
     limits = run.agent.limits
-    if limits is None:
-        return
-    usage = run.usage
-    if limits.turns is not None and usage.model_calls >= limits.turns:
-        raise StopRun("limit_turns", f"reached the limit of {limits.turns} model call(s)")
-    if limits.total_tokens is not None and usage.total_tokens >= limits.total_tokens:
-        raise StopRun(
-            "limit_total_tokens",
-            f"used {usage.total_tokens} tokens; the limit is {limits.total_tokens}",
-        )
-    if limits.output_tokens is not None and usage.output_tokens >= limits.output_tokens:
-        raise StopRun(
-            "limit_output_tokens",
-            f"used {usage.output_tokens} output tokens; the limit is {limits.output_tokens}",
-        )
-    if limits.wall_seconds is not None:
-        elapsed = time.monotonic() - run.started
-        if elapsed >= limits.wall_seconds:
-            raise StopRun(
-                "limit_wall_time", f"ran {elapsed:.1f} s; the limit is {limits.wall_seconds:g} s"
-            )
-    if limits.tool_calls is not None and usage.tool_calls >= limits.tool_calls:
-        raise StopRun(
-            "limit_tool_calls",
-            f"ran {usage.tool_calls} tool call(s); the limit is {limits.tool_calls}",
-        )
+    if limits is not None:
+        hit = limits.exceeded(run.usage, time.monotonic() - run.started)
+        if hit is not None:
+            raise StopRun(*hit)

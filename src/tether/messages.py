@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from tether.errors import InputError
+
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 JSONValue: TypeAlias = Any
 """A value made only of dict (str keys), list, str, int, float, bool and None."""
@@ -180,7 +182,7 @@ class Message:
     def from_dict(cls, data: dict[str, Any]) -> Message:
         role = data.get("role")
         if role not in ("system", "user", "assistant", "tool"):
-            raise ValueError(f"message role must be system, user, assistant or tool, got {role!r}")
+            raise InputError(f"message role must be system, user, assistant or tool, got {role!r}")
         usage = data.get("usage")
         return cls(
             role=role,
@@ -215,14 +217,14 @@ def _block_to_dict(block: ContentBlock) -> dict[str, Any]:
             "is_error": block.is_error,
             "status": block.status,
         }
-    raise TypeError(f"not a content block: {block!r}")
+    raise InputError(f"not a content block: {block!r}")
 
 
 def _block_from_dict(data: dict[str, Any]) -> ContentBlock:
     kind = data.get("type")
     block_type = _BLOCK_TYPES.get(kind) if isinstance(kind, str) else None
     if block_type is None:
-        raise ValueError(
+        raise InputError(
             f"unknown content block type {kind!r}; expected one of {sorted(_BLOCK_TYPES)}"
         )
     fields = {k: v for k, v in data.items() if k != "type"}

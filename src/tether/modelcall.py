@@ -7,7 +7,7 @@ from contextlib import aclosing
 
 from tether.control.events import AfterModelCall, BeforeModelCall
 from tether.control.interrupts import Interrupter
-from tether.errors import ModelError, RetryLimitError
+from tether.errors import MiddlewareError, ModelError, RetryLimitError, RunError
 from tether.events import (
     ModelCallStarted,
     ModelFallback,
@@ -38,84 +38,108 @@ async def stream_model(
     yield assembler.finish()
 
 
-async def call_model(run: RunState) -> AsyncGenerator[StreamEvent | ModelResponse, None]:
-    """Yield stream events, then the final ModelResponse (the caller keeps it)."""
-    agent = run.agent
-    hooks = agent.hooks
-    cancel = run.cancel
-    max_retries = agent.max_retries
-    attempt = 0
-    while True:
-        attempt += 1
-        if run.cancel.cancelled:
-            raise StopRun("cancelled", "cancelled before the model call")
-        messages = run.messages
-        specs = agent.tool_specs
-        if hooks.has(BeforeModelCall):
-            interrupter = Interrupter(run.answers, "before_model_call", len(messages), "hook")
-            event = BeforeModelCall(agent, list(messages), specs, attempt, interrupter=interrupter)
-            before = await hooks.emit(event)
-            if before.block:
-                raise StopRun("blocked", before.block)
-            messages = before.messages
-        yield ModelCallStarted(attempt)
-        response: ModelResponse | None = None
-        error: Exception | None = None
-        try:
-            request = ModelRequest(messages, specs, agent.system_prompt, run.invocation)
-            if agent.model_onion is None:  # fast path: assemble inline, no extra layer
-                assembler = ResponseAssembler()
-                add = assembler.add
-                async with aclosing(agent.model.stream(request)) as deltas:
-                    async for delta in deltas:
-                        if cancel.cancelled:
-                            raise StopRun("cancelled", "cancelled during the model call")
-                        add(delta)
-                        if type(delta) is not ModelStop:
-                            _count(run, delta)
-                            yield delta  # type: ignore[misc]
-                if assembler.stop is None:
-                    raise _incomplete(agent.model, assembler)
-                response = assembler.finish()
-            else:
-                async with aclosing(_onion_items(run, request)) as items:
-                    async for item in items:
-                        if type(item) is ModelResponse:
-                            response = item
-                        else:
-                            yield item  # type: ignore[misc]
-        except StopRun:
-            raise
-        except Exception as exc:
-            error = exc
-        if response is not None:
-            run.usage.add_model_call(response.usage)
-        elif error is not None:
-            run.usage.model_calls += 1
-        if hooks.has(AfterModelCall):
-            after = await hooks.emit(AfterModelCall(agent, response, error, attempt))
-            if after.block:
-                raise StopRun("blocked", after.block)
-            if after.retry:
-                if attempt > max_retries:
-                    raise RetryLimitError(
-                        f"AfterModelCall hooks asked to retry the model call {attempt} times; "
-                        f"the limit is {max_retries} (Agent(max_retries=...))."
-                    )
-                if after.guidance:
-                    yield await run.add_message(Message("user", [TextBlock(after.guidance)]))
-                continue
-            response = after.response
-        if error is not None:
-            if isinstance(error, ModelError):
-                raise error
-            raise ModelError(
-                f"model {agent.model.name!r} failed: {type(error).__name__}: {error}"
-            ) from error
-        if response is None:
-            raise ModelError(f"model {agent.model.name!r} produced no response")
-        yield response
-        return
+class ModelCall:
+    """One model call of a run: iterate :meth:`events`; then ``response`` holds the result.
+
+    Runs the BeforeModelCall / AfterModelCall hooks, the model middleware (when
+    configured) and the hook-requested retries, bounded by ``Execution.max_retries``.
+    """
+
+    __slots__ = ("response", "run")
+
+    def __init__(self, run: RunState) -> None:
+        self.run = run
+        self.response: ModelResponse | None = None
+
+    async def events(self) -> AsyncGenerator[StreamEvent, None]:
+        """The call's stream events; ``response`` is set when they end without an error."""
+        run = self.run
+        agent = run.agent
+        hooks = agent.hooks
+        max_retries = agent.execution.max_retries
+        cancel = run.cancel
+        attempt = 0
+        while True:
+            attempt += 1
+            if cancel.cancelled:
+                raise StopRun("cancelled", "cancelled before the model call")
+            messages = run.messages
+            specs = agent.tool_specs
+            if hooks.has(BeforeModelCall):
+                interrupter = Interrupter(run.answers, "before_model_call", len(messages), "hook")
+                event = BeforeModelCall(
+                    agent, list(messages), specs, attempt, interrupter=interrupter
+                )
+                before = await hooks.emit(event)
+                if before.block:
+                    raise StopRun("blocked", before.block)
+                messages = before.messages
+            yield ModelCallStarted(attempt)
+            response: ModelResponse | None = None
+            error: Exception | None = None
+            try:
+                request = ModelRequest(messages, specs, agent.system_prompt, run.invocation)
+                if agent.model_onion is None:  # fast path: assemble inline, no extra layer
+                    assembler = ResponseAssembler()
+                    add = assembler.add
+                    async with aclosing(agent.model.stream(request)) as deltas:
+                        async for delta in deltas:
+                            if cancel.cancelled:
+                                raise StopRun("cancelled", "cancelled during the model call")
+                            add(delta)
+                            if not isinstance(delta, ModelStop):
+                                _count(run, delta)
+                                yield delta
+                    if assembler.stop is None:
+                        raise _incomplete(agent.model, assembler)
+                    response = assembler.finish()
+                else:
+                    sink = _Response()
+                    async with aclosing(_onion_items(run, request, sink)) as items:
+                        async for item in items:
+                            yield item
+                    response = sink.response
+            except StopRun:
+                raise
+            except Exception as exc:
+                error = exc
+            if response is not None:
+                run.usage.add_model_call(response.usage)
+            elif error is not None:
+                run.usage.model_calls += 1
+            if hooks.has(AfterModelCall):
+                after = await hooks.emit(AfterModelCall(agent, response, error, attempt))
+                if after.block:
+                    raise StopRun("blocked", after.block)
+                if after.retry:
+                    if attempt > max_retries:
+                        raise RetryLimitError(
+                            f"AfterModelCall hooks asked to retry the model call {attempt} times; "
+                            f"the limit is {max_retries} (Execution(max_retries=...))."
+                        )
+                    if after.guidance:
+                        yield await run.add_message(Message("user", [TextBlock(after.guidance)]))
+                    continue
+                response = after.response
+            if error is not None:
+                if isinstance(error, RunError):  # ModelError, MiddlewareError: already explained
+                    raise error
+                raise ModelError(
+                    f"model {agent.model.name!r} failed: {type(error).__name__}: {error}"
+                ) from error
+            if response is None:
+                raise ModelError(f"model {agent.model.name!r} produced no response")
+            self.response = response
+            return
+
+
+class _Response:
+    """Where one attempt leaves its assembled response."""
+
+    __slots__ = ("response",)
+
+    def __init__(self) -> None:
+        self.response: ModelResponse | None = None
 
 
 def _count(run: RunState, event: object) -> None:
@@ -127,29 +151,40 @@ def _count(run: RunState, event: object) -> None:
 
 
 async def _onion_items(
-    run: RunState, request: ModelRequest
-) -> AsyncGenerator[ModelStreamEvent | ModelResponse, None]:
-    """The middleware chain's events, then its (output-processed) response."""
+    run: RunState, request: ModelRequest, sink: _Response
+) -> AsyncGenerator[StreamEvent, None]:
+    """The middleware chain's events; its (output-processed) response goes to ``sink``.
+
+    A middleware's ``wrap()`` yields the result last, so each item is passed on
+    only once the next one shows it was not the last.
+    """
     onion = run.agent.model_onion
     assert onion is not None
     cancel = run.cancel
     request = await onion.prepare(request)
-    last: object = None
+    last: StreamEvent | ModelResponse | None = None
     async with aclosing(onion.call(request)) as items:
         async for item in items:
+            if isinstance(item, ModelStop):  # the assembled response carries the stop
+                continue
             if cancel.cancelled:
                 raise StopRun("cancelled", "cancelled during the model call")
             _count(run, item)
-            # only the last item is the result; pass the others on
             if last is not None:
-                yield last  # type: ignore[misc]
+                if isinstance(last, ModelResponse):
+                    raise _not_last(item)
+                yield last
             last = item
-    if type(last) is not ModelResponse:
-        raise ModelError(
-            "the model middleware chain did not end with a ModelResponse "
-            f"(last item: {type(last).__name__}); a middleware's wrap() must yield the result last"
-        )
-    yield await onion.finish(last)
+    if not isinstance(last, ModelResponse):
+        raise _not_last(last)
+    sink.response = await onion.finish(last)
+
+
+def _not_last(item: object) -> MiddlewareError:
+    return MiddlewareError(
+        "the model middleware chain did not end with a ModelResponse "
+        f"(last item: {type(item).__name__}); a middleware's wrap() must yield the result last"
+    )
 
 
 def _incomplete(model: Model, assembler: ResponseAssembler) -> ModelError:

@@ -8,10 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from tether.control.interrupts import Interrupt, interrupt_id
 from tether.durable.errors import SessionBusy, SessionNotFound
-from tether.errors import SessionStateError
+from tether.errors import AnswerError, SessionStateError
 from tether.messages import JSONValue, ToolCall, ToolResult
-from tether.run_state import Suspension
-from tether.session import IN_DOUBT, SessionJournal, SessionView, fold
+from tether.session import IN_DOUBT, SessionJournal, fold
 from tether.tools import format_tool_output
 
 _RUNNING: dict[tuple[int, str], str] = {}
@@ -19,6 +18,7 @@ _RUNNING: dict[tuple[int, str], str] = {}
 
 if TYPE_CHECKING:
     from tether.agent import Agent
+    from tether.run_state import Suspension
 
 IN_DOUBT_HELP = (
     "the process running this session died after this tool call started and before its "
@@ -34,58 +34,49 @@ async def open_session(agent: Agent) -> SessionJournal:
     """
     store = agent.store
     assert store is not None
+    conversation = agent.conversation
     key = (id(store), agent.session_id)
     if key in _RUNNING:  # another Agent of this process runs it through the same store
         other = _RUNNING[key]
         raise SessionBusy(agent.session_id, f"another Agent in this process ({other})", time.time())
+    ttl = agent.execution.lease_ttl
     try:
-        lease = await store.acquire_lease(agent.session_id, ttl=agent.lease_ttl)
+        lease = await store.acquire_lease(agent.session_id, ttl=ttl)
     except SessionNotFound:  # a new session (create is idempotent if another process wins)
         await store.create(agent.session_id)
-        lease = await store.acquire_lease(agent.session_id, ttl=agent.lease_ttl)
+        lease = await store.acquire_lease(agent.session_id, ttl=ttl)
     _RUNNING[key] = lease.holder
     try:
         record = await store.load(agent.session_id)
         if record is None:
             raise SessionStateError(f"session {agent.session_id} was deleted while opening it")
-        if record.version != agent._journal_version:
+        if record.version != conversation.synced_version:
             view = fold(record)
-            _adopt(agent, view)
-            agent._state_json = _encode_state(view.state)
+            conversation.adopt(view)
+            conversation.synced_state = _encode_state(view.state)
         journal = SessionJournal(store, agent.session_id, record.version, lease)
-        journal.observer = getattr(agent, "audit_sink", None)
-        journal.remember_state(agent._state_json)
+        journal.observer = agent.audit_sink
+        journal.remember_state(conversation.synced_state)
         journal.since_snapshot = len(record.entries)
     except BaseException:
         _RUNNING.pop(key, None)
         await store.release_lease(lease)
         raise
-    journal.start_heartbeat(agent.lease_ttl)
+    journal.start_heartbeat(ttl)
     return journal
 
 
 async def close_session(agent: Agent, journal: SessionJournal) -> None:
     """End the run's hold on the session: remember what was saved, release the lease."""
-    agent._journal_version = -1 if journal.failed else journal.version
-    agent._state_json = None if journal.failed else journal.state_json
+    conversation = agent.conversation
+    conversation.synced_version = -1 if journal.failed else journal.version
+    conversation.synced_state = None if journal.failed else journal.state_json
     _RUNNING.pop((id(journal.store), journal.session_id), None)
     await journal.close()
 
 
 def _encode_state(state: dict[str, Any]) -> str:
     return json.dumps(state, sort_keys=True, default=repr)
-
-
-def _adopt(agent: Agent, view: SessionView) -> None:
-    agent.messages = view.messages
-    agent.state = view.state
-    agent.answers = view.answers
-    agent._suspension = view.suspension
-    if view.status == "running" and not view.messages:
-        agent._suspension = None  # it died before saving its prompt: nothing to continue
-    elif view.status == "running":  # the last run's process died: recover on resume()
-        agent._suspension = Suspension([], view.pending, view.position, "paused")
-        agent._suspension.in_doubt = [c.id for c in view.in_doubt()]
 
 
 def settle_in_doubt(agent: Agent, suspension: Suspension) -> tuple[list[Interrupt], bool]:
@@ -131,7 +122,7 @@ def _apply_answer(call: ToolCall, answer: JSONValue) -> ToolResult | str | None:
         return "abort"
     if isinstance(answer, dict) and "skip" in answer:
         return ToolResult(call.id, call.name, format_tool_output(answer["skip"]))
-    raise ValueError(
+    raise AnswerError(
         f"the answer to an in_doubt interrupt for call {call.id} must be 'retry', 'abort' "
         f'or {{"skip": <result>}}, got {answer!r}'
     )

@@ -7,7 +7,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from tether.control.interrupts import ConfirmDecision, Interrupt, check_response
-from tether.errors import SessionStateError, ToolArgumentError
+from tether.errors import AnswerError, SessionStateError, ToolArgumentError
 from tether.events import FinalResult, InterruptRaised, StreamEvent
 from tether.loop import run_invocation
 from tether.messages import JSONValue
@@ -18,12 +18,17 @@ from tether.session import SessionJournal, SessionView, journal_end
 
 if TYPE_CHECKING:
     from tether.agent import Agent
+    from tether.tools.context import CancelSignal
 
 
 async def resume_events(
-    agent: Agent, responses: dict[str, Any], journal: SessionJournal | None
+    agent: Agent,
+    responses: dict[str, Any],
+    cancel: CancelSignal,
+    journal: SessionJournal | None,
 ) -> AsyncGenerator[StreamEvent, None]:
     """The events of ``agent.resume(responses)``; the caller holds the agent's lock."""
+    conversation = agent.conversation
     suspension = _suspension(agent)
     checked = check_answers(agent, suspension, responses)
     if checked and journal is not None:  # answers are durable before anything re-runs
@@ -53,26 +58,27 @@ async def resume_events(
         yield FinalResult(_still_waiting(agent, remaining))
         return
     if _finished(agent, suspension):  # the process died after the final answer was saved
-        agent._suspension = None
+        conversation.suspension = None
         yield FinalResult(await _finish(agent, journal))
         return
     if aborted:
         suspension.stop_reason = "cancelled"  # the run stops; open calls get error results
-    agent._suspension = None
-    events = run_invocation(agent, [], agent._cancel, resume=suspension, journal=journal)
+    conversation.suspension = None
+    events = run_invocation(agent, [], cancel, resume=suspension, journal=journal)
     async with aclosing(events) as stream:
         async for event in stream:
             yield event
 
 
 def _suspension(agent: Agent) -> Suspension:
-    if agent._suspension is None:
+    suspension = agent.conversation.suspension
+    if suspension is None:
         raise SessionStateError(
             f"session {agent.session_id} is not suspended: there is nothing to resume "
             "(resume() continues a run that stopped with 'interrupt' or 'paused', or one "
             "whose process died)"
         )
-    return agent._suspension
+    return suspension
 
 
 def _finished(agent: Agent, suspension: Suspension) -> bool:
@@ -92,7 +98,7 @@ async def _finish(agent: Agent, journal: SessionJournal | None) -> Result:
         view = SessionView(messages=agent.messages, state=agent.state, answers=agent.answers)
         await journal_end(journal, view, "end_turn", None, RunUsage().to_dict())
     result = Result("end_turn", agent.messages[-1], RunUsage(), agent.session_id)
-    agent.last_result = result
+    agent.conversation.last_result = result
     return result
 
 
@@ -100,7 +106,7 @@ def _still_waiting(agent: Agent, remaining: list[Interrupt]) -> Result:
     result = Result("interrupt", None, RunUsage(), agent.session_id)
     result.reason = f"waiting for an answer to {len(remaining)} interrupt(s)"
     result.interrupts = remaining
-    agent.last_result = result
+    agent.conversation.last_result = result
     return result
 
 
@@ -112,7 +118,7 @@ def check_answers(
     unknown = [key for key in responses if key not in pending]
     if unknown:
         waiting = sorted(i for i in pending if i not in agent.answers)
-        raise ValueError(
+        raise AnswerError(
             f"unknown interrupt id(s) {unknown} for session {agent.session_id}; "
             f"pending: {waiting or 'none'}"
         )
@@ -134,10 +140,12 @@ def _check_confirm_answer(agent: Agent, interrupt: Interrupt, response: JSONValu
     call = interrupt.tool_call
     tool = agent.tool_map.get(call.name) if call is not None else None
     if tool is None:
-        raise ValueError(f"interrupt {interrupt.id} is not about a known tool; 'args' cannot apply")
+        raise AnswerError(
+            f"interrupt {interrupt.id} is not about a known tool; 'args' cannot apply"
+        )
     try:
         tool.prepare(decision.args)
     except ToolArgumentError as exc:
-        raise ValueError(
+        raise AnswerError(
             f"edited arguments for interrupt {interrupt.id} are invalid: {exc}"
         ) from exc

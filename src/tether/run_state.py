@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tether.control.events import MessageAdded
+from tether.control.events import AfterMessageAdded
 from tether.control.interrupts import Interrupt
-from tether.events import MessageAppended
+from tether.events import MessageCompleted
 from tether.messages import ContentBlock, JSONValue, Message, ToolCall, ToolResult
 from tether.result import RunUsage, StopReason
 from tether.tools.context import CancelSignal
@@ -60,7 +60,7 @@ class RunState:
 
     def __init__(self, agent: Agent, cancel: CancelSignal) -> None:
         self.agent = agent
-        self.messages: list[Message] = agent.messages
+        self.messages: list[Message] = agent.conversation.messages
         self.usage = RunUsage()
         self.started = time.monotonic()
         self.cancel = cancel
@@ -74,7 +74,7 @@ class RunState:
         """The tool calls of the last assistant message and their results so far."""
         self.batch_position = 0
         """Index of the assistant message whose tool calls run now (part of interrupt ids)."""
-        self.answers: dict[str, JSONValue] = agent.answers
+        self.answers: dict[str, JSONValue] = agent.conversation.answers
         self.interrupts: list[Interrupt] = []
         self.paused = False
         self.invocation = next(_INVOCATIONS)
@@ -87,17 +87,17 @@ class RunState:
         for task in list(self.tasks):
             task.cancel()
 
-    async def add_message(self, message: Message) -> MessageAppended:
-        """Append ``message`` to the conversation and notify MessageAdded hooks."""
+    async def add_message(self, message: Message) -> MessageCompleted:
+        """Append ``message`` to the conversation and notify AfterMessageAdded hooks."""
         self.messages.append(message)
         if message.role == "assistant":
             self.last_assistant = message
         if self.journal is not None:
             await self.journal.message(message)
         hooks = self.agent.hooks
-        if hooks.has(MessageAdded):
-            await hooks.emit(MessageAdded(self.agent, message))
-        return MessageAppended(message)
+        if hooks.has(AfterMessageAdded):
+            await hooks.emit(AfterMessageAdded(self.agent, message))
+        return MessageCompleted(message)
 
     def close_open_calls(self, status: str, reason: str) -> Message | None:
         """The tool message that answers every pending call (missing results become errors).

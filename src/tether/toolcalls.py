@@ -9,7 +9,7 @@ from contextlib import aclosing
 from tether.control.events import AfterToolCall, BeforeToolCall
 from tether.control.interrupts import Interrupter, InterruptSignal
 from tether.control.middleware import ToolRequest
-from tether.errors import RetryLimitError, ToolArgumentError
+from tether.errors import MiddlewareError, RetryLimitError, ToolArgumentError
 from tether.events import StreamEvent, ToolFinished, ToolStarted
 from tether.messages import ToolCall, ToolResult
 from tether.run_state import RunState
@@ -82,7 +82,7 @@ async def _run_parallel(
     argument_errors: dict[str, str],
     results: list[ToolResult | None],
 ) -> AsyncGenerator[StreamEvent, None]:
-    limit = run.agent.max_concurrency
+    limit = run.agent.execution.max_concurrency
     gate = asyncio.Semaphore(limit) if len(group) > limit else None
 
     async def one(call: ToolCall) -> ToolResult | None:
@@ -143,7 +143,7 @@ async def _process_call(run: RunState, call: ToolCall, argument_error: str | Non
     if hooks.has(BeforeToolCall):
         interrupter = Interrupter(run.answers, "before_tool_call", run.batch_position, "hook", call)
         before = await hooks.emit(BeforeToolCall(agent, call, tool, interrupter=interrupter))
-        call, tool = before.tool_use, before.selected_tool
+        call, tool = before.tool_call, before.selected_tool
         if before.cancel_tool:
             reason = before.cancel_tool
             text = reason if isinstance(reason, str) else "the tool call was cancelled by a hook"
@@ -160,10 +160,10 @@ async def _process_call(run: RunState, call: ToolCall, argument_error: str | Non
             return result
         after = await hooks.emit(AfterToolCall(agent, call, tool, result, exc))
         if after.retry and denied is None:
-            if attempt > agent.max_retries:
+            if attempt > agent.execution.max_retries:
                 raise RetryLimitError(
                     f"AfterToolCall hooks asked to retry tool {call.name!r} (call {call.id}) "
-                    f"{attempt} times; the limit is {agent.max_retries} (Agent(max_retries=...))."
+                    f"{attempt} times; the limit is {agent.execution.max_retries} (Execution(max_retries=...))."
                 )
             continue
         return after.result
@@ -187,7 +187,7 @@ async def _execute(
         async for item in items:
             last = item
     if not isinstance(last, ToolResult):
-        raise TypeError(
+        raise MiddlewareError(
             f"the tool middleware chain for {call.name!r} did not end with a ToolResult "
             f"(last item: {type(last).__name__}); a middleware's wrap() must yield the result last"
         )
@@ -210,7 +210,7 @@ async def _invoke(
         return _error(call, f"Error: {exc}"), exc
     agent = run.agent
     interrupter = Interrupter(run.answers, "tool", run.batch_position, "tool", call)
-    context = ToolContext(call, agent, agent.state, run.cancel, interrupter)
+    context = ToolContext(call, agent, agent.conversation.state, run.cancel, interrupter)
     task = asyncio.current_task()
     if task is not None:
         run.tasks.add(task)

@@ -8,6 +8,7 @@ import pytest
 from tether import Agent, Message, ToolCall, ToolResult, tool
 from tether.control import (
     AfterInvocation,
+    AfterMessageAdded,
     AfterModelCall,
     AfterToolCall,
     AgentInitialized,
@@ -16,7 +17,6 @@ from tether.control import (
     BeforeOutput,
     BeforeToolCall,
     HookEvent,
-    MessageAdded,
 )
 from tether.control.events import HOOK_EVENT_TYPES, hook_event
 from tether.messages import Usage
@@ -54,7 +54,7 @@ def make_events(agent: Agent) -> dict[type[HookEvent], HookEvent]:
         AfterInvocation: AfterInvocation(
             agent, Result("end_turn", None, RunUsage(), agent.session_id)
         ),
-        MessageAdded: MessageAdded(agent, Message.user("hi")),
+        AfterMessageAdded: AfterMessageAdded(agent, Message.user("hi")),
         BeforeModelCall: BeforeModelCall(agent, [Message.user("hi")], agent.tool_specs, 1),
         AfterModelCall: AfterModelCall(agent, _response(), None, 1),
         BeforeToolCall: BeforeToolCall(agent, call, add),
@@ -67,10 +67,10 @@ EXPECTED_WRITABLE: dict[type[HookEvent], set[str]] = {
     AgentInitialized: set(),
     BeforeInvocation: {"messages", "block"},
     AfterInvocation: set(),
-    MessageAdded: set(),
+    AfterMessageAdded: set(),
     BeforeModelCall: {"messages", "block"},
     AfterModelCall: {"response", "retry", "guidance", "block"},
-    BeforeToolCall: {"tool_use", "selected_tool", "cancel_tool"},
+    BeforeToolCall: {"tool_call", "selected_tool", "cancel_tool"},
     AfterToolCall: {"result", "retry"},
     BeforeOutput: {"message", "block"},
 }
@@ -82,7 +82,7 @@ NEW_VALUES: dict[str, Any] = {
     "response": _response("replaced"),
     "retry": True,
     "guidance": "try again",
-    "tool_use": ToolCall("c9", "sub", {"a": 5, "b": 1}),
+    "tool_call": ToolCall("c9", "sub", {"a": 5, "b": 1}),
     "selected_tool": sub,
     "cancel_tool": "not allowed",
     "result": ToolResult("c1", "add", "replaced"),
@@ -174,7 +174,7 @@ def test_constructor_sets_read_only_fields_and_defaults(agent: Agent) -> None:
     call = ToolCall("c1", "add", {"a": 1})
     event = BeforeToolCall(agent, call, add)
     assert event.agent is agent
-    assert event.tool_use is call
+    assert event.tool_call is call
     assert event.selected_tool is add
     assert event.cancel_tool is False
     after = AfterModelCall(agent, None, ValueError("x"), 2)

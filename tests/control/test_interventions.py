@@ -9,6 +9,7 @@ from recording_script import Script
 
 from tether import (
     Agent,
+    Execution,
     HookError,
     Message,
     ModelError,
@@ -287,12 +288,14 @@ def test_a_single_guide_names_its_handler() -> None:
 
 def test_guide_retries_after_a_model_call_are_bounded() -> None:
     nag = policy("after_model_call", lambda e: Guide("again") if e.attempt < 20 else None)
-    agent, script = make_agent(script=Script(default="reply"), interventions=[nag], max_retries=1)
+    agent, script = make_agent(
+        script=Script(default="reply"), interventions=[nag], execution=Execution(max_retries=1)
+    )
     with pytest.raises(RetryLimitError) as info:
         agent("hi")
     assert str(info.value) == (
         "AfterModelCall hooks asked to retry the model call 2 times; "
-        "the limit is 1 (Agent(max_retries=...))."
+        "the limit is 1 (Execution(max_retries=...))."
     )
     assert script.calls == 2
     assert info.value.result is not None
@@ -515,7 +518,7 @@ def test_a_transform_applies_at_once_so_later_handlers_see_it() -> None:
         cls_name="First",
     )
     second = policy(
-        "before_tool_call", lambda e: seen.append(dict(e.tool_use.arguments)), cls_name="Second"
+        "before_tool_call", lambda e: seen.append(dict(e.tool_call.arguments)), cls_name="Second"
     )
     agent, _ = make_agent(TOOL_TURN, "ok", interventions=[first, second])
     agent("hi")
@@ -698,7 +701,7 @@ def test_async_handler_methods() -> None:
     class AsyncPolicy(InterventionHandler):
         async def before_tool_call(self, event: BeforeToolCall) -> Deny:
             await asyncio.sleep(0)
-            return Deny(f"no {event.tool_use.name}")
+            return Deny(f"no {event.tool_call.name}")
 
         async def after_model_call(self, event: AfterModelCall) -> Transform | None:
             await asyncio.sleep(0)
@@ -735,15 +738,15 @@ def test_before_interventions_run_after_default_hooks() -> None:
 
     def record(event: BeforeToolCall) -> None:
         order.append("intervention")
-        seen.append(dict(event.tool_use.arguments))
+        seen.append(dict(event.tool_call.arguments))
 
     agent, _ = make_agent(TOOL_TURN, "ok", interventions=[policy("before_tool_call", record)])
 
     @agent.on(BeforeToolCall)
     def rewrite(event: BeforeToolCall) -> None:
         order.append("default")
-        call = event.tool_use
-        event.tool_use = ToolCall(call.id, call.name, {"a": 40, "b": 2})
+        call = event.tool_call
+        event.tool_call = ToolCall(call.id, call.name, {"a": 40, "b": 2})
 
     agent.hooks.add(BeforeToolCall, lambda e: order.append("sdk_last"), HookOrder.SDK_LAST)
     agent("hi")

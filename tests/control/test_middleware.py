@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 from recording_script import Script
 
-from tether import Agent, ConfigurationError, Message, ModelError, RunError, ToolResult, tool
+from tether import (
+    Agent,
+    ConfigurationError,
+    Message,
+    MiddlewareError,
+    RunError,
+    ToolResult,
+    tool,
+)
 from tether.control import BeforeModelCall, ModelMiddleware, ToolMiddleware, ToolRequest
 from tether.control.middleware import ModelCallNext, ModelItem, ToolCallNext, ToolItem
 from tether.events import (
@@ -160,10 +168,10 @@ async def test_model_wrap_events_reach_stream_consumers() -> None:
     assert events[-1].result.text == "hello world"
 
 
-def test_model_wrap_that_yields_after_the_response_is_a_model_error() -> None:
+def test_model_wrap_that_yields_after_the_response_is_a_middleware_error() -> None:
     """The last item a wrap yields is the result, so an event after the response is a bug."""
     agent, script = make_agent("hello", middleware=[Announce()])
-    with pytest.raises(ModelError, match=r"\(last item: Notice\)"):
+    with pytest.raises(MiddlewareError, match=r"\(last item: Notice\)"):
         agent("hi")
     assert script.calls == 1
     assert [m.role for m in agent.messages] == ["user"]
@@ -176,9 +184,9 @@ class OnlyNotice(ModelMiddleware):
         yield Notice("middleware", "no model today")  # type: ignore[misc]
 
 
-async def test_model_wrap_that_yields_no_response_is_a_model_error() -> None:
+async def test_model_wrap_that_yields_no_response_is_a_middleware_error() -> None:
     agent, script = make_agent("hello", middleware=[OnlyNotice()])
-    with pytest.raises(ModelError) as info:
+    with pytest.raises(MiddlewareError) as info:
         await agent.invoke_async("hi")
     message = str(info.value)
     assert message.startswith("the model middleware chain did not end with a ModelResponse")
@@ -198,9 +206,9 @@ class Swallow(ModelMiddleware):
                 yield item
 
 
-def test_model_wrap_that_drops_the_response_is_a_model_error() -> None:
+def test_model_wrap_that_drops_the_response_is_a_middleware_error() -> None:
     agent, _ = make_agent("hello", middleware=[Swallow()])
-    with pytest.raises(ModelError, match=r"did not end with a ModelResponse \(last item: "):
+    with pytest.raises(MiddlewareError, match=r"did not end with a ModelResponse \(last item: "):
         agent("hi")
     assert [m.role for m in agent.messages] == ["user"]
 
@@ -594,11 +602,11 @@ class ForgetfulOutput(ModelMiddleware):
     ],
     ids=["input", "output"],
 )
-def test_a_model_phase_returning_the_wrong_type_is_a_model_error(
+def test_a_model_phase_returning_the_wrong_type_is_a_middleware_error(
     middleware: ModelMiddleware, text: str
 ) -> None:
     agent, _ = make_agent("done", middleware=[middleware])
-    with pytest.raises(ModelError) as info:
+    with pytest.raises(MiddlewareError) as info:
         agent("hi")
     assert str(info.value).startswith(text)
     assert "must return the (possibly rewritten) value it was given" in str(info.value)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tether import Agent, PersistenceError, ToolContext, tool
+from tether import Agent, Execution, PersistenceError, ToolContext, tool
 from tether.durable import CorruptEntry, PostgresStore, SQLiteStore, StoreError, StoreUnavailable
 from tether.models import ScriptedModel
 
@@ -138,7 +138,7 @@ async def test_postgres_down_mid_run_fails_clearly_and_resume_continues(tmp_path
             )
 
         store = PostgresStore(url, connect_timeout=2)
-        agent = make(store, lease_ttl=1.0)
+        agent = make(store, execution=Execution(lease_ttl=1.0))
         with pytest.raises(PersistenceError) as info:
             await agent.invoke_async("go")
         text = str(info.value)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tether import Agent, tool
-from tether.control.agent_hooks import DurableApprovals
+from tether.control.agent_hooks import AgentHooksHost, DurableApprovals
 from tether.durable import SQLiteStore
 from tether.models import ScriptedModel
 
@@ -44,8 +44,7 @@ def build(db: str, session_id: str) -> Agent:
     return Agent(
         model=ScriptedModel(script),
         tools=[transfer],
-        interceptors=[ApproveTransfers()],
-        approval_resolver=DurableApprovals(),
+        agent_hooks=AgentHooksHost([ApproveTransfers()], approval_resolver=DurableApprovals()),
         store=SQLiteStore(db),
         session_id=session_id,
     )

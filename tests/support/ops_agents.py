@@ -16,8 +16,8 @@ class AskFirst(InterventionHandler):
     """Confirm every transfer (no confirm callback: the run suspends)."""
 
     def before_tool_call(self, event: BeforeToolCall) -> Confirm | None:
-        if event.tool_use.name == "transfer":
-            args = event.tool_use.arguments
+        if event.tool_call.name == "transfer":
+            args = event.tool_call.arguments
             return Confirm(
                 f"send {args.get('amount')} to {args.get('to')} using {args.get('api_token')}?"
             )

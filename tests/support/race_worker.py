@@ -24,7 +24,7 @@ from tether.models import ScriptedModel
 
 class AskFirst(InterventionHandler):
     def before_tool_call(self, event: BeforeToolCall) -> Confirm:
-        return Confirm(f"record {event.tool_use.arguments.get('line')}?")
+        return Confirm(f"record {event.tool_call.arguments.get('line')}?")
 
 
 def build(store: Store, session_id: str, effects: Path) -> Agent:

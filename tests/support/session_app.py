@@ -35,7 +35,7 @@ def build(db: str, session_id: str, crash: bool = False) -> Agent:
 
     class AskFirst(InterventionHandler):
         def before_tool_call(self, event: BeforeToolCall) -> Confirm:
-            return Confirm(f"record {event.tool_use.arguments.get('line')}?")
+            return Confirm(f"record {event.tool_call.arguments.get('line')}?")
 
     def script(messages: list[Any], tools: list[dict[str, Any]]) -> dict[str, Any]:
         if messages[-1].role == "tool":

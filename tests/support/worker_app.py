@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tether import Agent, tool
+from tether import Agent, Execution, tool
 from tether.control import BeforeToolCall, Confirm, InterventionHandler
 from tether.durable import Store
 from tether.models import ScriptedModel
@@ -28,7 +28,7 @@ class ApproveFirstCall(InterventionHandler):
     name = "approve-first-call"
 
     def before_tool_call(self, event: BeforeToolCall) -> Confirm | None:
-        text = str(event.tool_use.arguments.get("text", ""))
+        text = str(event.tool_call.arguments.get("text", ""))
         return Confirm(f"append {text}?") if text.endswith(":1") else None
 
 
@@ -67,5 +67,5 @@ def agent_factory(session_id: str, store: Store | None = None) -> Agent:
         interventions=[ApproveFirstCall()],
         store=store,
         session_id=session_id,
-        lease_ttl=float(os.environ.get("TETHER_WORKER_LEASE_TTL", "30")),
+        execution=Execution(lease_ttl=float(os.environ.get("TETHER_WORKER_LEASE_TTL", "30"))),
     )

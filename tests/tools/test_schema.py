@@ -4,6 +4,7 @@ from typing import Annotated, Any, Literal, Optional
 import pytest
 from pydantic import BaseModel, Field
 
+from tether import ConfigurationError
 from tether.tools import ToolContext, tool
 
 
@@ -221,10 +222,16 @@ def test_unsupported_parameter_type_names_the_tool() -> None:
     class Opaque:
         pass
 
-    with pytest.raises(TypeError, match="tool 'f': cannot build the argument schema"):
+    with pytest.raises(ConfigurationError) as info:
 
         @tool
-        def f(x: Opaque) -> None: ...
+        def f(n: int, x: Opaque) -> None: ...
+
+    message = str(info.value)
+    assert message.startswith("tool 'f': parameter 'x' has type Opaque")
+    assert "Supported types: str, int" in message
+    assert "arbitrary_types_allowed" not in message
+    assert isinstance(info.value, TypeError)  # callers that caught TypeError still do
 
 
 def test_a_tool_defined_in_a_factory_builds_its_schema_once() -> None:

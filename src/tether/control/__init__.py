@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from tether.control.events import (
     AfterInvocation,
+    AfterMessageAdded,
     AfterModelCall,
     AfterToolCall,
     AgentInitialized,
@@ -12,7 +13,6 @@ from tether.control.events import (
     BeforeOutput,
     BeforeToolCall,
     HookEvent,
-    MessageAdded,
 )
 from tether.control.interventions import (
     Action,
@@ -42,6 +42,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Action",
     "AfterInvocation",
+    "AfterMessageAdded",
     "AfterModelCall",
     "AfterToolCall",
     "AgentInitialized",
@@ -59,7 +60,6 @@ __all__ = [
     "HookProvider",
     "HookRegistry",
     "InterventionHandler",
-    "MessageAdded",
     "ModelMiddleware",
     "Proceed",
     "ToolMiddleware",

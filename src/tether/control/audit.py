@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from tether.control.events import AfterInvocation, AfterToolCall, BeforeInvocation, BeforeToolCall
 from tether.control.registry import HookOrder, HookRegistry
 from tether.durable.errors import StoreUnavailable
-from tether.errors import PersistenceError, TetherError
+from tether.errors import ConfigurationError, PersistenceError, TetherError
 
 if TYPE_CHECKING:
     from tether.agent import Agent
@@ -52,11 +52,13 @@ class ApprovalPolicy:
 
     def __post_init__(self) -> None:
         if self.on_expiry not in ("deny", "approve"):
-            raise ValueError(
+            raise ConfigurationError(
                 f"ApprovalPolicy(on_expiry=...) must be 'deny' or 'approve', got {self.on_expiry!r}"
             )
         if self.ttl is not None and not self.ttl > 0:
-            raise ValueError(f"ApprovalPolicy(ttl=...) must be > 0 seconds or None, got {self.ttl}")
+            raise ConfigurationError(
+                f"ApprovalPolicy(ttl=...) must be > 0 seconds or None, got {self.ttl}"
+            )
 
 
 class AuditTrail:
@@ -107,12 +109,12 @@ class AuditTrail:
         await self._write([("invocation.start", {"new_messages": len(event.messages)})])
 
     def _tool_start(self, event: BeforeToolCall) -> None:
-        self._started[event.tool_use.id] = time.perf_counter()
+        self._started[event.tool_call.id] = time.perf_counter()
 
     async def _tool_end(self, event: AfterToolCall) -> None:
         from tether.durable.approvals import args_sha256
 
-        call, result = event.tool_use, event.result
+        call, result = event.tool_call, event.result
         began = self._started.pop(call.id, None)
         data = {
             "tool": call.name,
@@ -153,7 +155,7 @@ class AuditTrail:
 
     async def verdict(self, point: str, policy: str, action: str, event: Any) -> None:
         """A non-proceed intervention action (Deny, Guide, Confirm, Transform)."""
-        call = getattr(event, "tool_use", None)
+        call = getattr(event, "tool_call", None)
         data = {"point": point, "policy": policy, "action": action}
         if call is not None:
             data |= {"tool": call.name, "call_id": call.id}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
 
+from tether.errors import ConfigurationError, ReadOnlyFieldError, SessionStateError
 from tether.messages import JSONValue, Message, ToolCall, ToolResult
 
 if TYPE_CHECKING:
@@ -25,12 +26,12 @@ def _guarded_setattr(self: HookEvent, name: str, value: Any) -> None:
     if name not in self.WRITABLE:
         cls = type(self).__name__
         allowed = ", ".join(sorted(self.WRITABLE)) or "none"
-        raise AttributeError(f"{cls}.{name} is read-only (writable fields of {cls}: {allowed})")
+        raise ReadOnlyFieldError(f"{cls}.{name} is read-only (writable fields of {cls}: {allowed})")
     object.__setattr__(self, name, value)
 
 
 def _guarded_delattr(self: HookEvent, name: str) -> None:
-    raise AttributeError(f"{type(self).__name__}.{name} cannot be deleted")
+    raise ReadOnlyFieldError(f"{type(self).__name__}.{name} cannot be deleted")
 
 
 @dataclass_transform()
@@ -41,7 +42,9 @@ def hook_event(cls: type[E]) -> type[E]:
     made = dataclasses.dataclass(frozen=True, slots=True, eq=False)(cls)
     unknown = made.WRITABLE - {f.name for f in dataclasses.fields(made)}  # type: ignore[arg-type]
     if unknown:
-        raise TypeError(f"{made.__name__}.WRITABLE names unknown fields: {sorted(unknown)}")
+        raise ConfigurationError(
+            f"{made.__name__}.WRITABLE names unknown fields: {sorted(unknown)}"
+        )
     made.__setattr__ = _guarded_setattr  # type: ignore[assignment]
     made.__delattr__ = _guarded_delattr  # type: ignore[assignment]
     return made
@@ -87,7 +90,7 @@ class AfterInvocation(HookEvent):
 
 
 @hook_event
-class MessageAdded(HookEvent):
+class AfterMessageAdded(HookEvent):
     """A message was appended to the conversation."""
 
     agent: Agent
@@ -141,14 +144,14 @@ class AfterModelCall(HookEvent):
 class BeforeToolCall(HookEvent):
     """A tool call is about to run.
 
-    Writable: ``tool_use`` (rewrite the call), ``selected_tool`` (run another
+    Writable: ``tool_call`` (rewrite the call), ``selected_tool`` (run another
     tool) and ``cancel_tool`` (``True`` or a reason string: the tool does not
     run and the model gets an error result with that reason).
     """
 
-    WRITABLE = frozenset({"tool_use", "selected_tool", "cancel_tool"})
+    WRITABLE = frozenset({"tool_call", "selected_tool", "cancel_tool"})
     agent: Agent
-    tool_use: ToolCall
+    tool_call: ToolCall
     selected_tool: Tool | None
     cancel_tool: bool | str = False
     interrupter: Interrupter | None = None
@@ -168,7 +171,7 @@ class AfterToolCall(HookEvent):
     WRITABLE = frozenset({"result", "retry"})
     REVERSE = True
     agent: Agent
-    tool_use: ToolCall
+    tool_call: ToolCall
     selected_tool: Tool | None
     result: ToolResult
     exception: BaseException | None = None
@@ -192,7 +195,9 @@ class BeforeOutput(HookEvent):
 
 def _raise(event: BeforeModelCall | BeforeToolCall, name: str, reason: JSONValue) -> JSONValue:
     if event.interrupter is None:
-        raise RuntimeError(f"{type(event).__name__}.interrupt() is only available during a run")
+        raise SessionStateError(
+            f"{type(event).__name__}.interrupt() is only available during a run"
+        )
     return event.interrupter(name, reason)
 
 
@@ -200,7 +205,7 @@ HOOK_EVENT_TYPES: tuple[type[HookEvent], ...] = (
     AgentInitialized,
     BeforeInvocation,
     AfterInvocation,
-    MessageAdded,
+    AfterMessageAdded,
     BeforeModelCall,
     AfterModelCall,
     BeforeToolCall,

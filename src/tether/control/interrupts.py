@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from tether.errors import AnswerError
 from tether.messages import JSONValue, ToolCall
 
 InterruptSource: TypeAlias = Literal["tool", "hook", "intervention", "caller", "in_doubt"]
@@ -109,7 +110,7 @@ def check_response(interrupt_id_: str, value: Any) -> JSONValue:
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise TypeError(
+        raise AnswerError(
             f"the response to interrupt {interrupt_id_} is not JSON-serializable ({exc}); "
             "answer with str, int, float, bool, None, lists and dicts"
         ) from exc
@@ -135,10 +136,10 @@ class ConfirmDecision:
         if isinstance(response, dict) and isinstance(response.get("approved"), bool):
             args = response.get("args")
             if args is not None and not isinstance(args, dict):
-                raise ValueError("'args' in a Confirm response must be a JSON object")
+                raise AnswerError("'args' in a Confirm response must be a JSON object")
             reason = response.get("reason")
             return cls(response["approved"], None if reason is None else str(reason), args)
-        raise ValueError(
+        raise AnswerError(
             f"a Confirm response must be True/'approve', False/'deny' or "
             f'{{"approved": bool, "reason": ..., "args": {{...}}}}, got {response!r}'
         )

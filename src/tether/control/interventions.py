@@ -29,7 +29,7 @@ from tether.control.events import (
 )
 from tether.control.interrupts import ConfirmDecision
 from tether.control.registry import HookOrder, HookRegistry
-from tether.errors import HookError
+from tether.errors import ConfigurationError, HookError
 from tether.messages import Message, TextBlock, ToolCall, ToolResult
 from tether.models.base import ModelResponse
 
@@ -149,11 +149,11 @@ class InterventionRunner:
     def __init__(self, handlers: Sequence[InterventionHandler]) -> None:
         for handler in handlers:
             if not isinstance(handler, InterventionHandler):
-                raise TypeError(
+                raise ConfigurationError(
                     f"interventions=[...] takes InterventionHandler instances, got {handler!r}"
                 )
             if handler.on_error not in ("throw", "deny", "proceed"):
-                raise ValueError(
+                raise ConfigurationError(
                     f"intervention {handler.label!r}: on_error must be 'throw', 'deny' or "
                     f"'proceed', got {handler.on_error!r}"
                 )
@@ -281,7 +281,7 @@ def _transform(point: Point, event: Any, fn: Callable[[Any], Any], label: str) -
         message = _checked(fn(old.message), Message, label, point)
         event.response = ModelResponse(message, old.stop_reason, old.usage, old.argument_errors)
     elif point == "before_tool_call":
-        event.tool_use = _checked(fn(event.tool_use), ToolCall, label, point)
+        event.tool_call = _checked(fn(event.tool_call), ToolCall, label, point)
     elif point == "before_output":
         event.message = _checked(fn(event.message), Message, label, point)
     else:
@@ -316,10 +316,10 @@ async def _confirm(
         if not decision.approved:
             return f"{refused}: {decision.reason or 'the approver said no'}"
         if decision.args is not None and point == "before_tool_call":
-            call: ToolCall = event.tool_use
-            event.tool_use = ToolCall(call.id, call.name, dict(decision.args))
+            call: ToolCall = event.tool_call
+            event.tool_call = ToolCall(call.id, call.name, dict(decision.args))
         return None
-    request = ConfirmRequest(prompt, handler.label, point, agent, getattr(event, "tool_use", None))
+    request = ConfirmRequest(prompt, handler.label, point, agent, getattr(event, "tool_call", None))
     if inspect.iscoroutinefunction(agent.confirm):
         answer = await agent.confirm(request)
     else:

@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from tether.errors import ModelError
+from tether.errors import MiddlewareError
 from tether.events import ModelStreamEvent
 from tether.messages import ToolCall, ToolResult
 from tether.models.base import ModelRequest, ModelResponse
@@ -95,11 +95,11 @@ def _bind(wrap: Callable[..., Any], call_next: Callable[..., Any]) -> Callable[.
     return layer
 
 
-def _checked(value: Any, expected: type, phase: Callable[..., Any], error: type[Exception]) -> Any:
-    """``value`` if it is an ``expected``, else ``error`` naming the phase (a missing return)."""
+def _checked(value: Any, expected: type, phase: Callable[..., Any]) -> Any:
+    """``value`` if it is an ``expected``, else MiddlewareError naming the phase (a missing return)."""
     if not isinstance(value, expected):
         name = getattr(phase, "__qualname__", repr(phase))
-        raise error(
+        raise MiddlewareError(
             f"middleware {name}() returned {type(value).__name__}, expected {expected.__name__}; "
             "an input/output phase must return the (possibly rewritten) value it was given"
         )
@@ -120,12 +120,12 @@ class ModelOnion(_Onion):
             request.invocation,
         )
         for phase in self.inputs:
-            request = _checked(await phase(request), ModelRequest, phase, ModelError)
+            request = _checked(await phase(request), ModelRequest, phase)
         return request
 
     async def finish(self, response: ModelResponse) -> ModelResponse:
         for phase in self.outputs:
-            response = _checked(await phase(response), ModelResponse, phase, ModelError)
+            response = _checked(await phase(response), ModelResponse, phase)
         return response
 
 
@@ -138,10 +138,10 @@ class ToolOnion(_Onion):
     async def prepare(self, request: ToolRequest) -> ToolRequest:
         request = ToolRequest(copy.deepcopy(request.call), request.tool)
         for phase in self.inputs:
-            request = _checked(await phase(request), ToolRequest, phase, TypeError)
+            request = _checked(await phase(request), ToolRequest, phase)
         return request
 
     async def finish(self, result: ToolResult) -> ToolResult:
         for phase in self.outputs:
-            result = _checked(await phase(result), ToolResult, phase, TypeError)
+            result = _checked(await phase(result), ToolResult, phase)
         return result

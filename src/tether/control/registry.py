@@ -8,7 +8,7 @@ from enum import IntEnum
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from tether.control.events import HookEvent
-from tether.errors import HookError
+from tether.errors import ConfigurationError, HookError
 
 E = TypeVar("E", bound=HookEvent)
 HookCallback = Callable[[E], None] | Callable[[E], Awaitable[None]]
@@ -60,13 +60,15 @@ class HookRegistry:
     ) -> None:
         """Call ``callback(event)`` for every ``event_type`` event, at priority ``order``."""
         if not (isinstance(event_type, type) and issubclass(event_type, HookEvent)):
-            raise TypeError(
+            raise ConfigurationError(
                 f"hooks.add expects a hook event type such as BeforeToolCall, got {event_type!r}"
             )
         if event_type is HookEvent:
-            raise TypeError("register for a concrete hook event type, not HookEvent itself")
+            raise ConfigurationError(
+                "register for a concrete hook event type, not HookEvent itself"
+            )
         if not callable(callback):
-            raise TypeError(
+            raise ConfigurationError(
                 f"hook callback for {event_type.__name__} is not callable: {callback!r}"
             )
         self._seq += 1
@@ -81,7 +83,7 @@ class HookRegistry:
     def add_provider(self, provider: HookProvider) -> None:
         """Let ``provider`` register its callbacks."""
         if not isinstance(provider, HookProvider):
-            raise TypeError(
+            raise ConfigurationError(
                 f"hooks=[...] takes HookProvider objects (with register_hooks(registry)), "
                 f"got {type(provider).__name__}"
             )

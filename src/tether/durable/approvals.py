@@ -31,6 +31,7 @@ from tether.durable.approval_types import (
     new_approval_id,
     redact_secrets,
 )
+from tether.errors import AnswerError, ConfigurationError
 
 if TYPE_CHECKING:
     from tether.control.interrupts import Interrupt
@@ -146,7 +147,7 @@ class ApprovalsBase:
         from tether.durable.audit import AuditEvent
 
         if on_expiry not in ("deny", "approve"):
-            raise ValueError(f"on_expiry must be 'deny' or 'approve', got {on_expiry!r}")
+            raise ConfigurationError(f"on_expiry must be 'deny' or 'approve', got {on_expiry!r}")
         call = interrupt.tool_call
         real = dict(call.arguments) if call is not None else {}
         shown = (redactor or redact_secrets)(call.name if call else None, real)
@@ -231,23 +232,23 @@ class ApprovalsBase:
         from tether.durable.audit import AuditEvent
 
         if decision not in ("approve", "deny", "respond"):
-            raise ValueError(f"decision must be 'approve', 'deny' or 'respond', got {decision!r}")
+            raise AnswerError(f"decision must be 'approve', 'deny' or 'respond', got {decision!r}")
         if not decided_by:
-            raise ValueError("decided_by must name the approver")
+            raise AnswerError("decided_by must name the approver")
         current = await self.get(approval_id)
         if current.status != "pending":
             raise ApprovalConflict(current)
         kind: str = decision
         if edited_args is not None:
             if decision != "approve":
-                raise ValueError("edited arguments go with an 'approve' decision")
+                raise AnswerError("edited arguments go with an 'approve' decision")
             if current.source != "intervention" or current.tool is None:
-                raise ValueError(
+                raise AnswerError(
                     f"approval {approval_id} ({current.source} interrupt {current.name!r}) does "
                     "not take edited arguments; only a Confirm before a tool call does"
                 )
             if not isinstance(edited_args, dict):
-                raise ValueError("edited arguments must be a JSON object")
+                raise AnswerError("edited arguments must be a JSON object")
             if validate is not None:
                 full = {**await self.real_arguments(current), **edited_args}
                 _validator(validate)(current.tool, full)
@@ -349,10 +350,12 @@ def _validator(validate: Any) -> Validator:
 
         tool = tool_map.get(tool_name)
         if tool is None:
-            raise ValueError(f"the agent has no tool {tool_name!r} to validate the arguments")
+            raise AnswerError(f"the agent has no tool {tool_name!r} to validate the arguments")
         try:
             tool.prepare(arguments)
         except ToolArgumentError as exc:
-            raise ValueError(f"edited arguments for tool {tool_name!r} are invalid: {exc}") from exc
+            raise AnswerError(
+                f"edited arguments for tool {tool_name!r} are invalid: {exc}"
+            ) from exc
 
     return check

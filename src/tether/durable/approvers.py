@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from tether.durable.errors import StoreError
+from tether.errors import ConfigurationError
 
 TOKEN_PREFIX: Final = "tether_"
 _TOKEN = re.compile(r"^tether_([0-9a-f]{16})_([A-Za-z0-9_-]{20,128})$")
@@ -70,12 +71,14 @@ def matches(secret: str, stored_hash: str) -> bool:
 
 def check_approver(name: str, roles: tuple[str, ...]) -> None:
     if not _NAME.match(name):
-        raise ValueError(
+        raise ConfigurationError(
             f"approver name {name!r}: use 1-100 letters, digits, spaces or . _ @ - "
             "(starting with a letter or digit)"
         )
     if not roles or any(not r or "," in r or r != r.strip() for r in roles):
-        raise ValueError(f"give at least one role without commas or padding, got {list(roles)}")
+        raise ConfigurationError(
+            f"give at least one role without commas or padding, got {list(roles)}"
+        )
 
 
 class Approvers(Protocol):

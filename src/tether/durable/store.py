@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, get_args, runtime_checkable
 
 from tether.durable.entries import JOURNAL_KINDS, Entry, JournalKind, encode_json
+from tether.errors import InputError
 
 if TYPE_CHECKING:
     from tether.durable.approvals import Approvals
@@ -124,15 +125,15 @@ def encode_entries(
 ) -> list[EncodedEntry]:
     """Validate an append's arguments and encode every entry before anything is written."""
     if expected_version < 0:
-        raise ValueError(f"expected_version must be >= 0, got {expected_version}")
+        raise InputError(f"expected_version must be >= 0, got {expected_version}")
     check_status(status)
     out: list[EncodedEntry] = []
     for offset, pair in enumerate(entries, start=1):
         kind, data = pair
         if kind not in JOURNAL_KINDS:
-            raise ValueError(f"unknown journal kind {kind!r}; known: {sorted(JOURNAL_KINDS)}")
+            raise InputError(f"unknown journal kind {kind!r}; known: {sorted(JOURNAL_KINDS)}")
         if not isinstance(data, dict):
-            raise TypeError(f"journal entry data must be a dict, got {type(data).__name__}")
+            raise InputError(f"journal entry data must be a dict, got {type(data).__name__}")
         what = f"journal entry {kind!r} of session {session_id}"
         out.append(
             EncodedEntry(
@@ -145,13 +146,13 @@ def encode_entries(
 def check_status(status: str | None) -> None:
     """Raise ValueError for a status that is not a :data:`SessionStatus`."""
     if status is not None and status not in SESSION_STATUSES:
-        raise ValueError(f"unknown session status {status!r}; known: {sorted(SESSION_STATUSES)}")
+        raise InputError(f"unknown session status {status!r}; known: {sorted(SESSION_STATUSES)}")
 
 
 def check_ttl(ttl: float) -> None:
     """Raise ValueError for a non-positive lease ttl."""
     if not ttl > 0:
-        raise ValueError(f"lease ttl must be > 0 seconds, got {ttl}")
+        raise InputError(f"lease ttl must be > 0 seconds, got {ttl}")
 
 
 def encode_metadata(session_id: str, metadata: dict[str, Any] | None) -> str:

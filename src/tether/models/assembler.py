@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tether.errors import ModelError
 from tether.events import (
     ModelFallback,
     ModelRetry,
@@ -61,7 +62,7 @@ class ResponseAssembler:
         elif kind is ModelRetry or kind is ModelFallback:
             pass  # recovery notices: counted by the loop, not part of the response
         else:
-            raise TypeError(f"a model stream yielded {event!r}, which is not a model event")
+            raise ModelError(f"a model stream yielded {event!r}, which is not a model event")
 
     def _add_reasoning(self, event: ReasoningDelta) -> None:
         if event.redacted:

@@ -18,7 +18,7 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
-from tether.errors import ConfigurationError
+from tether.errors import ConfigurationError, TetherError
 from tether.events import ModelRetry, ModelStop, ModelStreamEvent
 from tether.messages import Message, ReasoningBlock, TextBlock, ToolResult
 from tether.models.base import ModelRequest
@@ -41,11 +41,11 @@ _ROTATE = frozenset({R.AUTH, R.BILLING, R.RATE_LIMIT})
 MAX_COMPRESSIONS = 2
 
 
-class ResponseFormatError(Exception):
+class ResponseFormatError(TetherError):
     """The provider answered with something the adapter cannot use (empty, malformed)."""
 
 
-class StreamBrokenError(Exception):
+class StreamBrokenError(TetherError):
     """The response stream ended before the provider said it was complete."""
 
 

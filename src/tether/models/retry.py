@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tether.errors import ConfigurationError
+from tether.errors import ConfigurationError, TetherError
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ class RetryPolicy:
         return float(delay + uniform(0, 0.5 * delay))
 
 
-class StaleStreamError(Exception):
+class StaleStreamError(TetherError):
     """The provider sent nothing for longer than the stale timeout."""
 
 

@@ -77,9 +77,9 @@ class DeletePolicy(InterventionHandler):
     name = "delete-policy"
 
     def before_tool_call(self, event: BeforeToolCall) -> Deny | Confirm | None:
-        if event.tool_use.name != "delete_file":
+        if event.tool_call.name != "delete_file":
             return None
-        path = str(event.tool_use.arguments.get("path", ""))
+        path = str(event.tool_call.arguments.get("path", ""))
         if path.endswith(PROTECTED_SUFFIXES):
             return Deny(f"{path} is a configuration file; configuration files are protected")
         return Confirm(f"Delete {path} from the workspace?")

@@ -17,7 +17,7 @@ from pathlib import Path
 from rich.console import Console
 
 from tether import Agent, Result
-from tether.control import AfterToolCall, BeforeToolCall, MessageAdded
+from tether.control import AfterMessageAdded, AfterToolCall, BeforeToolCall
 from tether.durable import SQLiteStore
 from tether.events import (
     FinalResult,
@@ -53,14 +53,14 @@ def agent_factory(session_id: str = SESSION_ID) -> Agent:
     agent = build_agent(Path(os.environ[DEMO_DIR_ENV]))
     transcript = Transcript(Console())
 
-    @agent.on(MessageAdded)
-    def _text(event: MessageAdded) -> None:
+    @agent.on(AfterMessageAdded)
+    def _text(event: AfterMessageAdded) -> None:
         if event.message.role == "assistant" and event.message.text:
             transcript.line(f"[bold cyan]model[/] {event.message.text}")
 
     @agent.on(BeforeToolCall)
     def _start(event: BeforeToolCall) -> None:
-        call = event.tool_use
+        call = event.tool_call
         transcript.line(f"[magenta]tool[/]  {call.name}({describe_args(call.arguments)})")
 
     @agent.on(AfterToolCall)

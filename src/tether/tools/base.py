@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tether.messages import ToolCall
     from tether.tools.arguments import ArgumentValidator
+from tether.errors import ConfigurationError
 from tether.tools.context import ToolContext
 
 # The name rule shared by the OpenAI, Anthropic and Bedrock tool APIs.
@@ -57,26 +58,26 @@ class Tool:
         from tether.tools.schema import build_function_schema
 
         if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
-            raise TypeError(
+            raise ConfigurationError(
                 f"{_label(fn)} is a generator function; a tool must return its result "
                 "(return a list or a string instead of yielding)"
             )
         if name is None:
             name = getattr(fn, "__name__", None)
             if not isinstance(name, str):
-                raise TypeError(f"{fn!r} has no __name__; pass name=... to tool()")
+                raise ConfigurationError(f"{fn!r} has no __name__; pass name=... to tool()")
         if not _VALID_NAME.fullmatch(name):
-            raise ValueError(
+            raise ConfigurationError(
                 f"tool name {name!r} is not valid: use 1-64 letters, digits, '_' or '-' "
                 "(pass name=... to tool())"
             )
         if timeout is not None and not timeout > 0:
-            raise ValueError(f"tool {name!r}: timeout must be a positive number of seconds")
+            raise ConfigurationError(f"tool {name!r}: timeout must be a positive number of seconds")
         built = build_function_schema(fn, name, description)
         path_params = (path_params,) if isinstance(path_params, str) else tuple(path_params)
         for param in path_params:
             if param not in built.parameters:
-                raise ValueError(
+                raise ConfigurationError(
                     f"tool {name!r}: path_params names {param!r}, which is not a parameter; "
                     f"parameters are: {', '.join(built.parameters) or '(none)'}"
                 )
@@ -89,7 +90,9 @@ class Tool:
         self.interactive = interactive
         self.idempotent = idempotent
         if reconcile is not None and not callable(reconcile):
-            raise TypeError(f"tool {self.name!r}: reconcile must be callable, got {reconcile!r}")
+            raise ConfigurationError(
+                f"tool {self.name!r}: reconcile must be callable, got {reconcile!r}"
+            )
         self.reconcile = reconcile
         self.timeout = timeout
         # The second test catches instances whose class defines `async def __call__`.
@@ -136,7 +139,7 @@ class Tool:
         """
         if self._context_param is not None:
             if context is None:
-                raise TypeError(
+                raise ConfigurationError(
                     f"tool {self.name!r} declares a ToolContext parameter "
                     f"({self._context_param!r}) but invoke() got context=None"
                 )

@@ -6,6 +6,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tether.errors import SessionStateError
 from tether.messages import JSONValue, ToolCall
 
 if TYPE_CHECKING:
@@ -68,7 +69,9 @@ class ToolContext:
         start and this call returns ``answer``. Other tools of the batch are not re-run.
         """
         if self.interrupter is None:
-            raise RuntimeError("ToolContext.interrupt() is only available while the agent runs")
+            raise SessionStateError(
+                "ToolContext.interrupt() is only available while the agent runs"
+            )
         return self.interrupter(name, reason)
 
     @property

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, overload
 
+from tether.errors import ConfigurationError
 from tether.messages import ToolCall
 from tether.tools.base import Tool
 
@@ -86,7 +87,7 @@ def as_tool(obj: Tool | Callable[..., Any]) -> Tool:
         return obj
     if isinstance(obj, type) or not callable(obj):
         kind = f"the class {obj.__name__}" if isinstance(obj, type) else type(obj).__name__
-        raise TypeError(
+        raise ConfigurationError(
             f"a tool must be a function or a Tool made with @tool, got {kind} ({obj!r:.80})"
         )
     return Tool(obj)

@@ -21,6 +21,7 @@ from pydantic import BeforeValidator, ConfigDict, PydanticUserError, TypeAdapter
 from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
+from tether.errors import ConfigurationError
 from tether.tools.arguments import ArgumentValidator
 from tether.tools.hints import accepts_text, is_choice, is_context, may_be_container
 
@@ -116,21 +117,21 @@ def _build(fn: Callable[..., Any], tool_name: str, description: str | None) -> F
     for param in signature.parameters.values():
         if param.kind in _UNSUPPORTED_KINDS:
             shown = _UNSUPPORTED_KINDS[param.kind].format(param.name)
-            raise TypeError(
+            raise ConfigurationError(
                 f"tool {tool_name!r}: parameter {shown} is not supported; "
                 "a tool takes named parameters only (the model sends a JSON object)"
             )
         annotation = hints.get(param.name, Any)
         if is_context(annotation):
             if context_param is not None:
-                raise TypeError(
+                raise ConfigurationError(
                     f"tool {tool_name!r}: only one parameter may be annotated ToolContext, "
                     f"got {context_param!r} and {param.name!r}"
                 )
             context_param = param.name
             continue
         if isinstance(param.default, FieldInfo):
-            raise TypeError(
+            raise ConfigurationError(
                 f"tool {tool_name!r}: parameter {param.name!r} uses a pydantic Field() as its "
                 "default; write `name: Annotated[type, Field(...)] = default` instead"
             )
@@ -151,7 +152,7 @@ def _build(fn: Callable[..., Any], tool_name: str, description: str | None) -> F
         adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(arguments_type)
         raw_schema = adapter.json_schema()
     except PydanticUserError as exc:  # e.g. a parameter type pydantic cannot handle
-        raise TypeError(f"tool {tool_name!r}: cannot build the argument schema: {exc}") from exc
+        raise _unsupported(tool_name, fields, hints) from exc
     input_schema = _clean_schema(raw_schema, defaults, arg_docs)
     validator = ArgumentValidator(
         adapter.validator.validate_python,
@@ -167,6 +168,35 @@ def _build(fn: Callable[..., Any], tool_name: str, description: str | None) -> F
     )
 
 
+SUPPORTED_TYPES = (
+    "str, int, float, bool, None, bytes, decimal.Decimal, datetime/date/time/timedelta, "
+    "uuid.UUID, pathlib.Path, Enum and Literal, list/tuple/set/dict of those, Optional and "
+    "unions, TypedDict, dataclasses and pydantic models"
+)
+
+
+def _unsupported(
+    tool_name: str, fields: dict[str, Any], hints: dict[str, Any]
+) -> ConfigurationError:
+    """Name the first parameter whose type has no JSON schema, and what would work."""
+    make_typed_dict: Any = typing_extensions.TypedDict
+    for name, annotation in fields.items():
+        probe = with_config(_CONFIG)(make_typed_dict("Probe", {name: annotation}))
+        try:
+            TypeAdapter(probe).json_schema()
+        except PydanticUserError:
+            shown = getattr(hints.get(name), "__name__", None) or repr(hints.get(name))
+            return ConfigurationError(
+                f"tool {tool_name!r}: parameter {name!r} has type {shown}, which cannot be "
+                f"described to the model as JSON. Supported types: {SUPPORTED_TYPES}. Change "
+                "the annotation (e.g. to a dataclass or pydantic model of supported fields)."
+            )
+    return ConfigurationError(
+        f"tool {tool_name!r}: its parameters cannot be described as a JSON schema. "
+        f"Supported types: {SUPPORTED_TYPES}."
+    )
+
+
 def _type_hints(fn: Callable[..., Any], tool_name: str) -> dict[str, Any]:
     target: Any = fn
     while isinstance(target, functools.partial):
@@ -176,7 +206,7 @@ def _type_hints(fn: Callable[..., Any], tool_name: str) -> dict[str, Any]:
     try:
         return typing.get_type_hints(target, include_extras=True)
     except NameError as exc:
-        raise TypeError(
+        raise ConfigurationError(
             f"tool {tool_name!r}: cannot resolve the type hint {exc.name!r}; "
             "define or import it at module level"
         ) from exc

@@ -10,6 +10,7 @@ import pytest
 from agent_hooks import DeclarationError, InterceptionRecord
 
 from tether import Agent, tool
+from tether.control.agent_hooks import AgentHooksHost
 from tether.errors import ConfigurationError
 from tether.models import ScriptedModel
 
@@ -38,8 +39,8 @@ def only_at(point: str, bad: Any) -> Any:
 def run(interceptor: Any, **options: Any) -> tuple[Any, list[InterceptionRecord]]:
     RAN.clear()
     records: list[InterceptionRecord] = []
-    agent = Agent(model=ScriptedModel(list(TURNS)), tools=[act], interceptors=[interceptor],
-                  record_sink=records.append, **options)  # fmt: skip
+    host = AgentHooksHost([interceptor], record_sink=records.append, **options)
+    agent = Agent(model=ScriptedModel(list(TURNS)), tools=[act], agent_hooks=host)
     return agent("go"), records
 
 
@@ -123,10 +124,10 @@ def test_an_unwritable_output_transform_fails_closed() -> None:
 
 
 def test_bad_configuration_is_refused_at_construction() -> None:
-    with pytest.raises(ConfigurationError, match="hooks_mode"):
-        Agent(model=ScriptedModel(["x"]), interceptors=[], hooks_mode="audit")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match=r"AgentHooksHost\(mode=...\)"):
+        Agent(model=ScriptedModel(["x"]), agent_hooks=AgentHooksHost([], mode="audit"))
     with pytest.raises(ConfigurationError, match="intercept"):
-        Agent(model=ScriptedModel(["x"]), interceptors=[42])
+        Agent(model=ScriptedModel(["x"]), agent_hooks=[42])
 
 
 DOC: dict[str, Any] = {

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tether import Agent
+from tether import Agent, Execution
 from tether.control import BeforeOutput
 from tether.durable import SQLiteStore
 from tether.events import FinalResult, ModelCallFinished, ReasoningDelta, TextDelta
@@ -39,7 +39,7 @@ def streamed_text(events: list[Any]) -> str:
 
 async def test_a_consumer_sees_no_token_of_a_denied_answer() -> None:
     model = ScriptedModel([{"text": SECRET, "reasoning": "thinking about " + SECRET}], chunk_size=3)
-    agent = Agent(model=model, interceptors=[deny_output])
+    agent = Agent(model=model, agent_hooks=[deny_output])
     events = await collect(agent, "tell me")
     assert SECRET not in streamed_text(events)
     assert "thinking" not in streamed_text(events)
@@ -51,7 +51,7 @@ async def test_a_consumer_sees_no_token_of_a_denied_answer() -> None:
 
 
 async def test_released_text_is_exactly_the_transformed_answer() -> None:
-    agent = Agent(model=ScriptedModel([SECRET], chunk_size=3), interceptors=[redact_output])
+    agent = Agent(model=ScriptedModel([SECRET], chunk_size=3), agent_hooks=[redact_output])
     events = await collect(agent, "tell me")
     assert streamed_text(events) == "[redacted]"
     finished = [e for e in events if type(e) is ModelCallFinished]
@@ -61,7 +61,9 @@ async def test_released_text_is_exactly_the_transformed_answer() -> None:
 async def test_buffering_is_a_generic_option_off_by_default() -> None:
     plain = await collect(Agent(model=ScriptedModel(["abcdef"], chunk_size=2)), "x")
     assert [e.text for e in plain if type(e) is TextDelta] == ["ab", "cd", "ef"]
-    agent = Agent(model=ScriptedModel(["abcdef"], chunk_size=2), buffer_output=True)
+    agent = Agent(
+        model=ScriptedModel(["abcdef"], chunk_size=2), execution=Execution(buffer_output=True)
+    )
 
     @agent.on(BeforeOutput)
     def shout(event: BeforeOutput) -> None:
@@ -70,8 +72,8 @@ async def test_buffering_is_a_generic_option_off_by_default() -> None:
     events = await collect(agent, "x")
     assert [e.text for e in events if type(e) is TextDelta] == ["ABCDEF"]
     assert events[-1].result.text == "ABCDEF"
-    off = Agent(model=ScriptedModel(["abc"]), interceptors=[lambda c: {"decision": "allow"}],
-                buffer_output=False)  # fmt: skip
+    off = Agent(model=ScriptedModel(["abc"]), agent_hooks=[lambda c: {"decision": "allow"}],
+                execution=Execution(buffer_output=False))  # fmt: skip
     assert streamed_text(await collect(off, "x")) == "abc"
 
 
@@ -86,7 +88,7 @@ async def test_before_output_block_stops_the_run_before_anything_is_kept() -> No
 
 async def test_denied_content_never_reaches_the_store_and_records_do(tmp_path: Path) -> None:
     store = SQLiteStore(str(tmp_path / "t.db"))
-    agent = Agent(model=ScriptedModel([SECRET]), interceptors=[deny_output], store=store,
+    agent = Agent(model=ScriptedModel([SECRET]), agent_hooks=[deny_output], store=store,
                   session_id="s1")  # fmt: skip
     result = await agent.invoke_async("tell me")
     assert result.stop_reason == "blocked"
@@ -114,7 +116,7 @@ async def test_a_post_model_call_deny_keeps_the_reply_out_of_the_store(tmp_path:
         return {"decision": "allow"}
 
     store = SQLiteStore(str(tmp_path / "t.db"))
-    agent = Agent(model=ScriptedModel([SECRET]), interceptors=[deny_reply], store=store,
+    agent = Agent(model=ScriptedModel([SECRET]), agent_hooks=[deny_reply], store=store,
                   session_id="s2")  # fmt: skip
     assert (await agent.invoke_async("x")).stop_reason == "blocked"
     entries = await store.read_entries("s2", 0)

@@ -8,6 +8,7 @@ import pytest
 from agent_hooks import InterceptionRecord, Verdict
 
 from tether import Agent, tool
+from tether.control.agent_hooks import AgentHooksHost
 from tether.messages import Message
 from tether.models import ScriptedModel
 
@@ -53,9 +54,8 @@ def transform(path: str, value: Any) -> dict[str, Any]:
 def run(interceptor: Any, **options: Any) -> tuple[Agent, Any]:
     SEEN.clear()
     RAN.clear()
-    agent = Agent(
-        model=ScriptedModel(script), tools=[lookup], interceptors=[interceptor], **options
-    )
+    host = AgentHooksHost([interceptor], **options)
+    agent = Agent(model=ScriptedModel(script), tools=[lookup], agent_hooks=host)
     return agent, agent("question")
 
 
@@ -160,7 +160,7 @@ def test_evaluate_only_changes_nothing() -> None:
     deny_all = At("any", {})
     deny_all.intercept = lambda ctx: {"decision": "deny", "reason": "p:all"}  # type: ignore[method-assign]
     records: list[InterceptionRecord] = []
-    _, result = run(deny_all, hooks_mode="evaluate_only", record_sink=records.append)
+    _, result = run(deny_all, mode="evaluate_only", record_sink=records.append)
     baseline_seen = [[m.text for m in call] for call in SEEN]
     assert result.stop_reason == "end_turn"
     assert result.text == "answer: value-of-k"
@@ -171,13 +171,13 @@ def test_evaluate_only_changes_nothing() -> None:
     assert plain.text == result.text
     assert [[m.text for m in c] for c in SEEN] == baseline_seen
     ev = At("pre_tool_call", transform("$target.key", "x"))
-    _, transformed = run(ev, hooks_mode="evaluate_only")
+    _, transformed = run(ev, mode="evaluate_only")
     assert RAN == [{"key": "k"}]
     assert transformed.text == "answer: value-of-k"
 
 
 def test_zero_interceptors_in_enforce_mode_deny() -> None:
-    agent = Agent(model=ScriptedModel(["hi"]), interceptors=[])
+    agent = Agent(model=ScriptedModel(["hi"]), agent_hooks=[])
     result = agent("hello")
     assert result.stop_reason == "blocked"
     assert "host_error:no_interceptor" in (result.reason or "")

@@ -33,6 +33,7 @@ from agent_hooks import (
 )
 
 from tether.control.agent_hooks.durable import DurableApprovals
+from tether.errors import ConfigurationError
 
 CAPABILITIES = ("bigint_json", "host_declaration", "int64_json", "model_calls", "tool_calls")
 """What tether's loop implements: all eight points, buffered output, posture "continue"."""
@@ -86,19 +87,25 @@ def _python_kind(config: Any, binding: BindingContext) -> Interceptor:
     from tether.control.agent_hooks.interceptors import as_interceptor
 
     if not isinstance(config, dict) or not isinstance(config.get("object"), str):
-        raise ValueError(f'binding {binding.id}: config needs "object": "package.module:attr"')
+        raise ConfigurationError(
+            f'binding {binding.id}: config needs "object": "package.module:attr"'
+        )
     unknown = set(config) - {"object", "options"}
     if unknown:
-        raise ValueError(f"binding {binding.id}: unknown config member(s) {sorted(unknown)}")
+        raise ConfigurationError(
+            f"binding {binding.id}: unknown config member(s) {sorted(unknown)}"
+        )
     module, _, attr = config["object"].partition(":")
     if not module or not attr:
-        raise ValueError(f'binding {binding.id}: "object" must look like "package.module:attr"')
+        raise ConfigurationError(
+            f'binding {binding.id}: "object" must look like "package.module:attr"'
+        )
     target: Any = importlib.import_module(module)
     for part in attr.split("."):
         target = getattr(target, part)
     options = config.get("options")
     if options is not None or isinstance(target, type):
         if options is not None and not isinstance(options, dict):
-            raise ValueError(f'binding {binding.id}: "options" must be an object')
+            raise ConfigurationError(f'binding {binding.id}: "options" must be an object')
         target = target(**(options or {}))
     return as_interceptor(target)

@@ -67,7 +67,7 @@ class DurableApprovals:
             if self.fallback is not None:
                 return self.fallback.resolve(request)
             return ApprovalResolution(ApprovalOutcome.UNRESOLVED, identity)
-        call = event.tool_use
+        call = event.tool_call
         digest = args_hash(dict(call.arguments))
         question = {
             "tool_call_id": call.id,

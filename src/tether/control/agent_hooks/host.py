@@ -12,7 +12,7 @@ identities and records; this module only translates and writes verdicts back.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +42,7 @@ from tether.control.events import (
     BeforeToolCall,
 )
 from tether.control.registry import HookOrder, HookRegistry
-from tether.errors import ConfigurationError
+from tether.errors import ConfigurationError, SessionStateError
 from tether.messages import ToolResult
 
 if TYPE_CHECKING:
@@ -67,15 +67,18 @@ class _Session:
 class AgentHooksHost:
     """Runs AGENT-HOOKS-0.1 interceptors through an ``InterceptionEmitter`` on tether's loop.
 
-    Build it from interceptors (``Agent(interceptors=[...], ...)`` does) or around a
-    configured emitter (``AgentHooksHost(emitter=...)``, :meth:`from_declaration`).
+    Build it from interceptors (a list, or a name -> interceptor mapping; what
+    ``Agent(agent_hooks=[...])`` does) or around a configured emitter
+    (``AgentHooksHost(emitter=...)``, :meth:`from_declaration`), and attach it with
+    ``Agent(agent_hooks=host)``. A host serves one agent: attaching it to a second
+    one is refused (AGENT-HOOKS hosts refuse stacked bundles).
     One AGENT-HOOKS session per invocation, unless the caller owns one
     (:meth:`start_session` / :meth:`end_session`) spanning several invocations.
     """
 
     def __init__(
         self,
-        interceptors: Iterable[Any] | None = None,
+        interceptors: Iterable[Any] | Mapping[str, Any] | None = None,
         *,
         emitter: InterceptionEmitter | None = None,
         mode: str = "enforce",
@@ -90,7 +93,7 @@ class AgentHooksHost:
                 enforcement = EnforcementMode(mode)
             except ValueError:
                 raise ConfigurationError(
-                    f"hooks_mode must be 'enforce' or 'evaluate_only', got {mode!r}"
+                    f"AgentHooksHost(mode=...) must be 'enforce' or 'evaluate_only', got {mode!r}"
                 ) from None
             if timeout is not None and not timeout > 0:
                 raise ConfigurationError(f"timeout must be a positive number, got {timeout!r}")
@@ -104,9 +107,14 @@ class AgentHooksHost:
                 )
             except (TypeError, ValueError) as exc:
                 raise ConfigurationError(f"AGENT-HOOKS configuration refused: {exc}") from exc
-            for item in interceptors or ():
+            named: Iterable[tuple[str | None, Any]] = (
+                interceptors.items()
+                if isinstance(interceptors, Mapping)
+                else ((None, item) for item in interceptors or ())
+            )
+            for given, item in named:
                 interceptor = as_interceptor(item)
-                name = getattr(interceptor, "name", None)
+                name = given if given is not None else getattr(interceptor, "name", None)
                 if timeout is not None:
                     interceptor = Bounded(interceptor, timeout)
                 emitter.register(interceptor, name=name if isinstance(name, str) else None)
@@ -118,6 +126,7 @@ class AgentHooksHost:
         emitter.set_record_sink(self.trail)
         self._session: _Session | None = None
         self._owned: _Session | None = None
+        self._attached = False
 
     @classmethod
     def from_declaration(
@@ -134,6 +143,13 @@ class AgentHooksHost:
         return cls(emitter=emitter_from_declaration(document, registry), record_sink=record_sink)
 
     def register_hooks(self, registry: HookRegistry) -> None:
+        if self._attached:
+            raise ConfigurationError(
+                "this AgentHooksHost is already attached to an agent; an agent takes one "
+                "AGENT-HOOKS host (agent_hooks=...) and a host serves one agent: build a "
+                "new AgentHooksHost for each agent"
+            )
+        self._attached = True
         last = HookOrder.SDK_LAST
         registry.add(BeforeInvocation, self._before_invocation, last)
         registry.add(BeforeModelCall, self._before_model_call, last)
@@ -157,7 +173,7 @@ class AgentHooksHost:
         """Open a caller-owned session (emits agent_startup) that the next invocations
         share until :meth:`end_session`. A denied startup blocks those invocations."""
         if self._owned is not None:
-            raise RuntimeError("an AGENT-HOOKS session is already open; end it first")
+            raise SessionStateError("an AGENT-HOOKS session is already open; end it first")
         session = self._owned = self._new_session(agent, owned=True)
         ctx = Context(session.builder.agent_startup(tools_registered=sorted(agent.tool_map)))
         record = await self._emit(ctx)
@@ -169,7 +185,7 @@ class AgentHooksHost:
         """Close the caller-owned session (emits agent_shutdown with ``reason``)."""
         session = self._owned
         if session is None:
-            raise RuntimeError("no caller-owned AGENT-HOOKS session is open")
+            raise SessionStateError("no caller-owned AGENT-HOOKS session is open")
         self._owned = None
         if session.blocked is not None and reason == "completed":
             reason = "error"
@@ -186,7 +202,7 @@ class AgentHooksHost:
 
     async def _before_invocation(self, event: BeforeInvocation) -> None:
         agent = event.agent
-        run = agent._run
+        run = agent.conversation.run
         self.trail.journal = run.journal if run is not None else None
         session = self._owned
         if session is None:
@@ -272,7 +288,7 @@ class AgentHooksHost:
 
     async def _before_tool_call(self, event: BeforeToolCall) -> None:
         session = self._session
-        call = event.tool_use
+        call = event.tool_call
         if session is None:
             return
         if event.cancel_tool:  # another control refused it: it will not run
@@ -294,14 +310,14 @@ class AgentHooksHost:
             event.cancel_tool = _reason(record)
         elif _changed(ctx, target):
             try:
-                event.tool_use = wire.args_back(call, ctx["target"])
+                event.tool_call = wire.args_back(call, ctx["target"])
             except wire.WriteBackError as exc:
                 session.denied.add(call.id)
                 event.cancel_tool = _unwritable("pre_tool_call", exc)
 
     async def _after_tool_call(self, event: AfterToolCall) -> None:
         session = self._session
-        call = event.tool_use
+        call = event.tool_call
         if session is None or event.retry:
             return
         if call.id in session.denied:

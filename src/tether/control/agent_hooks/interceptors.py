@@ -10,7 +10,7 @@ from typing import Any
 
 from agent_hooks import AgentContext, Interceptor
 
-from tether.errors import ConfigurationError
+from tether.errors import ConfigurationError, InterceptorTimeout
 
 
 class _Callable:
@@ -64,7 +64,7 @@ class Bounded:
     """A synchronous interceptor past ``timeout`` fails closed as a timeout.
 
     The emitter can only preempt awaitables; a blocking ``intercept`` cannot be
-    stopped, but its verdict is discarded (TimeoutError -> interceptor_timeout).
+    stopped, but its verdict is discarded (InterceptorTimeout, a TimeoutError -> interceptor_timeout).
     """
 
     __slots__ = ("inner", "name", "timeout")
@@ -78,7 +78,7 @@ class Bounded:
         started = time.perf_counter()
         verdict = self.inner.intercept(context)
         if not inspect.isawaitable(verdict) and time.perf_counter() - started > self.timeout:
-            raise TimeoutError(f"interceptor ran longer than {self.timeout:g} s")
+            raise InterceptorTimeout(f"interceptor ran longer than {self.timeout:g} s")
         return verdict
 
 

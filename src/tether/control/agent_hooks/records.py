@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from agent_hooks import InterceptionRecord
 
+from tether.errors import ConfigurationError
+
 if TYPE_CHECKING:
     from tether.session import SessionJournal
 
@@ -26,7 +28,7 @@ class RecordTrail:
 
     def __init__(self, sink: RecordSink | None) -> None:
         if sink is not None and not callable(sink):
-            raise TypeError(f"record_sink must be callable, got {sink!r}")
+            raise ConfigurationError(f"record_sink must be callable, got {sink!r}")
         self.sink = sink
         self.journal: SessionJournal | None = None
         self.pending: list[InterceptionRecord] = []

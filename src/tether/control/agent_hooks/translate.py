@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tether.errors import TetherError
 from tether.messages import ContentBlock, Message, TextBlock, ToolCall, ToolResult
 from tether.models.base import ModelResponse
 from tether.tools import format_tool_output
@@ -28,7 +29,7 @@ _STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_to
 _ROLES = ("system", "user", "assistant", "tool")
 
 
-class WriteBackError(ValueError):
+class WriteBackError(TetherError, ValueError):
     """A transformed value cannot be written back into the native object."""
 
 

@@ -1,0 +1,61 @@
+"""The conversation an Agent carries between invocations, apart from its configuration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tether.messages import JSONValue, Message
+
+if TYPE_CHECKING:
+    from tether.result import Result
+    from tether.run_state import RunState, Suspension
+    from tether.session import SessionView
+
+
+@dataclass(slots=True, eq=False)
+class Conversation:
+    """Everything one session holds: owned by the loop, persistence and resume code.
+
+    ``Agent.messages``, ``Agent.state``, ``Agent.answers`` and ``Agent.last_result``
+    are views of these fields. ``synced_version`` and ``synced_state`` record what
+    this copy matches in the session journal (``-1`` / ``None``: unknown, reload).
+    """
+
+    session_id: str
+    messages: list[Message] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+    answers: dict[str, JSONValue] = field(default_factory=dict)
+    """Answers given to interrupts of this session, by interrupt id."""
+    suspension: Suspension | None = None
+    """Where a suspended run stopped (None unless the last run stopped with interrupt/paused)."""
+    last_result: Result | None = None
+    run: RunState | None = None
+    """The invocation extending this conversation right now (None between invocations)."""
+    synced_version: int = -1
+    synced_state: str | None = None
+
+    def clear(self, session_id: str) -> None:
+        """Forget everything: a fresh conversation under ``session_id``."""
+        self.session_id = session_id
+        self.messages = []
+        self.state = {}
+        self.answers = {}
+        self.suspension = None
+        self.last_result = None
+        self.synced_version = -1
+        self.synced_state = None
+
+    def adopt(self, view: SessionView) -> None:
+        """Take the journal's fold as this conversation (a newer version was found)."""
+        from tether.run_state import Suspension
+
+        self.messages = view.messages
+        self.state = view.state
+        self.answers = view.answers
+        self.suspension = view.suspension
+        if view.status == "running" and not view.messages:
+            self.suspension = None  # it died before saving its prompt: nothing to continue
+        elif view.status == "running":  # the last run's process died: recover on resume()
+            self.suspension = Suspension([], view.pending, view.position, "paused")
+            self.suspension.in_doubt = [c.id for c in view.in_doubt()]
