@@ -6,6 +6,7 @@ import time
 from collections.abc import AsyncGenerator
 
 import pytest
+from history import assert_history_valid
 
 from tether import Agent, IterationBudget, Limits, ModelError, ToolContext, ToolLoopError, tool
 from tether.events import ModelStop, ModelStreamEvent, TextDelta, ToolCallDelta, ToolStarted
@@ -25,17 +26,6 @@ def calls(*names_args: tuple[str, dict]) -> dict:
 
 def tool_messages(agent: Agent) -> list[Message]:
     return [m for m in agent.messages if m.role == "tool"]
-
-
-def assert_history_valid(agent: Agent) -> None:
-    """Every tool call is answered by a result in the following tool message."""
-    for i, message in enumerate(agent.messages):
-        if message.role == "assistant" and message.tool_calls:
-            following = agent.messages[i + 1]
-            assert following.role == "tool"
-            assert [r.tool_call_id for r in following.tool_results] == [
-                c.id for c in message.tool_calls
-            ]
 
 
 # -- tool failures ------------------------------------------------------------------
@@ -124,7 +114,7 @@ def test_three_rounds_of_unknown_tools_stop_the_run_with_an_error():
     assert "available tools: add" in str(info.value)
     assert info.value.result is not None
     assert info.value.result.stop_reason == "error"
-    assert_history_valid(agent)
+    assert_history_valid(agent.messages)
     assert model.calls == 3
 
 
@@ -204,7 +194,7 @@ def test_limits_stop_at_a_cycle_boundary(limits, stop_reason):
     result = agent("go")
     assert result.stop_reason == stop_reason
     assert result.reason
-    assert_history_valid(agent)
+    assert_history_valid(agent.messages)
 
 
 def test_turn_limit_counts_model_calls():
@@ -259,7 +249,7 @@ def test_budget_exhausted_when_the_model_keeps_calling_tools():
     result = agent("go")
     assert result.stop_reason == "budget_exhausted"
     assert result.usage.model_calls == 2  # one budgeted call + the grace call
-    assert_history_valid(agent)
+    assert_history_valid(agent.messages)
     assert agent.messages[-1].tool_results[0].content.startswith("Not run:")
 
 
@@ -312,7 +302,7 @@ def test_cancel_reaches_a_running_sync_tool_through_its_context():
     assert result.stop_reason == "cancelled"
     assert done.wait(5)  # the thread saw the signal (the run does not wait for it)
     assert observed == [True]
-    assert_history_valid(agent)
+    assert_history_valid(agent.messages)
     assert agent.messages[-1].tool_results[0].status == "cancelled"
 
 
@@ -337,7 +327,7 @@ async def test_cancel_cancels_running_async_tools_and_answers_every_call():
     result = await asyncio.wait_for(task, 5)
     assert result.stop_reason == "cancelled"
     assert finished == []
-    assert_history_valid(agent)
+    assert_history_valid(agent.messages)
     statuses = [r.status for r in agent.messages[-1].tool_results]
     assert statuses == ["cancelled", "cancelled"]
 
@@ -373,7 +363,7 @@ async def test_cancel_before_the_next_model_call():
     assert agent.last_result is not None
     assert agent.last_result.stop_reason == "cancelled"
     assert agent.last_result.usage.model_calls == 1
-    assert_history_valid(agent)
+    assert_history_valid(agent.messages)
 
 
 def test_cancel_without_a_run_is_harmless_and_does_not_leak_into_the_next_run():

@@ -115,7 +115,7 @@ def test_hook_interrupts_before_tool_and_model_calls():
 
     @agent.on(BeforeToolCall)
     def gate(event: BeforeToolCall) -> None:
-        answer = event.interrupt("allow-tool", event.tool_use.name)
+        answer = event.interrupt("allow-tool", event.tool_call.name)
         asked.append(answer)
         if answer != "yes":
             event.cancel_tool = "not allowed"
@@ -147,7 +147,7 @@ class AskFirst(InterventionHandler):
     name = "ask-first"
 
     def before_tool_call(self, event: BeforeToolCall) -> Confirm:
-        return Confirm(f"run {event.tool_use.name}?")
+        return Confirm(f"run {event.tool_call.name}?")
 
 
 @pytest.mark.parametrize(
@@ -223,7 +223,7 @@ def test_pause_stops_at_the_next_boundary_and_resume_continues():
 
     @agent.on(BeforeToolCall)
     def pause_after_first(event: BeforeToolCall) -> None:
-        if event.tool_use.arguments == {"a": 1, "b": 1}:
+        if event.tool_call.arguments == {"a": 1, "b": 1}:
             agent.pause()
 
     result = agent("go")

@@ -1,0 +1,315 @@
+"""The promise of errors.py: every exception tether raises is a TetherError.
+
+Two checks: a walk over every ``raise`` in the source (outside ops/, whose CLI
+exits are typer's), and each documented bad input driven through the public API.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import builtins
+import importlib
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tether
+from tether import (
+    Agent,
+    AnswerError,
+    ConfigurationError,
+    Execution,
+    InputError,
+    Limits,
+    TetherError,
+    tool,
+)
+from tether.control import BeforeToolCall, Confirm, InterventionHandler
+from tether.durable import MemoryStore, SQLiteStore
+from tether.models import ScriptedModel
+
+SRC = Path(tether.__file__).parent
+
+# Python protocols kept on purpose (docs/design.md, "Errors"): a module's lazy
+# __getattr__ must raise AttributeError; an abstract method raises NotImplementedError.
+PROTOCOL = {"AttributeError": "__getattr__", "NotImplementedError": None}
+CONTROL_FLOW = {"StopRun", "InterruptSignal"}
+
+
+def _raised_names(tree: ast.AST) -> list[tuple[int, str, str | None]]:
+    """(line, exception name, enclosing function) of every ``raise Name(...)``."""
+    found: list[tuple[int, str, str | None]] = []
+
+    def visit(node: ast.AST, function: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = function
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                inner = child.name
+            if isinstance(child, ast.Raise) and child.exc is not None:
+                exc = child.exc.func if isinstance(child.exc, ast.Call) else child.exc
+                if isinstance(exc, ast.Name) and exc.id[:1].isupper():
+                    found.append((child.lineno, exc.id, function))
+            visit(child, inner)
+
+    visit(tree, None)
+    return found
+
+
+def _anywhere(name: str) -> object:
+    """A class imported inside a function: find it in any loaded tether module."""
+    for module_name, module in list(sys.modules.items()):
+        if module_name.startswith("tether.") and isinstance(getattr(module, name, None), type):
+            return getattr(module, name)
+    return None
+
+
+def test_every_raise_in_the_source_is_a_tether_error() -> None:
+    offenders: list[str] = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        if rel.startswith("ops/"):
+            continue
+        module_name = "tether." + rel[:-3].replace("/", ".").removesuffix(".__init__")
+        module = importlib.import_module(module_name)
+        for line, name, function in _raised_names(ast.parse(path.read_text())):
+            if name in CONTROL_FLOW:
+                continue
+            if name in PROTOCOL and PROTOCOL[name] in (None, function):
+                continue
+            cls = getattr(module, name, None) or getattr(builtins, name, None) or _anywhere(name)
+            if not (isinstance(cls, type) and issubclass(cls, TetherError)):
+                offenders.append(f"{rel}:{line}: raise {name}")
+    assert offenders == []
+
+
+def _confirming_agent(**options: Any) -> Agent:
+    @tool
+    def transfer(to: str, amount: int) -> str:
+        """Send money."""
+        return f"sent {amount} to {to}"
+
+    class Ask(InterventionHandler):
+        def before_tool_call(self, event: BeforeToolCall) -> Confirm:
+            return Confirm("send it?")
+
+    turns = [{"tool_calls": [{"name": "transfer", "args": {"to": "bob", "amount": 5}}]}, "done"]
+    return Agent(model=ScriptedModel(turns), tools=[transfer], interventions=[Ask()], **options)
+
+
+def _suspended() -> tuple[Agent, str]:
+    agent = _confirming_agent()
+    result = agent("pay bob")
+    assert result.stop_reason == "interrupt"
+    return agent, result.interrupts[0].id
+
+
+class Opaque:
+    pass
+
+
+def _f(x: int) -> int:
+    """Echo."""
+    return x
+
+
+def _bad_param_tool() -> None:
+    @tool
+    def lookup(key: str, where: Opaque) -> str:
+        """Look up."""
+        return key
+
+
+def _resume_unknown_id() -> None:
+    agent, _ = _suspended()
+    agent.resume({"nope": "approve"})
+
+
+def _resume_bad_confirm() -> None:
+    agent, iid = _suspended()
+    agent.resume({iid: "maybe"})
+
+
+def _resume_bad_edit() -> None:
+    agent, iid = _suspended()
+    agent.resume({iid: {"approved": True, "args": {"amount": "lots"}}})
+
+
+def _resume_non_json() -> None:
+    agent, iid = _suspended()
+    agent.resume({iid: object()})
+
+
+def _two_hosts() -> None:
+    from tether.control.agent_hooks import AgentHooksHost
+
+    host = AgentHooksHost([lambda ctx: {"decision": "allow"}])
+    Agent(model=ScriptedModel(["x"]), agent_hooks=host)
+    Agent(model=ScriptedModel(["x"]), agent_hooks=host)
+
+
+def _host_in_hooks() -> None:
+    from tether.control.agent_hooks import AgentHooksHost
+
+    Agent(model=ScriptedModel(["x"]), hooks=[AgentHooksHost([])])
+
+
+# (what, the call, the exception type, words the message must contain)
+BAD_INPUTS: list[tuple[str, Callable[[], Any], type[TetherError], list[str]]] = [
+    ("no model", lambda: Agent(), ConfigurationError, ["needs a model", "TETHER_MODEL"]),
+    (
+        "store as a path string",
+        lambda: Agent(model=ScriptedModel(["x"]), store="sessions.db", session_id="s"),  # type: ignore[arg-type]
+        ConfigurationError,
+        ["store=", "'sessions.db'", "SQLiteStore('sessions.db')"],
+    ),
+    (
+        "store of the wrong type",
+        lambda: Agent(model=ScriptedModel(["x"]), store=42),  # type: ignore[arg-type]
+        ConfigurationError,
+        ["store=", "int"],
+    ),
+    (
+        "empty session id",
+        lambda: Agent(model=ScriptedModel(["x"]), session_id="", store=MemoryStore()),
+        ConfigurationError,
+        ["session_id is empty"],
+    ),
+    (
+        "session id with a lone surrogate",
+        lambda: Agent(model=ScriptedModel(["x"]), session_id="a\udc80b", store=MemoryStore()),
+        ConfigurationError,
+        ["session_id", "UTF-8"],
+    ),
+    (
+        "session id too long",
+        lambda: Agent(model=ScriptedModel(["x"]), session_id="x" * 10_000, store=MemoryStore()),
+        ConfigurationError,
+        ["session_id", "10000 characters", "256"],
+    ),
+    (
+        "session id with control characters",
+        lambda: Agent(model=ScriptedModel(["x"]), session_id="a\x1b[2Jb", store=MemoryStore()),
+        ConfigurationError,
+        ["session_id", "control characters"],
+    ),
+    (
+        "unsupported tool parameter type",
+        _bad_param_tool,
+        ConfigurationError,
+        ["tool 'lookup'", "parameter 'where'", "Opaque", "Supported types"],
+    ),
+    (
+        "duplicate tool names",
+        lambda: Agent(model=ScriptedModel(["x"]), tools=[tool(name="t")(_f), tool(name="t")(_f)]),
+        ConfigurationError,
+        ["two tools are named 't'"],
+    ),
+    (
+        "bad Execution knob",
+        lambda: Execution(max_concurrency=0),
+        ConfigurationError,
+        ["Execution(max_concurrency=...)", "0"],
+    ),
+    (
+        "execution of the wrong type",
+        lambda: Agent(model=ScriptedModel(["x"]), execution={"max_retries": 1}),  # type: ignore[arg-type]
+        ConfigurationError,
+        ["execution=", "dict"],
+    ),
+    ("bad limit", lambda: Limits(turns=0), ConfigurationError, ["Limits(turns=...)", "0"]),
+    (
+        "bad prompt",
+        lambda: Agent(model=ScriptedModel(["x"]))(42),  # type: ignore[arg-type]
+        InputError,
+        ["prompt", "int"],
+    ),
+    ("unknown interrupt id", _resume_unknown_id, AnswerError, ["unknown interrupt id", "'nope'"]),
+    ("malformed Confirm answer", _resume_bad_confirm, AnswerError, ["Confirm response", "'maybe'"]),
+    ("invalid edited arguments", _resume_bad_edit, AnswerError, ["edited arguments", "amount"]),
+    ("non-JSON answer", _resume_non_json, AnswerError, ["not JSON-serializable"]),
+    (
+        "a second AGENT-HOOKS attach",
+        _two_hosts,
+        ConfigurationError,
+        ["already attached", "a host serves one agent", "new AgentHooksHost"],
+    ),
+    (
+        "an AGENT-HOOKS host in hooks=",
+        _host_in_hooks,
+        ConfigurationError,
+        ["AgentHooksHost", "agent_hooks="],
+    ),
+    (
+        "agent_hooks of the wrong type",
+        lambda: Agent(model=ScriptedModel(["x"]), agent_hooks="allow-all"),
+        ConfigurationError,
+        ["agent_hooks=", "str"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "words"), [case[1:] for case in BAD_INPUTS], ids=[c[0] for c in BAD_INPUTS]
+)
+def test_each_documented_bad_input_is_a_tether_error_naming_the_fault(
+    call: Callable[[], Any], error: type[TetherError], words: list[str]
+) -> None:
+    with pytest.raises(error) as info:
+        call()
+    assert isinstance(info.value, TetherError)
+    for word in words:
+        assert word in str(info.value)
+
+
+def test_a_refused_answer_changes_nothing() -> None:
+    agent, iid = _suspended()
+    before = [m.to_dict() for m in agent.messages]
+    with pytest.raises(AnswerError):
+        agent.resume({iid: {"approved": True, "args": {"amount": "lots"}}})
+    assert [m.to_dict() for m in agent.messages] == before
+    assert [i.id for i in agent.pending_interrupts] == [iid]
+    assert agent.resume({iid: "approve"}).text == "done"
+
+
+def test_bad_input_errors_keep_their_builtin_bases() -> None:
+    assert issubclass(ConfigurationError, ValueError)
+    assert issubclass(ConfigurationError, TypeError)
+    assert issubclass(AnswerError, ValueError)
+    with pytest.raises(TypeError):
+        _bad_param_tool()
+
+
+def _formatted(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(exc))
+
+
+def test_sync_facade_errors_carry_no_event_loop_context() -> None:
+    with pytest.raises(TetherError) as info:
+        _resume_unknown_id()
+    assert info.value.__context__ is None
+    assert "no running event loop" not in _formatted(info.value)
+    agent = Agent(model=ScriptedModel(["x"]))
+    with pytest.raises(InputError) as run_info:
+        agent(42)  # type: ignore[arg-type]
+    assert "no running event loop" not in _formatted(run_info.value)
+
+
+async def test_sync_facade_inside_a_running_loop_has_clean_errors_too() -> None:
+    agent = Agent(model=ScriptedModel(["x"]))
+    with pytest.raises(InputError) as info:
+        await asyncio.to_thread(agent.run, 42)  # type: ignore[arg-type]
+    assert "no running event loop" not in _formatted(info.value)
+
+
+def test_a_store_path_string_leaves_no_file_behind(tmp_path: Path) -> None:
+    target = tmp_path / "sessions.db"
+    with pytest.raises(ConfigurationError):
+        Agent(model=ScriptedModel(["x"]), store=str(target), session_id="s")  # type: ignore[arg-type]
+    assert not target.exists()
+    agent = Agent(model=ScriptedModel(["ok"]), store=SQLiteStore(str(target)), session_id="s")
+    assert agent("hi").text == "ok"
