@@ -86,9 +86,8 @@ async def run_invocation(
         outcome.stop(*(run.stop_hint or ("end_turn", None)))
     finally:
         conversation.run = None
-    async with aclosing(_finish(run, outcome)) as ending:
-        async for event in ending:
-            yield event
+    for event in await _finish(run, outcome):
+        yield event
 
 
 @dataclass(slots=True)
@@ -115,11 +114,12 @@ class _Outcome:
             return None
 
 
-async def _finish(run: RunState, outcome: _Outcome) -> AsyncGenerator[StreamEvent, None]:
+async def _finish(run: RunState, outcome: _Outcome) -> list[StreamEvent]:
     """Wrap the run up: settle open calls (or suspend), journal the end, build the Result,
-    run AfterInvocation; then raise the failure or yield the interrupts and FinalResult."""
+    run AfterInvocation; then raise the failure, or return the last events to yield."""
     agent = run.agent
     conversation = agent.conversation
+    events: list[StreamEvent] = []
     if outcome.stop_reason in ("interrupt", "paused"):
         conversation.suspension = Suspension(
             list(run.interrupts), run.pending, run.batch_position, outcome.stop_reason
@@ -131,7 +131,7 @@ async def _finish(run: RunState, outcome: _Outcome) -> AsyncGenerator[StreamEven
         if closing is not None:
             appended = await outcome.guard(run.add_message(closing))
             if appended is not None:
-                yield appended
+                events.append(appended)
     if run.journal is not None:
         view = _view(run, outcome.stop_reason)
         usage = run.usage.to_dict()
@@ -150,9 +150,9 @@ async def _finish(run: RunState, outcome: _Outcome) -> AsyncGenerator[StreamEven
     if outcome.failure is not None:
         outcome.failure.result = result
         raise outcome.failure
-    for interrupt in result.interrupts:
-        yield InterruptRaised(interrupt)
-    yield FinalResult(result)
+    events.extend(InterruptRaised(interrupt) for interrupt in result.interrupts)
+    events.append(FinalResult(result))
+    return events
 
 
 def _view(run: RunState, stop_reason: StopReason) -> SessionView:
