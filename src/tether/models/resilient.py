@@ -4,6 +4,9 @@ An adapter implements ``_attempt`` (one request, streamed as normalized events)
 and ``_error_info`` (what a failed request said). ``stream`` owns recovery:
 backoff retries, Retry-After, credential rotation, the context compression hook,
 dropping reasoning after a rejected thinking signature, and clear final errors.
+Every failure of a call except a :class:`TetherError` (the caller's configuration)
+ends as a :class:`ProviderError`; an exception the adapter does not recognise
+(an undecodable stream, a chunk of the wrong shape) is reason ``unknown``.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
-from tether.errors import ConfigurationError
+from tether.errors import ConfigurationError, TetherError
 from tether.events import ModelRetry, ModelStop, ModelStreamEvent
 from tether.messages import Message, ReasoningBlock, TextBlock, ToolResult
 from tether.models.base import ModelRequest
@@ -86,7 +89,8 @@ class ProviderModel:
         raise NotImplementedError
 
     def _error_info(self, exc: BaseException, request: ModelRequest) -> ErrorInfo | None:
-        """Describe a failed request, or None if ``exc`` is not a provider failure."""
+        """Describe a failed request, or None if the adapter does not recognise ``exc``
+        (the call then fails as ``unknown``)."""
         raise NotImplementedError
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
@@ -123,10 +127,10 @@ class ProviderModel:
                 return
             except (GeneratorExit, asyncio.CancelledError, ProviderError):
                 raise
+            except TetherError:
+                raise  # the caller's configuration, not the provider
             except Exception as exc:
                 info = self._describe(exc, request)
-                if info is None:
-                    raise
                 reason = classify(info)
                 detail = _detail(info, exc)
                 if delivered:
@@ -191,7 +195,8 @@ class ProviderModel:
             finally:
                 watchdog.stop()
 
-    def _describe(self, exc: Exception, request: ModelRequest) -> ErrorInfo | None:
+    def _describe(self, exc: Exception, request: ModelRequest) -> ErrorInfo:
+        """What ``exc`` says about the call; an exception no adapter knows is ``unknown``."""
         if isinstance(exc, StaleStreamError):
             return ErrorInfo(self.provider, message=str(exc), transport="timeout")
         if isinstance(exc, ResponseFormatError):
@@ -203,7 +208,14 @@ class ProviderModel:
                 transport="disconnected",
                 request_chars=request_size(request),
             )
-        return self._error_info(exc, request)
+        info = self._error_info(exc, request)
+        if info is None:
+            info = ErrorInfo(
+                self.provider,
+                message=f"unexpected {type(exc).__name__}: {exc}",
+                request_chars=request_size(request),
+            )
+        return info
 
 
 def _detail(info: ErrorInfo, exc: BaseException) -> str:
