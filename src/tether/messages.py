@@ -91,7 +91,8 @@ class ToolResult:
     def __post_init__(self) -> None:
         # Every result (a tool's value, an exception's message, a hook's replacement)
         # must encode as UTF-8 for the provider request and the journal.
-        self.content = sanitize_text(self.content)
+        if isinstance(self.content, str):  # a corrupt journal may hold anything
+            self.content = sanitize_text(self.content)
 
 
 ContentBlock: TypeAlias = TextBlock | ReasoningBlock | ToolCall | ToolResult

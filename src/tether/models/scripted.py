@@ -8,16 +8,16 @@
 Each turn is a dict with ``text`` and/or ``tool_calls`` (each ``{"name", "args",
 "id"?}``), optionally ``reasoning`` and ``stop_reason``; a plain string is a text
 turn. Instead of a list, pass a callable ``(messages, tool_specs) -> turn``.
+Text is streamed in chunks of ``chunk_size`` characters and usage is estimated
+at four characters per token. Tool call ids default to ``call_<history length>_<index>``,
+unique within a conversation and the same when a session is replayed elsewhere.
 
 A list script is played by position in the conversation: on its first call, a
 ScriptedModel counts how many of its turns the conversation already holds as its
 first assistant messages (same text and tool calls, in order) and continues after
 them, so a durable session resumed in a new process carries on where it stopped.
-Each later call plays the next turn. A conversation that starts with other
-assistant messages (another model's) starts the script at turn 0.
-Text is streamed in chunks of ``chunk_size`` characters and usage is estimated
-at four characters per token. Tool call ids default to ``call_<history length>_<index>``,
-unique within a conversation and the same when a session is replayed elsewhere.
+Each later call plays the next turn (a retried call included). A conversation
+that starts with other assistant messages (another model's) starts at turn 0.
 """
 
 from __future__ import annotations
