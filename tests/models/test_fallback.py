@@ -98,3 +98,28 @@ def test_a_plain_exception_before_output_is_an_unknown_provider_error_and_falls_
     with pytest.raises(ProviderError, match=r"unknown, no HTTP status\) after 1 attempt") as info:
         alone("hi")
     assert (info.value.provider, info.value.attempts) == ("garbled", 1)
+
+
+class Silent:
+    """A custom model whose stream ends without a stop event and without output."""
+
+    name = "silent"
+
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
+        return
+        yield  # an async generator
+
+
+def test_a_stream_that_ends_without_a_stop_event_before_output_falls_back():
+    agent = Agent(model=FallbackChain([Silent(), ScriptedModel(["from the fallback"])]))
+
+    async def run() -> list[object]:
+        return [e async for e in agent.stream("hi")]
+
+    [fallback] = [e for e in asyncio.run(run()) if isinstance(e, ModelFallback)]
+    assert (fallback.from_model, fallback.reason) == ("silent", "format_error")
+    assert "ended without a stop event" in fallback.error
+    assert agent.last_result.text == "from the fallback"
+    alone = Agent(model=FallbackChain([Silent()]))
+    with pytest.raises(ProviderError, match=r"format_error, no HTTP status\) after 1 attempt"):
+        alone("hi")

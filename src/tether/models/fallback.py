@@ -20,7 +20,8 @@ class FallbackChain:
     ``fallback_on`` (default: every reason) before it streamed any output; once
     output reached the caller, a failure ends the call. A model that fails with
     a plain exception (not a ``TetherError``) fails as a ``ProviderError`` with
-    reason ``unknown``. Each switch yields a ``ModelFallback`` event.
+    reason ``unknown``; one whose stream ends without a ``ModelStop``, with
+    ``format_error``. Each switch yields a ``ModelFallback`` event.
     """
 
     def __init__(
@@ -53,20 +54,27 @@ class FallbackChain:
             if position < start:
                 continue
             delivered = False
+            stopped = False
             try:
                 async with aclosing(model.stream(request)) as events:
                     async for event in events:
                         kind = type(event)
-                        if (
-                            kind is not ModelStop
-                            and kind is not ModelRetry
-                            and kind is not ModelFallback
-                        ):
+                        if kind is ModelStop:
+                            stopped = True
+                        elif kind is not ModelRetry and kind is not ModelFallback:
                             delivered = True
                         yield event
-                return
+                if stopped:
+                    return
+                error: ModelError = ProviderError(
+                    FailoverReason.FORMAT_ERROR,
+                    model.name,
+                    "the stream ended without a stop event"
+                    + (" after part of the response had been delivered" if delivered else ""),
+                    partial=delivered,
+                )
             except ModelError as exc:
-                error: ModelError = exc
+                error = exc
             except TetherError:
                 raise  # the caller's configuration, not the model
             except Exception as exc:  # a custom model's plain failure: classify it as unknown
