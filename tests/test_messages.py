@@ -58,6 +58,15 @@ def test_lone_surrogates_are_replaced_on_input():
     assert sanitize_json({"k\udfff": ["\ud83d", 1]}) == {"k\ufffd": ["\ufffd", 1]}
 
 
+def test_tool_results_are_sanitised_however_they_are_built():
+    # a hook or middleware building its own result gets the same treatment as a tool's value
+    result = ToolResult("c1", "read", "half \udc80 char", is_error=True, status="error")
+    assert result.content == "half \ufffd char"
+    data = {"type": "tool_result", "tool_call_id": "c2", "name": "n", "content": "\ud800"}
+    restored = Message.from_dict({"role": "tool", "content": [data]})
+    assert restored.tool_results[0].content == "\ufffd"
+
+
 def test_valid_text_is_returned_unchanged():
     text = "emoji 😀 and accents é"
     assert sanitize_text(text) is text

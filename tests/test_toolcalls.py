@@ -7,6 +7,7 @@ import time
 import pytest
 
 from tether import Agent, Execution, ToolContext, tool
+from tether.messages import Message
 from tether.models import ScriptedModel
 
 
@@ -242,3 +243,85 @@ def test_a_hook_error_inside_a_parallel_group_stops_cleanly():
     results = agent.messages[2].tool_results
     assert len(results) == 2  # every call answered, history valid
     assert results[1].is_error
+
+
+def _surrogate_tools():
+    @tool
+    def echo(text: str) -> str:
+        """Returns text holding a lone surrogate, as a tool reading a broken file might."""
+        return f"read {text} \ud800 end"
+
+    @tool
+    def listing() -> dict:
+        """A structured value with lone surrogates in a key and a value."""
+        return {"name\udfff": ["a\ud83d"]}
+
+    @tool
+    def broken() -> str:
+        """Fails with a message that holds a lone surrogate."""
+        raise OSError("cannot decode \udcff in file")
+
+    return [echo, listing, broken]
+
+
+TOOL_CALLS = [
+    {"name": "echo", "args": {"text": "x"}},
+    {"name": "listing", "args": {}},
+    {"name": "broken", "args": {}},
+]
+
+
+def _surrogate_script() -> ScriptedModel:
+    return ScriptedModel([{"tool_calls": TOOL_CALLS}, "done"])
+
+
+SANITISED = [
+    "read x \ufffd end",
+    '{"name\ufffd":["a\ufffd"]}',
+    "Error: OSError: cannot decode \ufffd in file",
+]
+
+
+def test_tool_results_with_lone_surrogates_reach_the_model_as_valid_utf8():
+    import json
+
+    from recording_script import Script
+
+    script = Script({"tool_calls": TOOL_CALLS}, "done")
+    agent = Agent(model=ScriptedModel(script), tools=_surrogate_tools())
+    assert agent("go").stop_reason == "end_turn"
+    sent = script.seen[-1]  # what the second model call (a provider request) holds
+    assert [r.content for r in sent[-1].tool_results] == SANITISED
+    for message in sent:
+        json.dumps(message.to_dict(), ensure_ascii=False).encode("utf-8")
+
+
+def test_a_durable_run_survives_tool_results_with_lone_surrogates(tmp_path):
+    from tether.durable import SQLiteStore
+
+    path = tmp_path / "surrogates.db"
+    agent = Agent(
+        model=_surrogate_script(),
+        tools=_surrogate_tools(),
+        store=SQLiteStore(path),
+        session_id="s-surrogate",
+    )
+    result = agent("go")
+    assert (result.stop_reason, result.text) == ("end_turn", "done")
+
+    async def saved_results() -> list[str]:
+        store = SQLiteStore(path)  # a new store object reads what the file holds
+        try:
+            record = await store.load("s-surrogate")
+        finally:
+            await store.close()
+        assert record is not None
+        assert record.status == "completed"
+        [tool_message] = [
+            Message.from_dict(e.data["message"])
+            for e in record.entries
+            if e.kind == "message" and e.data["message"]["role"] == "tool"
+        ]
+        return [r.content for r in tool_message.tool_results]
+
+    assert asyncio.run(saved_results()) == SANITISED

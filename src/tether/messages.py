@@ -77,7 +77,8 @@ class ToolCall:
 class ToolResult:
     """The outcome of one tool call, as the model will see it.
 
-    ``content`` is the text given to the model (JSON text for structured values);
+    ``content`` is the text given to the model (JSON text for structured values;
+    lone surrogates replaced, as in model output and user input);
     ``is_error`` tells the model the call failed; ``status`` says why in a word
     (``ok``, ``error``, ``denied``, ``cancelled``, ``timeout``).
     """
@@ -88,6 +89,12 @@ class ToolResult:
     is_error: bool = False
     status: str = "ok"
     type: Literal["tool_result"] = "tool_result"
+
+    def __post_init__(self) -> None:
+        # Every result (a tool's value, an exception's message, a hook's replacement)
+        # must encode as UTF-8 for the provider request and the journal.
+        if isinstance(self.content, str):  # a corrupt journal may hold anything
+            self.content = sanitize_text(self.content)
 
 
 ContentBlock: TypeAlias = TextBlock | ReasoningBlock | ToolCall | ToolResult

@@ -13,9 +13,16 @@ import itertools
 import pytest
 
 from tether import Agent, tool
-from tether.events import ModelRetry, TextDelta
+from tether.events import ModelFallback, ModelRetry, TextDelta
 from tether.messages import Message, ReasoningBlock, TextBlock, ToolCall, ToolResult
-from tether.models import AnthropicModel, BedrockModel, ProviderError, RetryPolicy
+from tether.models import (
+    AnthropicModel,
+    BedrockModel,
+    FallbackChain,
+    OpenAIModel,
+    ProviderError,
+    RetryPolicy,
+)
 from tether.models.assembler import ResponseAssembler
 from tether.models.base import ModelRequest
 
@@ -223,3 +230,45 @@ async def test_bedrock_guardrail_is_a_content_filter_stop(fault):
     """Fault server: stopReason guardrail_intervened."""
     response, _ = await assemble(bedrock(fault, "guardrail"))
     assert response.stop_reason == "content_filter"
+
+
+# -- undecodable streams are provider failures (FallbackChain falls back) ----------------
+
+
+def healthy(fault) -> OpenAIModel:
+    return OpenAIModel(f"text~{next(_tags)}", base_url=fault.url + "/v1", api_key="k", retry=FAST)
+
+
+async def fallback_of(chain: FallbackChain) -> tuple[str, ModelFallback]:
+    response, events = await assemble(chain)
+    [fallback] = [e for e in events if isinstance(e, ModelFallback)]
+    return response.message.text, fallback
+
+
+async def test_bedrock_stream_without_event_stream_framing_is_a_format_error(fault):
+    """Fault server: ConverseStream answers one JSON body; botocore's decoder fails."""
+    primary = bedrock(fault, "unframed")
+    with pytest.raises(ProviderError, match="could not be decoded") as info:
+        await assemble(primary)
+    error = info.value
+    assert (error.reason.value, error.provider, error.attempts) == ("format_error", primary.name, 1)
+    assert "ChecksumMismatch" in str(error)
+    assert not error.partial
+    primary = bedrock(fault, "unframed")
+    text, fallback = await fallback_of(FallbackChain([primary, healthy(fault)]))
+    assert text == "Hello world"
+    assert (fallback.from_model, fallback.reason) == (primary.name, "format_error")
+    assert len(fault.app.state.recorder.for_model(primary.model)) == 1  # not retried
+
+
+async def test_anthropic_stream_of_the_wrong_shape_is_a_provider_error(fault):
+    """Fault server: a content_block_delta whose delta is a number, not an object."""
+    primary = claude(fault, "garbage")
+    with pytest.raises(ProviderError, match=r"unknown, no HTTP status\) after 3 attempt") as info:
+        await assemble(primary)
+    assert (info.value.provider, info.value.attempts) == (primary.name, 3)
+    assert "AttributeError" in str(info.value)
+    primary = claude(fault, "garbage")
+    text, fallback = await fallback_of(FallbackChain([primary, healthy(fault)]))
+    assert text == "Hello world"
+    assert (fallback.from_model, fallback.reason) == (primary.name, "unknown")

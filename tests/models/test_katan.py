@@ -15,9 +15,16 @@ import pytest
 
 from tether import Agent, Limits, tool
 from tether.control import BeforeModelCall, BeforeToolCall, Deny, InterventionHandler, Proceed
-from tether.events import ModelRetry, TextDelta
+from tether.events import ModelFallback, ModelRetry, TextDelta
 from tether.messages import Message
-from tether.models import AnthropicModel, BedrockModel, OpenAIModel, ProviderError, RetryPolicy
+from tether.models import (
+    AnthropicModel,
+    BedrockModel,
+    FallbackChain,
+    OpenAIModel,
+    ProviderError,
+    RetryPolicy,
+)
 from tether.models.base import ModelRequest
 
 ONCE = RetryPolicy(max_attempts=1, stale_timeout=20)
@@ -79,8 +86,27 @@ async def test_anthropic_text(katan, streaming):
 
 
 async def test_bedrock_converse_text(katan):
-    """llm-katan: Bedrock Converse (non-streaming; its converse-stream is not AWS framing)."""
+    """llm-katan: Bedrock Converse (non-streaming; its converse-stream is not AWS framing,
+    see the fallback test below)."""
     assert "User: ping" in await text_of(bedrock(katan.url, streaming=False))
+
+
+async def test_bedrock_converse_stream_is_a_format_error_and_the_chain_falls_back(katan):
+    """llm-katan: its converse-stream is not AWS event-stream framing; botocore cannot decode
+    it, so the call fails as format_error (not retried) and FallbackChain moves on."""
+    primary = bedrock(katan.url)
+    with pytest.raises(ProviderError, match="could not be decoded as AWS event-stream") as info:
+        await text_of(primary)
+    assert (info.value.reason.value, info.value.provider, info.value.attempts) == (
+        "format_error",
+        primary.name,
+        1,
+    )
+    chain = FallbackChain([bedrock(katan.url), openai(katan.url)])
+    events = [e async for e in chain.stream(ModelRequest([Message.user("ping")], [], "sys"))]
+    [fallback] = [e for e in events if isinstance(e, ModelFallback)]
+    assert (fallback.from_model, fallback.reason) == (primary.name, "format_error")
+    assert "User: ping" in "".join(e.text for e in events if isinstance(e, TextDelta))
 
 
 class SecondCallDenied(InterventionHandler):
@@ -97,11 +123,12 @@ class SecondCallDenied(InterventionHandler):
 @pytest.mark.parametrize(
     "make",
     [
-        lambda url: openai(url, streaming=False),  # llm-katan answers tool requests as whole JSON
+        lambda url: openai(url),  # llm-katan answers a streamed tool request with whole JSON
+        lambda url: openai(url, streaming=False),
         lambda url: anthropic(url),
         lambda url: bedrock(url, streaming=False),
     ],
-    ids=["openai", "anthropic", "bedrock"],
+    ids=["openai", "openai-whole", "anthropic", "bedrock"],
 )
 async def test_agent_loop_tool_round_trip_with_hook_and_intervention(katan, make):
     """llm-katan: the full loop over each adapter: tool call, tool result sent back, a hook

@@ -256,6 +256,22 @@ async def test_non_streaming_mode(fault):
     assert [(c.id, c.arguments) for c in response.tool_calls] == [("call_w", {"a": 1, "b": 2})]
 
 
+async def test_streamed_request_answered_with_whole_json(fault):
+    """Fault server: stream=true answered with one application/json chat.completion (as
+    llm-katan does for tool requests): read as a whole completion, not 'no chunks'."""
+    response = await assemble(model(fault, "json_tools"), request(tools=True))
+    assert [(c.id, c.name, c.arguments) for c in response.tool_calls] == [
+        ("call_w", "add", {"a": 1, "b": 2})
+    ]
+    assert response.stop_reason == "tool_use"
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (11, 7)
+    text = await assemble(model(fault, "json_text"))
+    assert (text.message.text, text.stop_reason) == ("Hello world", "end_turn")
+    with pytest.raises(ProviderError, match=r"empty completion \(no choices\)") as info:
+        await collect(model(fault, "json_empty"))
+    assert info.value.reason.value == "format_error"
+
+
 # -- bad input ----------------------------------------------------------------------------
 
 
@@ -305,3 +321,18 @@ async def test_agent_run_fails_with_model_error_and_valid_history(fault):
         await agent.invoke_async("hi")
     assert info.value.result.stop_reason == "error"
     assert "model_not_found" in info.value.result.reason
+
+
+async def test_stream_of_the_wrong_shape_is_a_provider_error_and_falls_back(fault):
+    """Fault server: a chunk whose choices is a number; retried as unknown, then a fallback."""
+    broken = model(fault, "garbage")
+    with pytest.raises(ProviderError, match=r"unknown, no HTTP status\) after 3 attempt") as info:
+        await collect(broken)
+    assert (info.value.provider, info.value.attempts) == (broken.name, 3)
+    assert "TypeError" in str(info.value)
+    assert not info.value.partial
+    broken = model(fault, "garbage")
+    agent = Agent(model=FallbackChain([broken, model(fault, "text")]))
+    result = await agent.invoke_async("hi")
+    assert result.text == "Hello world"
+    assert (result.usage.model_fallbacks, result.usage.model_retries) == (1, 2)

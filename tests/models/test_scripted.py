@@ -1,12 +1,17 @@
 import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from tether import ConfigurationError
 from tether.errors import ScriptExhaustedError
 from tether.events import ModelStop, ReasoningDelta, TextDelta, ToolCallDelta
-from tether.messages import Message
+from tether.messages import Message, ToolCall
 from tether.models import ModelRequest, ScriptedModel
+from tether.models.assembler import ResponseAssembler
 
 
 def collect(model: ScriptedModel, messages: list[Message] | None = None) -> list[object]:
@@ -103,3 +108,93 @@ def test_bad_turn_from_a_callable_is_refused_when_played():
 def test_chunk_size_must_be_positive():
     with pytest.raises(ConfigurationError, match="chunk_size must be >= 1"):
         ScriptedModel(["x"], chunk_size=0)
+
+
+# -- a list script is played by position in the conversation -----------------------------
+
+SCRIPT = [
+    {"tool_calls": [{"name": "look", "args": {"path": "/tmp"}}]},
+    {"text": "cleaning", "tool_calls": [{"name": "clean", "args": '{"all": true}', "id": "c9"}]},
+    "all clean",
+]
+
+
+def conversation(*assistant: Message) -> list[Message]:
+    out = [Message.user("go")]
+    for message in assistant:
+        out += [message, Message("tool", [])]
+    return out
+
+
+def played(turn: int) -> Message:
+    """The assistant message that a fresh model's playing of SCRIPT[turn] produces."""
+    events = collect(ScriptedModel(SCRIPT[turn:]))
+    assembler = ResponseAssembler()
+    for event in events:
+        assembler.add(event)
+    return assembler.finish().message
+
+
+def text_of(events: list[object]) -> str:
+    return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+def test_a_fresh_list_script_continues_after_the_turns_the_conversation_holds():
+    model = ScriptedModel(SCRIPT)
+    events = collect(model, conversation(played(0), played(1)))
+    assert text_of(events) == "all clean"
+    assert model.remaining == 0
+    with pytest.raises(
+        ScriptExhaustedError,
+        match=r"given 3 turn\(s\) \(the conversation already held its first 2\) and this is call 2",
+    ):
+        collect(model, conversation(played(0), played(1)))
+
+
+def test_after_its_first_call_a_list_script_plays_the_next_turn_each_call():
+    model = ScriptedModel(SCRIPT)
+    assert [c.name for c in collect(model) if isinstance(c, ToolCallDelta)] == ["look"]
+    assert model.remaining == 2
+    again = collect(model)  # same conversation (a hook-requested retry): the next turn
+    assert [c.id for c in again if isinstance(c, ToolCallDelta)] == ["c9"]
+
+
+def test_a_conversation_of_another_models_turns_starts_the_script_at_turn_0():
+    other = Message.assistant("hello from another model")
+    model = ScriptedModel(SCRIPT)
+    events = collect(model, conversation(other, played(0)))
+    assert [c.name for c in events if isinstance(c, ToolCallDelta)] == ["look"]
+    changed = Message(
+        "assistant", [ToolCall("call_1_0", "look", {"path": "/home"})]
+    )  # same tool, other arguments: not this script's turn
+    events = collect(ScriptedModel(SCRIPT), conversation(changed))
+    assert [c.name for c in events if isinstance(c, ToolCallDelta)] == ["look"]
+
+
+def test_a_list_scripted_durable_session_finishes_in_a_second_process(tmp_path):
+    """The README's durable example, one process per step, on one SQLite file."""
+    child = Path(__file__).parents[1] / "support" / "scripted_resume_child.py"
+    db, effects = tmp_path / "tether.db", tmp_path / "effects.txt"
+
+    def run(*args: str) -> dict:
+        done = subprocess.run(
+            [sys.executable, str(child), str(db), str(effects), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    first = run("start")
+    assert first["stop_reason"] == "interrupt"
+    [interrupt] = first["interrupts"]
+    assert not effects.exists()
+    second = run("resume", json.dumps({interrupt: "approve"}))
+    assert second == {
+        "stop_reason": "end_turn",
+        "text": "Cleaned up the temp files.",
+        "interrupts": [],
+    }
+    assert effects.read_text() == "clean *.tmp\n"  # approved once, run once

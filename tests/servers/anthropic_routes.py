@@ -111,6 +111,9 @@ def _lines(step: str) -> list[str] | None:
             *_block(1, {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {}}, args),
             *_end("tool_use"),
         ]
+    if step == "garbage":  # valid JSON in the wrong shape: the delta is not an object
+        bad = {"type": "content_block_delta", "index": 0, "delta": 7}
+        return [_start(), _sse("content_block_delta", bad), *_end("end_turn")]
     if step == "refusal":
         return [_start(), *_end("refusal")]
     if step == "mid_error":

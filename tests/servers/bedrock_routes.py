@@ -161,6 +161,8 @@ async def converse(request: Request) -> Response:
                 **_META,
             }
         )
+    if step == "unframed":  # a whole JSON body, not AWS event-stream framing (as llm-katan)
+        return JSONResponse({"output": {"message": {"role": "assistant", "content": []}}})
     chunks = _events(step)
     if chunks is None:
         return _error(400, "ValidationException", f"fault server: unknown step {step!r}")

@@ -127,6 +127,8 @@ def _stream_lines(step: str) -> list[str] | None:
         return ["data: [DONE]\n\n"]
     if step == "malformed":
         return [_chunk({"role": "assistant"}), "data: {not json\n\n", "data: [DONE]\n\n"]
+    if step == "garbage":  # valid JSON in the wrong shape: choices is not a list
+        return ['data: {"id": "x", "object": "chat.completion.chunk", "choices": 5}\n\n']
     if step == "lenient":
         body = 'Sure.<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>'
         return _text_lines([body[:9], body[9:30], body[30:]])
@@ -170,8 +172,8 @@ async def chat_completions(request: Request) -> Response:
     step = recorder.next_step(model, request.url.path, dict(request.headers), body)
     if step in ERRORS:
         return ERRORS[step]()
-    if not body.get("stream"):
-        return JSONResponse(_whole(step))
+    if not body.get("stream") or step.startswith("json_"):  # json_*: whole JSON even if streamed
+        return JSONResponse(_whole(step.removeprefix("json_")))
     lines = _stream_lines("text" if step in ("stall", "break_mid", "break_early") else step)
     if lines is None:
         return _error(400, f"fault server: unknown step {step!r}", "invalid_request_error", None)

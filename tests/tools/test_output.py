@@ -127,3 +127,15 @@ def test_never_raises_even_when_repr_fails() -> None:
             raise RuntimeError("no")
 
     assert format_tool_output(Broken()).startswith("<Broken object>\n[tether:")
+
+
+def test_lone_surrogates_become_replacement_characters():
+    assert format_tool_output("bad \ud800 byte") == "bad \ufffd byte"
+    assert format_tool_output({"k\udfff": ["\ud83d", 1]}) == '{"k\ufffd":["\ufffd",1]}'
+    assert format_tool_output({"\ud800"}) == (
+        "[\"\ufffd\"]\n[tether: the tool returned a value of type 'set' that is not "
+        "JSON-serializable; it was converted to a list]"
+    )
+    assert format_tool_output(Pair(1, "\udc80")) == '{"left":1,"right":"\ufffd"}'
+    text = "emoji 😀 é"
+    assert format_tool_output(text) is text  # valid text is not copied

@@ -109,6 +109,12 @@ def botocore_error_info(exc: BaseException, request_chars: int) -> ErrorInfo | N
         info.code = "UnrecognizedClientException"
     elif "ParamValidationError" in names:
         info.code = FORMAT_CODE
+    elif "ParserError" in names and type(exc).__module__ == "botocore.eventstream":
+        info.code = FORMAT_CODE
+        info.message = (
+            f"the response stream could not be decoded as AWS event-stream "
+            f"({type(exc).__name__}: {exc})"
+        )
     else:
         return None
     return info

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Collection, Sequence
 from contextlib import aclosing
 
-from tether.errors import ConfigurationError, ModelError
+from tether.errors import ConfigurationError, ModelError, TetherError
 from tether.events import ModelFallback, ModelRetry, ModelStop, ModelStreamEvent
 from tether.models.base import Model, ModelRequest
 from tether.models.failover import FailoverReason, ProviderError
@@ -18,8 +18,10 @@ class FallbackChain:
     model that answered; the next invocation starts from the primary again. A
     model falls back when it raises a :class:`ProviderError` whose reason is in
     ``fallback_on`` (default: every reason) before it streamed any output; once
-    output reached the caller, a failure ends the call. Each switch yields a
-    ``ModelFallback`` event.
+    output reached the caller, a failure ends the call. A model that fails with
+    a plain exception (not a ``TetherError``) fails as a ``ProviderError`` with
+    reason ``unknown``; one whose stream ends without a ``ModelStop``, with
+    ``format_error``. Each switch yields a ``ModelFallback`` event.
     """
 
     def __init__(
@@ -52,27 +54,46 @@ class FallbackChain:
             if position < start:
                 continue
             delivered = False
+            stopped = False
             try:
                 async with aclosing(model.stream(request)) as events:
                     async for event in events:
                         kind = type(event)
-                        if (
-                            kind is not ModelStop
-                            and kind is not ModelRetry
-                            and kind is not ModelFallback
-                        ):
+                        if kind is ModelStop:
+                            stopped = True
+                        elif kind is not ModelRetry and kind is not ModelFallback:
                             delivered = True
                         yield event
-                return
+                if stopped:
+                    return
+                error: ModelError = ProviderError(
+                    FailoverReason.FORMAT_ERROR,
+                    model.name,
+                    "the stream ended without a stop event"
+                    + (" after part of the response had been delivered" if delivered else ""),
+                    partial=delivered,
+                )
             except ModelError as exc:
-                reason = exc.reason if isinstance(exc, ProviderError) else FailoverReason.UNKNOWN
-                partial = delivered or (isinstance(exc, ProviderError) and exc.partial)
-                allowed = self.fallback_on is None or reason in self.fallback_on
-                if position == last or partial or not allowed:
-                    raise
-                following = self.models[position + 1]
-                if request.invocation:
-                    if len(self._current) >= 256:  # bounded: finished invocations age out
-                        self._current.pop(next(iter(self._current)))
-                    self._current[request.invocation] = position + 1
-                yield ModelFallback(model.name, following.name, reason.value, str(exc))
+                error = exc
+            except TetherError:
+                raise  # the caller's configuration, not the model
+            except Exception as exc:  # a custom model's plain failure: classify it as unknown
+                after = " after part of the response had been delivered" if delivered else ""
+                error = ProviderError(
+                    FailoverReason.UNKNOWN,
+                    model.name,
+                    f"{type(exc).__name__}: {exc}{after}",
+                    partial=delivered,
+                )
+                error.__cause__ = exc
+            reason = error.reason if isinstance(error, ProviderError) else FailoverReason.UNKNOWN
+            partial = delivered or (isinstance(error, ProviderError) and error.partial)
+            allowed = self.fallback_on is None or reason in self.fallback_on
+            if position == last or partial or not allowed:
+                raise error
+            following = self.models[position + 1]
+            if request.invocation:
+                if len(self._current) >= 256:  # bounded: finished invocations age out
+                    self._current.pop(next(iter(self._current)))
+                self._current[request.invocation] = position + 1
+            yield ModelFallback(model.name, following.name, reason.value, str(error))

@@ -6,12 +6,13 @@ LM Studio). The SDK's own retries are off; :class:`ProviderModel` retries.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 from tether.events import ModelStop, ModelStreamEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from tether.models.base import ModelRequest
-from tether.models.failover import ErrorInfo
+from tether.models.failover import ErrorInfo, snippet
 from tether.models.openai_format import (
     messages_param,
     stop_reason,
@@ -41,7 +42,8 @@ class OpenAIModel(ProviderModel):
     ...                     lenient_tool_calls=True)
 
     ``api_keys`` rotates over several keys; ``streaming=False`` asks for whole
-    responses; ``params`` adds request fields (``temperature`` ...).
+    responses (a server that answers a streamed request with one JSON completion
+    is read as a whole response too); ``params`` adds request fields (``temperature`` ...).
     """
 
     provider = "openai"
@@ -80,6 +82,7 @@ class OpenAIModel(ProviderModel):
         self.max_tokens = max_tokens
         self.params = dict(params or {})
         openai = import_sdk("openai", "OpenAIModel", "openai")
+        self._completion_type: Any = openai.types.chat.ChatCompletion
         self._clients = sdk_clients(openai.AsyncOpenAI, keys, base_url, default_headers, timeout)
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
@@ -107,6 +110,12 @@ class OpenAIModel(ProviderModel):
         self, client: Any, request: ModelRequest
     ) -> AsyncGenerator[ModelStreamEvent, None]:
         completion = await client.chat.completions.create(**self._body(request))
+        async for event in self._completion_events(completion, request):
+            yield event
+
+    async def _completion_events(
+        self, completion: Any, request: ModelRequest
+    ) -> AsyncGenerator[ModelStreamEvent, None]:
         choices = getattr(completion, "choices", None)
         if not choices:
             raise ResponseFormatError(f"{self.name} returned an empty completion (no choices)")
@@ -134,6 +143,11 @@ class OpenAIModel(ProviderModel):
         if self.stream_usage:
             body["stream_options"] = {"include_usage": True}
         stream = await client.chat.completions.create(**body)
+        completion = await self._whole_answer(stream)
+        if completion is not None:
+            async for event in self._completion_events(completion, request):
+                yield event
+            return
         sink = self._sink(request)
         finish: str | None = None
         usage = None
@@ -181,6 +195,23 @@ class OpenAIModel(ProviderModel):
         for event in sink.finish(max_index + 1, max_index >= 0):
             yield event
         yield ModelStop(stop_reason(finish), usage_from(usage))
+
+    async def _whole_answer(self, stream: Any) -> Any | None:
+        """The completion of a server that answered ``stream=true`` with one JSON body
+        (llm-katan does for tool requests), else None (a real event stream)."""
+        response: Any = getattr(stream, "response", None)
+        if response is None or "json" not in str(response.headers.get("content-type", "")).lower():
+            return None
+        try:
+            data = json.loads(await response.aread())
+        finally:
+            await stream.close()
+        if not isinstance(data, dict):
+            raise ResponseFormatError(
+                f"{self.name} answered a streamed request with JSON that is not a completion "
+                f"object: {snippet(data)}"
+            )
+        return self._completion_type.construct(**data)
 
     def _error_info(self, exc: BaseException, request: ModelRequest) -> ErrorInfo | None:
         return http_error_info(exc, self.provider, request_size(request))

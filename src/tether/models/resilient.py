@@ -4,6 +4,9 @@ An adapter implements ``_attempt`` (one request, streamed as normalized events)
 and ``_error_info`` (what a failed request said). ``stream`` owns recovery:
 backoff retries, Retry-After, credential rotation, the context compression hook,
 dropping reasoning after a rejected thinking signature, and clear final errors.
+Every failure of a call except a :class:`TetherError` (the caller's configuration)
+ends as a :class:`ProviderError`; an exception the adapter does not recognise
+(an undecodable stream, a chunk of the wrong shape) is reason ``unknown``.
 """
 
 from __future__ import annotations
@@ -86,7 +89,8 @@ class ProviderModel:
         raise NotImplementedError
 
     def _error_info(self, exc: BaseException, request: ModelRequest) -> ErrorInfo | None:
-        """Describe a failed request, or None if ``exc`` is not a provider failure."""
+        """Describe a failed request, or None if the adapter does not recognise ``exc``
+        (the call then fails as ``unknown``)."""
         raise NotImplementedError
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
@@ -124,9 +128,9 @@ class ProviderModel:
             except (GeneratorExit, asyncio.CancelledError, ProviderError):
                 raise
             except Exception as exc:
+                if isinstance(exc, TetherError) and not isinstance(exc, _ADAPTER_FAILURES):
+                    raise  # the caller's configuration, not the provider
                 info = self._describe(exc, request)
-                if info is None:
-                    raise
                 reason = classify(info)
                 detail = _detail(info, exc)
                 if delivered:
@@ -191,7 +195,8 @@ class ProviderModel:
             finally:
                 watchdog.stop()
 
-    def _describe(self, exc: Exception, request: ModelRequest) -> ErrorInfo | None:
+    def _describe(self, exc: Exception, request: ModelRequest) -> ErrorInfo:
+        """What ``exc`` says about the call; an exception no adapter knows is ``unknown``."""
         if isinstance(exc, StaleStreamError):
             return ErrorInfo(self.provider, message=str(exc), transport="timeout")
         if isinstance(exc, ResponseFormatError):
@@ -203,7 +208,18 @@ class ProviderModel:
                 transport="disconnected",
                 request_chars=request_size(request),
             )
-        return self._error_info(exc, request)
+        info = self._error_info(exc, request)
+        if info is None:
+            info = ErrorInfo(
+                self.provider,
+                message=f"unexpected {type(exc).__name__}: {exc}",
+                request_chars=request_size(request),
+            )
+        return info
+
+
+_ADAPTER_FAILURES = (StaleStreamError, ResponseFormatError, StreamBrokenError)
+"""tether's own names for provider failures: classified, never passed through."""
 
 
 def _detail(info: ErrorInfo, exc: BaseException) -> str:

@@ -11,10 +11,18 @@ turn. Instead of a list, pass a callable ``(messages, tool_specs) -> turn``.
 Text is streamed in chunks of ``chunk_size`` characters and usage is estimated
 at four characters per token. Tool call ids default to ``call_<history length>_<index>``,
 unique within a conversation and the same when a session is replayed elsewhere.
+
+A list script is played by position in the conversation: on its first call, a
+ScriptedModel counts how many of its turns the conversation already holds as its
+first assistant messages (same text and tool calls, in order) and continues after
+them, so a durable session resumed in a new process carries on where it stopped.
+Each later call plays the next turn (a retried call included). A conversation
+that starts with other assistant messages (another model's) starts at turn 0.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any, TypeAlias, cast
 
@@ -27,7 +35,16 @@ from tether.events import (
     TextDelta,
     ToolCallDelta,
 )
-from tether.messages import Message, ReasoningBlock, TextBlock, ToolCall, ToolResult, Usage
+from tether.messages import (
+    Message,
+    ReasoningBlock,
+    TextBlock,
+    ToolCall,
+    ToolResult,
+    Usage,
+    sanitize_json,
+    sanitize_text,
+)
 from tether.models.base import ModelRequest
 
 Turn: TypeAlias = dict[str, Any] | str
@@ -67,6 +84,7 @@ class ScriptedModel:
         self._name = name
         self.calls = 0
         """How many times the model has been called."""
+        self._offset = 0  # turns the conversation already held at the first call
 
     @property
     def name(self) -> str:
@@ -75,7 +93,9 @@ class ScriptedModel:
     @property
     def remaining(self) -> int | None:
         """Turns left in a list script (None for a callable script)."""
-        return None if self._function is not None else max(0, len(self._turns) - self.calls)
+        if self._function is not None:
+            return None
+        return max(0, len(self._turns) - self._offset - self.calls)
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
         turn = self._next_turn(request)
@@ -108,13 +128,55 @@ class ScriptedModel:
             turn = self._function(request.messages, request.tool_specs)
             _check_turn(turn, self.calls)
             return turn
-        if self.calls >= len(self._turns):
+        if self.calls == 0:
+            self._offset = _played(self._turns, request.messages)
+        position = self._offset + self.calls
+        if position >= len(self._turns):
+            held = (
+                f" (the conversation already held its first {self._offset})" if self._offset else ""
+            )
             raise ScriptExhaustedError(
                 f"ScriptedModel {self._name!r} has no turn left: it was given "
-                f"{len(self._turns)} turn(s) and this is call {self.calls + 1}. "
+                f"{len(self._turns)} turn(s){held} and this is call {self.calls + 1}. "
                 "Add turns to the script, or stop the agent earlier (e.g. Limits(turns=...))."
             )
-        return self._turns[self.calls]
+        return self._turns[position]
+
+
+def _played(turns: list[Turn], messages: list[Message]) -> int:
+    """How many of ``turns`` the conversation holds as its first assistant messages."""
+    played = 0
+    for message in messages:
+        if message.role != "assistant":
+            continue
+        if played >= len(turns) or not _same(message, turns[played]):
+            break
+        played += 1
+    return played
+
+
+def _same(message: Message, turn: Turn) -> bool:
+    """Whether ``message`` is what playing ``turn`` put into the conversation."""
+    if isinstance(turn, str):
+        turn = {"text": turn}
+    if message.text != sanitize_text(turn.get("text") or ""):
+        return False
+    calls = turn.get("tool_calls") or ()
+    made = message.tool_calls
+    if len(made) != len(calls):
+        return False
+    for call, block in zip(calls, made, strict=True):
+        args = call.get("args", call.get("arguments", {}))
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                return False
+        if block.name != call["name"] or block.arguments != sanitize_json(args):
+            return False
+        if call.get("id") and block.id != call["id"]:
+            return False
+    return True
 
 
 def _check_turn(turn: Any, position: int) -> None:

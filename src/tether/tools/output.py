@@ -12,6 +12,8 @@ import pathlib
 import uuid
 from typing import Any
 
+from tether.messages import sanitize_text
+
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _JSON_NATIVE = frozenset({dict, list, tuple, int, float, bool})
 _MAX_DEPTH = 100
@@ -25,12 +27,17 @@ _CYCLE = "cut at a circular reference"
 def format_tool_output(value: Any) -> str:
     """The model-facing text for a tool's return value. Never raises.
 
-    ``str`` is returned as is and ``None`` becomes ``"null"``; other values become
+    Lone surrogates (invalid in UTF-8) become U+FFFD, as in model output and user
+    input. ``str`` is returned otherwise as is and ``None`` becomes ``"null"``; other values become
     compact JSON (pydantic models via their own serializer, dataclasses as objects,
     datetimes/UUIDs/Decimals/paths/enums in their usual JSON form). Values with no
     JSON form (sets, arbitrary objects) are converted (sets to sorted lists, the
     rest with ``repr()``) and a ``[tether: ...]`` note saying so is appended.
     """
+    return sanitize_text(_format(value))
+
+
+def _format(value: Any) -> str:
     kind = type(value)
     if kind is str:
         return value  # type: ignore[no-any-return]
