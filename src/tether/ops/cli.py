@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from tether.ops.approvals_cli import app as approvals_app
@@ -10,6 +12,13 @@ from tether.ops.audit_cli import app as audit_app
 from tether.ops.sessions import STORE, _fail
 from tether.ops.sessions import app as sessions_app
 from tether.ops.worker_cli import load_factory, worker
+
+DEMO_DIR = typer.Option(
+    Path("tether-demo"),
+    "--dir",
+    help="Folder for the demo's workspace and store, kept for the printed commands "
+    "(reset by the next run).",
+)
 
 app = typer.Typer(
     name="tether",
@@ -33,14 +42,21 @@ def _root() -> None:
 @app.command()
 def demo(
     approve: bool = typer.Option(False, "--approve", help="Approve every confirmation."),
-    deny: bool = typer.Option(False, "--deny", help="Deny every confirmation."),
+    deny: bool = typer.Option(
+        False, "--deny", help="Deny every confirmation (the default without a terminal)."
+    ),
+    directory: Path = DEMO_DIR,
 ) -> None:
     """Run an operations agent on a scripted model, with a delete policy that asks you first."""
     if approve and deny:
         raise typer.BadParameter("choose one of --approve and --deny")
+    from tether.errors import ConfigurationError
     from tether.ops.demo import run_demo
 
-    outcome = run_demo(approve=approve, deny=deny)
+    try:
+        outcome = run_demo(approve=approve, deny=deny, directory=directory)
+    except ConfigurationError as exc:
+        _fail(str(exc))
     raise typer.Exit(code=0 if outcome.stop_reason == "end_turn" else 1)
 
 
