@@ -227,8 +227,8 @@ def _decide(console: Console, approval: Approval, decision: Decision) -> Literal
     else:
         verdict = "approve" if decision == "approve" else "deny"
         console.print(f"        answered [bold]{decision}[/] (from --{decision})")
-    shown = "[green]approved[/]" if verdict == "approve" else "[red]denied[/]"
-    console.print(f"        verdict: {shown}")
+    said = "[green]approved[/]" if verdict == "approve" else "[red]denied[/]"
+    console.print(f"        verdict: {said}")
     return verdict
 
 
