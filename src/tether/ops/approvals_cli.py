@@ -150,7 +150,8 @@ def list_approvals(
         safe(
             f"decide with: tether approvals approve|deny ID [--note TEXT] --store {describe(store)}",
             "dim",
-        )
+        ),
+        soft_wrap=True,  # one line, to copy
     )
 
 
