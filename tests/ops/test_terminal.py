@@ -81,11 +81,14 @@ def test_visible_writes_every_control_bidi_and_invisible_character_as_an_escape(
     )
     assert visible("two\nlines\tand\r") == "two\nlines\tand\\x0d"
     assert visible("two\nlines", one_line=True) == "two\\x0alines"
-    line = json_line({"r": SPOOF + BIDI + "\x85é"})
+    value = {"r": SPOOF + BIDI + "\x85é\U000e0041\u2028"}
+    line = json_line(value)
     _clean(line)
-    assert "\x85" not in line
+    for char in ("\x85", "\U000e0041", "\u2028"):
+        assert char not in line
     assert "é" in line
-    assert json.loads(line) == {"r": SPOOF + BIDI + "\x85é"}
+    assert "\\udb40\\udc41" in line  # a tag character, as a JSON surrogate pair
+    assert json.loads(line) == value
 
 
 def test_approvals_list_and_show_print_a_hostile_reason_visibly(db: str) -> None:
