@@ -19,6 +19,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@ $(STAMP_DEMO)
 
+# make demo DEMO_ARGS=--approve (or --deny) answers every approval; without a terminal and
+# without a flag the demo denies. Its store stays in ./tether-demo/ for the commands it prints.
 demo: $(STAMP_DEMO)
 	$(BIN)/tether demo $(DEMO_ARGS)
 

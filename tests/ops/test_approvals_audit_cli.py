@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,7 @@ from tether.durable import SQLiteStore
 from tether.ops.approvals_cli import parse_age
 from tether.ops.cli import app
 
+TETHER = str(Path(sys.executable).with_name("tether"))
 ENV: dict[str, str | None] = {"COLUMNS": "250", "NO_COLOR": "1", "TETHER_STORE": None}
 
 
@@ -114,7 +118,10 @@ def test_show_approve_with_edit_and_conflict(db):
     assert ran == [{"to": "bob", "amount": 5, "api_token": SECRET}]
     missing = cli("approvals", "deny", "apr_missing", "--store", db)
     assert missing.exit_code == 1
-    assert "no approval 'apr_missing' in this store" in missing.stderr
+    assert f"no approval 'apr_missing' in {db}" in missing.stderr
+    assert f"list them with: tether approvals list --all --store {db}" in missing.stderr
+    unknown = cli("approvals", "show", "apr_missing", "--store", db)
+    assert f"list them with: tether approvals list --all --store {db}" in unknown.stderr
 
 
 def test_deny_respond_expire_and_list_all(db):
@@ -133,15 +140,18 @@ def test_deny_respond_expire_and_list_all(db):
 
 
 def test_approvers_tokens_are_shown_once_and_stored_hashed(db):
-    added = cli("approvers", "add", "alice", "--role", "ops", "--role", "finance", "--store", db)
+    added = cli(
+        "approvers", "add", "alice", "--role", "approve:transfer", "--role", "auditor",
+        "--store", db,
+    )  # fmt: skip
     assert added.exit_code == 0
     token = added.stdout.strip().splitlines()[-1]
     assert token.startswith("tether_")
-    assert "role(s) ops, finance" in added.stdout
+    assert "role(s) approve:transfer, auditor" in added.stdout
     store = SQLiteStore(db)
     who = asyncio.run(store.approvers.verify(token))
     assert who is not None
-    assert (who.name, who.roles) == ("alice", ("ops", "finance"))
+    assert (who.name, who.roles) == ("alice", ("approve:transfer", "auditor"))
     assert (
         asyncio.run(store.approvers.verify(token[:-1] + ("x" if token[-1] != "x" else "y"))) is None
     )
@@ -149,7 +159,7 @@ def test_approvers_tokens_are_shown_once_and_stored_hashed(db):
     secret = token.rsplit("_", 1)[1]
     raw = Path(db).read_bytes() + Path(db + "-wal").read_bytes()
     assert secret.encode() not in raw
-    dup = cli("approvers", "add", "alice", "--role", "ops", "--store", db)
+    dup = cli("approvers", "add", "alice", "--role", "viewer", "--store", db)
     assert dup.exit_code == 1
     assert "an approver named 'alice' already exists" in dup.stderr
     listed = cli("approvers", "list", "--store", db)
@@ -183,3 +193,145 @@ def test_audit_verify_export_show_and_a_tampered_chain(db):
     broken = cli("audit", "verify", "--store", db)
     assert broken.exit_code == 1
     assert "audit log BROKEN at record 2: record 2 was edited" in broken.stderr
+
+
+def test_approvers_add_refuses_role_typos_and_names_the_valid_roles(db):
+    for typo in ("aprove:*", "approve", "approve:", "Admin", "viewer "):
+        bad = cli("approvers", "add", "bob", "--role", typo, "--store", db)
+        assert bad.exit_code == 2, (typo, bad.output)
+        assert repr(typo) in bad.stderr
+        assert "Valid roles: approve:PATTERN" in bad.stderr
+        assert "viewer, auditor, admin" in bad.stderr
+    assert asyncio.run(SQLiteStore(db).approvers.all()) == []  # nothing was issued
+    mixed = cli("approvers", "add", "bob", "--role", "viewer", "--role", "approve", "--store", db)
+    assert mixed.exit_code == 2
+    assert "'approve' needs a tool pattern: approve:PATTERN" in mixed.stderr
+    custom = cli("approvers", "add", "bot", "--role", "deploy-bot", "--custom-role", "--store", db)
+    assert custom.exit_code == 0, custom.output
+    assert [a.roles for a in asyncio.run(SQLiteStore(db).approvers.all())] == [("deploy-bot",)]
+
+
+def test_approvers_add_creates_a_missing_store(tmp_path: Path):
+    db = tmp_path / "new.db"
+    added = cli("approvers", "add", "alice", "--role", "approve:*", "--store", str(db))
+    assert added.exit_code == 0, added.output
+    token = added.stdout.strip().splitlines()[-1]
+    assert asyncio.run(SQLiteStore(db).approvers.verify(token)) is not None
+    nowhere = cli("approvers", "add", "al", "--role", "admin", "--store", str(tmp_path / "no/x.db"))
+    assert nowhere.exit_code == 1
+    assert f"no directory {tmp_path / 'no'}" in nowhere.stderr
+    # readers still refuse to invent a store
+    listed = cli("approvals", "list", "--store", str(tmp_path / "other.db"))
+    assert listed.exit_code == 1
+    assert "no tether store at" in listed.stderr
+    assert not (tmp_path / "other.db").exists()
+
+
+MYAPP = '''
+from tether import Agent, tool
+from tether.durable import MemoryStore
+from tether.models import ScriptedModel
+
+
+@tool
+def transfer(to: str, amount: int, api_token: str) -> str:
+    """Send money."""
+    return "sent"
+
+
+def make_agent(session_id):
+    return Agent(model=ScriptedModel(["-"]), tools=[transfer], store=MemoryStore(),
+                 session_id=session_id)
+'''
+
+
+def _tether(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    env.pop("TETHER_STORE", None)
+    return subprocess.run(
+        [TETHER, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_approve_edit_loads_the_app_from_the_current_directory_and_checks_types_strictly(
+    db, tmp_path: Path
+):
+    (tmp_path / "myapp.py").write_text(MYAPP)
+    approval = pending(db)["transfer"]
+    coerced = _tether(
+        "approvals", "approve", approval.id, "--edit", '{"to": 42}',
+        "--app", "myapp:make_agent", "--store", db, cwd=tmp_path,
+    )  # fmt: skip
+    assert coerced.returncode == 1, coerced.stdout + coerced.stderr
+    assert "cannot import" not in coerced.stderr
+    assert "edited arguments for tool 'transfer' are invalid" in coerced.stderr
+    assert "argument 'to': expected a string, got 42" in coerced.stderr
+    as_text = _tether(
+        "approvals", "approve", approval.id, "--edit", '{"amount": "5"}',
+        "--app", "myapp:make_agent", "--store", db, cwd=tmp_path,
+    )  # fmt: skip
+    assert as_text.returncode == 1
+    assert "argument 'amount': expected an integer, got '5'" in as_text.stderr
+    assert asyncio.run(SQLiteStore(db).approvals.get(approval.id)).status == "pending"
+    unchecked = cli("approvals", "approve", approval.id, "--edit", '{"amount": 5}', "--store", db)
+    assert unchecked.exit_code == 2
+    assert "pass --app module:factory" in unchecked.stderr
+    missing = _tether(
+        "approvals", "approve", approval.id, "--edit", '{"amount": 5}',
+        "--app", "nomodule:make", "--store", db, cwd=tmp_path,
+    )  # fmt: skip
+    assert missing.returncode == 1
+    assert "cannot import 'nomodule' for nomodule:make" in missing.stderr
+    ok = _tether(
+        "approvals", "approve", approval.id, "--edit", '{"amount": 5}',
+        "--app", "myapp:make_agent", "--store", db, cwd=tmp_path,
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    decided = asyncio.run(SQLiteStore(db).approvals.get(approval.id))
+    assert (decided.status, decided.edited_args) == ("approved", {"amount": 5})
+
+
+def test_help_shows_the_server_extra_literally():
+    root = CliRunner(env={**ENV, "COLUMNS": "200"}).invoke(app, ["--help"])
+    assert "(needs tether)" not in root.stdout
+    serve = CliRunner(env={**ENV, "COLUMNS": "200"}).invoke(app, ["serve", "--help"])
+    assert "pip install -e '.[server]'" in serve.stdout
+
+
+def test_list_at_80_columns_keeps_ids_whole_and_json_lines(db):
+    narrow = CliRunner(env={**ENV, "COLUMNS": "80"}).invoke(
+        app, ["approvals", "list", "--store", db]
+    )
+    assert narrow.exit_code == 0
+    for approval in pending(db).values():
+        assert any(approval.id in line for line in narrow.stdout.splitlines()), narrow.stdout
+    lines = cli("approvals", "list", "--json", "--all", "--store", db).stdout.splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert sorted(r["tool"] or r["name"] for r in rows) == ["delete", "transfer"]
+    assert {r["id"] for r in rows} == {a.id for a in pending(db).values()}
+    assert SECRET not in "".join(lines)
+    one = pending(db)["transfer"]
+    shown = json.loads(cli("approvals", "show", one.id, "--json", "--store", db).stdout)
+    assert shown == one.to_dict()
+    assert cli("approvals", "list", "--json", "--session", "zzz", "--store", db).stdout == ""
+
+
+def test_audit_verify_says_when_the_expected_head_is_malformed(db):
+    ok = cli("audit", "verify", "--store", db)
+    head = ok.stdout.split("head ")[1].split()[0]
+    seq, digest = head.split(":")
+    for typo in (
+        "3:abc",
+        f"{seq}{digest}",
+        f"x:{digest}",
+        f"{seq}:{digest.upper()}",
+        f"0:{digest}",
+    ):
+        bad = cli("audit", "verify", "--expect-head", typo, "--store", db)
+        assert bad.exit_code == 2, (typo, bad.output)
+        assert f"{typo!r} is not a chain head: use SEQ:HASH" in bad.stderr
+        assert "rewritten" not in bad.stderr
+    other = "0" * 64
+    rewritten = cli("audit", "verify", "--expect-head", f"{seq}:{other}", "--store", db)
+    assert rewritten.exit_code == 1
+    assert "the chain was rewritten" in rewritten.stderr

@@ -377,3 +377,44 @@ def test_store_urls() -> None:
     store = open_store("postgres://u@127.0.0.1/db?options=-csearch_path%3Dabc")
     assert isinstance(store, PostgresStore)
     assert store.dsn.endswith("options=-csearch_path%3Dabc")
+
+
+# -- --json -------------------------------------------------------------------------
+
+
+def test_list_and_show_have_json_output(db: Path) -> None:
+    listed = rows(cli("list", "--json", "--store", str(db)).stdout)
+    assert [r["session_id"] for r in listed] == ["susp", "batch", "done"]
+    assert [r["status"] for r in listed] == ["suspended", "completed", "completed"]
+    assert all(r["version"] > 0 and r["updated_at"] >= r["created_at"] for r in listed)
+    assert cli("list", "--json", "--status", "failed", "--store", str(db)).stdout == ""
+    out = cli("show", "susp", "--json", "--store", str(db))
+    assert out.exit_code == 0, out.output
+    [shown] = rows(out.stdout)
+    assert (shown["session_id"], shown["status"]) == ("susp", "suspended")
+    assert shown["messages"][0] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "clean up"}],
+    }
+    [waiting] = shown["interrupts"]
+    assert waiting["name"] == "approve_delete"
+    assert [c["call"]["name"] for c in shown["open_batch"]] == ["add", "delete"]
+    assert shown["open_batch"][0]["result"]["content"] == "3"
+    assert shown["open_batch"][1]["result"] is None
+    done = rows(cli("show", "done", "--json", "--store", str(db)).stdout)[0]
+    assert done["open_batch"] is None
+    assert done["messages"][-1]["content"][0]["text"] == "The sum is 5."
+    missing = cli("show", "nope", "--json", "--store", str(db))
+    assert missing.exit_code == 1
+    assert "no session 'nope'" in missing.stderr
+
+
+def test_list_keeps_long_session_ids_whole_at_80_columns(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "ids.db")
+    sid = "customer-support-ticket-4711-" + "x" * 30
+    Agent(model=ScriptedModel(["hi"]), store=store, session_id=sid)("hello")
+    narrow = CliRunner(env={**ENV, "COLUMNS": "80"}).invoke(
+        app, ["sessions", "list", "--store", str(tmp_path / "ids.db")]
+    )
+    assert narrow.exit_code == 0, narrow.output
+    assert any(sid in line for line in narrow.stdout.splitlines()), narrow.stdout

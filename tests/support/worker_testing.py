@@ -25,7 +25,8 @@ APP = "worker_app:agent_factory"
 def env(store_url: str, out: Path, **extra: str) -> dict[str, str]:
     return {
         **os.environ,
-        "PYTHONPATH": str(SUPPORT),
+        # the support modules, then whatever tether source the tests run against
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(SUPPORT), os.environ.get("PYTHONPATH")])),
         "TETHER_WORKER_STORE": store_url,
         "TETHER_WORKER_OUT": str(out),
         "COLUMNS": "200",

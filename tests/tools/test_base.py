@@ -137,3 +137,28 @@ def test_tool_class_can_be_used_directly() -> None:
     assert t.name == "echo"
     assert t.read_only is True
     assert t.prepare({"text": 5}) == {"text": "5"}
+
+
+def test_check_edit_refuses_what_prepare_would_coerce() -> None:
+    from datetime import datetime
+
+    from tether.errors import ToolArgumentError
+
+    @tool
+    def plan(path: str, count: int, when: datetime, tags: list[str], ratio: float = 1.0) -> str:
+        return path
+
+    real = {"path": 7, "count": "2", "when": "2025-01-01T00:00:00", "tags": '["a"]'}
+    assert plan.prepare(real)["path"] == "7"  # a model's 7 for a string: coerced, as before
+    ok = plan.check_edit(real, {"count": 3, "ratio": 2})  # untouched model values stay lax
+    assert (ok["path"], ok["count"], ok["ratio"], ok["tags"]) == ("7", 3, 2.0, ["a"])
+    assert plan.check_edit(real, {"when": "2025-02-01T10:00:00"})["when"].month == 2
+    for edit, why in (
+        ({"path": 42}, "argument 'path': expected a string, got 42"),
+        ({"count": "3"}, "argument 'count': expected an integer, got '3'"),
+        ({"count": 3.0}, "argument 'count'"),
+        ({"tags": '["b"]'}, "argument 'tags'"),
+        ({"ratio": True}, "argument 'ratio'"),
+    ):
+        with pytest.raises(ToolArgumentError, match=f"tool 'plan': .*{why}"):
+            plan.check_edit(real, edit)

@@ -124,7 +124,7 @@ class AfterModelCall(HookEvent):
     """The model call ended with ``response`` or ``exception``.
 
     Writable: ``response`` (replace the reply), ``retry`` (``True``: discard the
-    outcome and call the model again, bounded by ``Agent(max_retries=...)``),
+    outcome and call the model again, bounded by ``Execution(max_retries=...)``),
     ``guidance`` (text added to the conversation as a user message before the
     retry) and ``block`` (a reason: discard the reply and stop with ``blocked``).
     """

@@ -251,7 +251,7 @@ class ApprovalsBase:
                 raise AnswerError("edited arguments must be a JSON object")
             if validate is not None:
                 full = {**await self.real_arguments(current), **edited_args}
-                _validator(validate)(current.tool, full)
+                _validator(validate, edited_args)(current.tool, full)
             kind = "approve_edited"
         canonical(response)  # must be JSON
         decided = replace(
@@ -339,8 +339,10 @@ class ApprovalsBase:
         return {"approved": False, "reason": approval.note or f"denied by {who}"}
 
 
-def _validator(validate: Any) -> Validator:
-    """An Agent (anything with ``tool_map``) becomes a schema check of its tool."""
+def _validator(validate: Any, edited: dict[str, Any]) -> Validator:
+    """An Agent (anything with ``tool_map``) becomes a schema check of its tool: the merged
+    arguments as the run will see them, and the ``edited`` values strictly (a person's
+    edit is never coerced: ``42`` for a string parameter is refused, not run as ``"42"``)."""
     tool_map = getattr(validate, "tool_map", None)
     if tool_map is None:
         return validate  # type: ignore[no-any-return]
@@ -352,7 +354,7 @@ def _validator(validate: Any) -> Validator:
         if tool is None:
             raise AnswerError(f"the agent has no tool {tool_name!r} to validate the arguments")
         try:
-            tool.prepare(arguments)
+            tool.check_edit(arguments, edited)
         except ToolArgumentError as exc:
             raise AnswerError(
                 f"edited arguments for tool {tool_name!r} are invalid: {exc}"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import getpass
-import importlib
 import json
 import re
 import socket
@@ -15,8 +14,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tether.ops.sessions import STORE, _fail, _with_store, when
+from tether.durable.approval_types import ApprovalNotFound
+from tether.ops.app_loader import build_agent
+from tether.ops.roles import VALID_ROLES, role_problem
+from tether.ops.sessions import JSON, STORE, _fail, _with_store, when
 from tether.ops.store_url import describe
+from tether.ops.terminal import json_line, safe
 
 if TYPE_CHECKING:
     from tether.durable import Approval, Store
@@ -26,12 +29,14 @@ app = typer.Typer(
     help="List and decide the approvals that suspended sessions wait for.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # help texts are plain: "[server]" is not markup
 )
 approvers_app = typer.Typer(
     name="approvers",
     help="Manage approvers and their bearer tokens (stored hashed).",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # help texts are plain: "[server]" is not markup
 )
 CLIP = 200
 STATUS_STYLE = {"pending": "bold magenta", "approved": "green", "denied": "red", "expired": "dim"}
@@ -39,7 +44,12 @@ AS = typer.Option(
     None, "--as", help="Approver name recorded with the decision (default: user@host)."
 )
 NOTE = typer.Option(None, "--note", "-n", help="A note kept with the decision.")
-ROLE = typer.Option(..., "--role", "-r", help="A role (repeat for several).")
+ROLE = typer.Option(
+    ...,
+    "--role",
+    "-r",
+    help="A role (repeat for several): approve:PATTERN, viewer, auditor or admin.",
+)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -63,17 +73,28 @@ def _expires(approval: Approval, now: float) -> Text:
         return Text("never", style="dim")
     left = approval.expires_at - now
     if left <= 0:
-        return Text(f"overdue ({approval.on_expiry})", style="bold red")
-    return Text(f"in {_age(left)} ({approval.on_expiry})")
+        return Text("overdue (", style="bold red") + safe(approval.on_expiry) + Text(")")
+    return Text(f"in {_age(left)} (") + safe(approval.on_expiry) + Text(")")
 
 
-def _json(value: Any, full: bool = False) -> str:
+def _json(value: Any, full: bool = False) -> Text:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if full or len(text) <= CLIP else text[:CLIP] + " …"
+    return safe(text if full or len(text) <= CLIP else text[:CLIP] + " …")
 
 
 def _status(status: str) -> Text:
-    return Text(status, style=STATUS_STYLE.get(status, ""))
+    return safe(status, STATUS_STYLE.get(status, ""))
+
+
+async def _get(s: Store, approval_id: str, store: str) -> Approval:
+    """``s.approvals.get`` whose not-found error keeps ``--store`` in its hint."""
+    try:
+        return await s.approvals.get(approval_id)
+    except ApprovalNotFound:
+        _fail(
+            f"no approval {approval_id!r} in {describe(store)}",
+            f"list them with: tether approvals list --all --store {describe(store)}",
+        )
 
 
 @app.command("list")
@@ -84,6 +105,7 @@ def list_approvals(
     older_than: str | None = typer.Option(None, "--older-than", help="Only older ones: 10m, 2h."),
     show_all: bool = typer.Option(False, "--all", help="Decided and expired ones too."),
     limit: int = typer.Option(100, "--limit", min=1, help="Show at most this many."),
+    as_json: bool = JSON,
 ) -> None:
     """Pending approvals across all sessions, oldest first."""
     age = None if older_than is None else parse_age(older_than)
@@ -95,63 +117,79 @@ def list_approvals(
         return await s.approvals.pending(session, tool, age, limit)
 
     rows = _with_store(store, work)
+    if as_json:
+        for a in rows:
+            typer.echo(json_line(a.to_dict()))
+        return
     console = Console(highlight=False)
     if not rows:
-        console.print(
-            f"no {'' if show_all else 'pending '}approvals in {describe(store)}", markup=False
-        )
+        console.print(safe(f"no {'' if show_all else 'pending '}approvals in {describe(store)}"))
         return
-    table = Table(title=f"approvals in {describe(store)}", title_justify="left")
-    for name in ("approval", "session", "tool", "arguments (redacted)", "reason", "age", "expires"):
+    table = Table(title=safe(f"approvals in {describe(store)}"), title_justify="left")
+    # ids never wrap (they are copied into the next command); the text columns give way
+    table.add_column("approval", no_wrap=True, min_width=len(rows[0].id))
+    table.add_column("session", no_wrap=True)
+    for name in ("tool", "arguments (redacted)", "reason", "age", "expires"):
         table.add_column(name, overflow="fold")
     if show_all:
         table.add_column("status")
     now = time.time()
     for a in rows:
         cells = [
-            Text(a.id, style="bold"),
-            Text(a.session_id),
-            Text(a.tool or f"({a.source})"),
-            Text(_json(a.arguments)),
-            Text(_json(a.reason)),
+            safe(a.id, "bold", one_line=True),
+            safe(a.session_id, one_line=True),
+            safe(a.tool or f"({a.source})"),
+            _json(a.arguments),
+            _json(a.reason),
             Text(_age(now - a.requested_at)),
             _expires(a, now) if a.status == "pending" else Text("-", style="dim"),
         ]
         table.add_row(*cells, *([_status(a.status)] if show_all else []))
     console.print(table)
-    console.print(Text("decide with: tether approvals approve|deny ID [--note TEXT]", style="dim"))
+    console.print(
+        safe(
+            f"decide with: tether approvals approve|deny ID [--note TEXT] --store {describe(store)}",
+            "dim",
+        ),
+        soft_wrap=True,  # one line, to copy
+    )
 
 
 @app.command()
 def show(
-    approval_id: str = typer.Argument(..., help="The approval id."), store: str = STORE
+    approval_id: str = typer.Argument(..., help="The approval id."),
+    store: str = STORE,
+    as_json: bool = JSON,
 ) -> None:
     """Show one approval: the request as approvers see it and, once decided, the decision."""
-    a = _with_store(store, lambda s: s.approvals.get(approval_id))
+    a = _with_store(store, lambda s: _get(s, approval_id, store))
+    if as_json:
+        typer.echo(json_line(a.to_dict()))
+        return
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column(overflow="fold")
     now = time.time()
     rows: list[tuple[str, Text | str]] = [
-        ("approval", a.id),
+        ("approval", safe(a.id, one_line=True)),
         ("status", _status(a.status)),
-        ("session", a.session_id),
-        ("interrupt", f"{a.interrupt_id} ({a.source}: {a.name})"),
-        ("tool", a.tool or "-"),
-        ("arguments", Text(_json(a.arguments, full=True))),
-        ("args sha256", a.args_sha256 or "-"),
-        ("reason", Text(_json(a.reason, full=True))),
+        ("session", safe(a.session_id, one_line=True)),
+        ("interrupt", safe(f"{a.interrupt_id} ({a.source}: {a.name})")),
+        ("tool", safe(a.tool or "-")),
+        ("arguments", _json(a.arguments, full=True)),
+        ("args sha256", safe(a.args_sha256 or "-")),
+        ("reason", _json(a.reason, full=True)),
         ("requested", when(a.requested_at, now)),
         ("expires", _expires(a, now) if a.status == "pending" else Text("-")),
     ]
     if a.status != "pending":
-        rows += [("decision", a.decision or "-"), ("decided by", a.decided_by or "-")]
+        rows += [("decision", safe(a.decision or "-")), ("decided by", safe(a.decided_by or "-"))]
         rows.append(("decided", when(a.decided_at, now) if a.decided_at else "-"))
         if a.edited_args is not None:
-            rows.append(("edited args", Text(_json(a.edited_args, full=True))))
+            rows.append(("edited args", _json(a.edited_args, full=True)))
         if a.response is not None:
-            rows.append(("response", Text(_json(a.response, full=True))))
-        rows.append(("note", Text(a.note or "-")))
+            rows.append(("response", _json(a.response, full=True)))
+        rows.append(("note", safe(a.note or "-")))
     for key, value in rows:
         grid.add_row(key, value)
     Console(highlight=False).print(grid)
@@ -167,19 +205,6 @@ def _who(name: str | None) -> str:
     return f"{user}@{socket.gethostname()}"
 
 
-def _validator(spec: str | None, session_id: str) -> Any:
-    """``module:factory`` -> the Agent ``factory(session_id=...)`` (validates edited args)."""
-    if spec is None:
-        return None
-    module, _, name = spec.partition(":")
-    if not module or not name:
-        raise typer.BadParameter(f"{spec!r}: use module:factory", param_hint="'--app'")
-    try:
-        return getattr(importlib.import_module(module), name)(session_id=session_id)
-    except Exception as exc:
-        _fail(f"cannot build the agent from {spec}: {type(exc).__name__}: {exc}")
-
-
 def _decide(
     store: str,
     approval_id: str,
@@ -191,8 +216,10 @@ def _decide(
     app_spec: str | None = None,
 ) -> None:
     async def work(s: Store) -> Approval:
-        current = await s.approvals.get(approval_id)
-        validate = _validator(app_spec, current.session_id) if edited is not None else None
+        current = await _get(s, approval_id, store)
+        validate = None
+        if edited is not None and app_spec is not None:
+            validate = build_agent(app_spec, current.session_id)
         return await s.approvals.decide(
             approval_id,
             decision,  # type: ignore[arg-type]
@@ -210,9 +237,10 @@ def _decide(
     verb = {"approve": "approved", "deny": "denied", "respond": "answered"}[decision]
     extra = " with edited arguments" if edited is not None else ""
     Console(highlight=False).print(
-        f"{verb} {a.id}{extra} as {a.decided_by}; session {a.session_id} resumes when nothing "
-        "else of it is pending (worker, or answers_for + agent.resume)",
-        markup=False,
+        safe(
+            f"{verb} {a.id}{extra} as {a.decided_by}; session {a.session_id} resumes when "
+            "nothing else of it is pending (worker, or answers_for + agent.resume)"
+        )
     )
 
 
@@ -227,14 +255,18 @@ def _parse_json(text: str, option: str) -> Any:
 def approve(
     approval_id: str = typer.Argument(..., help="The approval id."),
     edit: str | None = typer.Option(
-        None, "--edit", help='Edited arguments, a JSON object merged over the real ones: {"n": 1}.'
+        None,
+        "--edit",
+        help='Edited arguments, a JSON object merged over the real ones: {"n": 1}. Each '
+        "value must have its parameter's JSON type (42 is not a string).",
     ),
     note: str | None = NOTE,
     who: str | None = AS,
     app_spec: str | None = typer.Option(
         None,
         "--app",
-        help="module:factory building the Agent, to validate --edit against the tool.",
+        help="module:factory building the Agent, to validate --edit against the tool "
+        "(required with --edit; the current directory is importable).",
     ),
     store: str = STORE,
 ) -> None:
@@ -242,6 +274,12 @@ def approve(
     edited = None if edit is None else _parse_json(edit, "'--edit'")
     if edited is not None and not isinstance(edited, dict):
         raise typer.BadParameter("edited arguments must be a JSON object", param_hint="'--edit'")
+    if edited is not None and app_spec is None:
+        raise typer.BadParameter(
+            "edited arguments are checked against the tool before they are recorded: pass "
+            "--app module:factory (the app's agent factory, as for tether serve and worker)",
+            param_hint="'--edit'",
+        )
     _decide(store, approval_id, "approve", who, note, edited, app_spec=app_spec)
 
 
@@ -274,7 +312,7 @@ def expire(store: str = STORE) -> None:
     done = _with_store(store, lambda s: s.approvals.expire_due())
     console = Console(highlight=False)
     for a in done:
-        console.print(f"expired {a.id} ({a.session_id}): {a.on_expiry}", markup=False)
+        console.print(safe(f"expired {a.id} ({a.session_id}): {a.on_expiry}"))
     console.print(f"{len(done)} approval(s) expired", markup=False)
 
 
@@ -283,16 +321,28 @@ def add_approver(
     name: str = typer.Argument(..., help="The approver's name (recorded with decisions)."),
     role: list[str] = ROLE,
     store: str = STORE,
+    custom_role: bool = typer.Option(
+        False,
+        "--custom-role",
+        help="Accept roles the default policy does not know (for create_app(policy=...)).",
+    ),
 ) -> None:
-    """Add an approver and print their bearer token ONCE (only its hash is stored)."""
+    """Add an approver and print their bearer token ONCE (only its hash is stored).
+
+    Creates the store when it does not exist yet.
+    """
+    problems = [] if custom_role else [p for p in map(role_problem, role) if p is not None]
+    if problems:
+        raise typer.BadParameter(
+            "; ".join(problems) + f". Valid roles: {VALID_ROLES} (or pass --custom-role)",
+            param_hint="'--role'",
+        )
     try:
-        issued = _with_store(store, lambda s: s.approvers.add(name, role))
+        issued = _with_store(store, lambda s: s.approvers.add(name, role), create=True)
     except ValueError as exc:
         _fail(str(exc))
     console = Console(highlight=False)
-    console.print(
-        f"approver {name!r} added with role(s) {', '.join(issued.approver.roles)}", markup=False
-    )
+    console.print(safe(f"approver {name!r} added with role(s) {', '.join(issued.approver.roles)}"))
     console.print("bearer token (shown once, not stored; keep it secret):", markup=False)
     typer.echo(issued.token)
 
@@ -301,11 +351,11 @@ def add_approver(
 def list_approvers(store: str = STORE) -> None:
     """List approvers (names, roles, key ids; never tokens)."""
     rows = _with_store(store, lambda s: s.approvers.all())
-    table = Table(title=f"approvers in {describe(store)}", title_justify="left")
+    table = Table(title=safe(f"approvers in {describe(store)}"), title_justify="left")
     for column in ("name", "roles", "key id", "added"):
         table.add_column(column)
     for a in rows:
-        table.add_row(a.name, ", ".join(a.roles), a.key_id, when(a.created_at))
+        table.add_row(safe(a.name), safe(", ".join(a.roles)), safe(a.key_id), when(a.created_at))
     Console(highlight=False).print(table)
 
 
@@ -314,4 +364,4 @@ def remove_approver(name: str = typer.Argument(...), store: str = STORE) -> None
     """Remove an approver: their token stops working at once."""
     if not _with_store(store, lambda s: s.approvers.remove(name)):
         _fail(f"no approver named {name!r} in {describe(store)}")
-    Console(highlight=False).print(f"removed approver {name!r}", markup=False)
+    Console(highlight=False).print(safe(f"removed approver {name!r}"))

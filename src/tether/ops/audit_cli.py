@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import typer
@@ -12,12 +13,29 @@ from rich.text import Text
 
 from tether.ops.sessions import OUTPUT, STORE, _fail, _with_store, when
 from tether.ops.store_url import describe
+from tether.ops.terminal import json_text, safe
+
+_HEAD = re.compile(r"([0-9]+):([0-9a-f]{64})")
+
+
+def parse_head(text: str) -> tuple[int, str]:
+    """``SEQ:HASH`` as ``audit verify`` prints it -> (seq, hash); a typo is a usage error."""
+    match = _HEAD.fullmatch(text.strip())
+    if match is None or int(match.group(1)) < 1:
+        raise typer.BadParameter(
+            f"{text!r} is not a chain head: use SEQ:HASH as 'tether audit verify' prints it "
+            "(a record number from 1, a colon, 64 lowercase hex digits)",
+            param_hint="'--expect-head'",
+        )
+    return int(match.group(1)), match.group(2)
+
 
 app = typer.Typer(
     name="audit",
     help="Verify, export and show the tamper-evident audit log.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # help texts are plain: "[server]" is not markup
 )
 
 
@@ -31,6 +49,7 @@ def verify(
     ),
 ) -> None:
     """Walk the chain; report the first broken link and exit 1 when it is broken."""
+    want = None if expect_head is None else parse_head(expect_head)
     report = _with_store(store, lambda s: s.audit.verify())
     console = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
@@ -38,23 +57,21 @@ def verify(
         assert report.first_bad is not None
         position, reason = report.first_bad
         err.print(
-            Text("audit log BROKEN ", style="bold red") + Text(f"at record {position}: {reason}")
+            Text("audit log BROKEN ", style="bold red") + safe(f"at record {position}: {reason}")
         )
         err.print(f"{report.checked} record(s) before it verified", markup=False, style="dim")
         raise typer.Exit(1)
     seq, digest = report.head
-    if expect_head is not None:
-        want_seq, _, want_hash = expect_head.partition(":")
-        if not want_seq.isdigit() or not want_hash:
-            raise typer.BadParameter("use SEQ:HASH", param_hint="'--expect-head'")
-        if int(want_seq) > seq:
+    if want is not None:
+        want_seq, want_hash = want
+        if want_seq > seq:
             _fail(f"the chain has {seq} records but {want_seq} were recorded earlier: truncated")
-        records = _with_store(store, lambda s: s.audit.records(after=int(want_seq) - 1, limit=1))
+        records = _with_store(store, lambda s: s.audit.records(after=want_seq - 1, limit=1))
         if not records or records[0].hash != want_hash:
             _fail(f"record {want_seq} no longer has hash {want_hash}: the chain was rewritten")
     console.print(
         Text("audit log ok: ", style="bold green")
-        + Text(f"{report.checked} record(s) in {describe(store)}; head {seq}:{digest}")
+        + safe(f"{report.checked} record(s) in {describe(store)}; head {seq}:{digest}")
     )
 
 
@@ -72,14 +89,14 @@ def export(
     rows = _with_store(store, lambda s: s.audit.export())
     text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
     if output is None:
-        typer.echo(text, nl=False)
+        typer.echo(json_text(text), nl=False)  # same JSON, nothing a terminal would obey
         return
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
         _fail(f"cannot write {output}: {exc.strerror or exc}")
     Console(stderr=True, highlight=False).print(
-        f"wrote {len(rows)} audit records to {output}", markup=False
+        safe(f"wrote {len(rows)} audit records to {output}")
     )
 
 
@@ -92,11 +109,9 @@ def show(
     rows = _with_store(store, lambda s: s.audit.records(session_id=session_id))
     console = Console(highlight=False)
     if not rows:
-        console.print(
-            f"no audit records for session {session_id!r} in {describe(store)}", markup=False
-        )
+        console.print(safe(f"no audit records for session {session_id!r} in {describe(store)}"))
         return
-    table = Table(title=f"audit of session {session_id}", title_justify="left")
+    table = Table(title=safe(f"audit of session {session_id}"), title_justify="left")
     for column in ("seq", "at", "event", "details"):
         table.add_column(column, overflow="fold", justify="right" if column == "seq" else "left")
     for r in rows:
@@ -105,5 +120,5 @@ def show(
             for k, v in r.data.items()
             if v is not None
         )
-        table.add_row(str(r.seq), when(r.at), Text(r.event, style="bold"), Text(details))
+        table.add_row(str(r.seq), when(r.at), safe(r.event, "bold"), safe(details))
     console.print(table)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from tether.ops.approvals_cli import app as approvals_app
@@ -9,13 +11,21 @@ from tether.ops.approvals_cli import approvers_app
 from tether.ops.audit_cli import app as audit_app
 from tether.ops.sessions import STORE, _fail
 from tether.ops.sessions import app as sessions_app
-from tether.ops.worker_cli import worker
+from tether.ops.worker_cli import load_factory, worker
+
+DEMO_DIR = typer.Option(
+    Path("tether-demo"),
+    "--dir",
+    help="Folder for the demo's workspace and store, kept for the printed commands "
+    "(reset by the next run).",
+)
 
 app = typer.Typer(
     name="tether",
     help="tether: run tool-using LLM agents you stay in control of.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # help texts are plain: "[server]" is not markup
 )
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(approvals_app, name="approvals")
@@ -32,14 +42,21 @@ def _root() -> None:
 @app.command()
 def demo(
     approve: bool = typer.Option(False, "--approve", help="Approve every confirmation."),
-    deny: bool = typer.Option(False, "--deny", help="Deny every confirmation."),
+    deny: bool = typer.Option(
+        False, "--deny", help="Deny every confirmation (the default without a terminal)."
+    ),
+    directory: Path = DEMO_DIR,
 ) -> None:
     """Run an operations agent on a scripted model, with a delete policy that asks you first."""
     if approve and deny:
         raise typer.BadParameter("choose one of --approve and --deny")
+    from tether.errors import ConfigurationError
     from tether.ops.demo import run_demo
 
-    outcome = run_demo(approve=approve, deny=deny)
+    try:
+        outcome = run_demo(approve=approve, deny=deny, directory=directory)
+    except ConfigurationError as exc:
+        _fail(str(exc))
     raise typer.Exit(code=0 if outcome.stop_reason == "end_turn" else 1)
 
 
@@ -54,17 +71,17 @@ def serve(
         help="module:factory building a session's Agent (validates edited arguments).",
     ),
 ) -> None:
-    """Serve the approvals inbox (web page at /) and its HTTP API (needs tether[server])."""
+    """Serve the approvals inbox (web page at /) and its HTTP API (needs the server extra:
+    pip install -e '.[server]' in a checkout). Creates the store when it does not exist."""
     try:
-        from tether.ops.server import load_factory
         from tether.ops.server import serve as run_server
     except ImportError as exc:
-        _fail(f"tether serve needs the server extra: pip install 'tether[server]' ({exc})")
+        _fail(
+            f"tether serve needs the server extra (Starlette, uvicorn): pip install -e "
+            f"'.[server]' in the tether checkout ({exc})"
+        )
     if app_spec is not None:
-        try:
-            load_factory(app_spec)
-        except Exception as exc:
-            raise typer.BadParameter(f"{exc}", param_hint="'--app'") from None
+        load_factory(app_spec)  # a bad --app is a usage error before anything starts
     from tether.errors import TetherError
 
     try:

@@ -13,8 +13,10 @@ import os
 import sys
 from collections.abc import AsyncGenerator
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from tether import Agent, Result
 from tether.control import AfterMessageAdded, AfterToolCall, BeforeToolCall
@@ -29,6 +31,7 @@ from tether.events import (
 )
 from tether.messages import ToolResult
 from tether.ops.demo_agent import TASK, DeletePolicy, demo_model, describe_args, file_tools
+from tether.ops.terminal import safe
 
 SESSION_ID = "ops-demo"
 DEMO_DIR_ENV = "TETHER_DEMO_DIR"
@@ -56,12 +59,12 @@ def agent_factory(session_id: str = SESSION_ID) -> Agent:
     @agent.on(AfterMessageAdded)
     def _text(event: AfterMessageAdded) -> None:
         if event.message.role == "assistant" and event.message.text:
-            transcript.line(f"[bold cyan]model[/] {event.message.text}")
+            transcript.line(Text("model ", style="bold cyan") + safe(event.message.text))
 
     @agent.on(BeforeToolCall)
     def _start(event: BeforeToolCall) -> None:
         call = event.tool_call
-        transcript.line(f"[magenta]tool[/]  {call.name}({describe_args(call.arguments)})")
+        transcript.call(call.name, call.arguments)
 
     @agent.on(AfterToolCall)
     def _end(event: AfterToolCall) -> None:
@@ -82,15 +85,18 @@ class Transcript:
             self.console.print()
             self.in_text = False
 
-    def line(self, markup: str) -> None:
+    def line(self, text: Text) -> None:
         self.end_text()
-        self.console.print(markup)
+        self.console.print(text)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> None:
+        self.line(Text("tool  ", style="magenta") + safe(f"{name}({describe_args(arguments)})"))
 
     def result(self, res: ToolResult) -> None:
         style = "green" if not res.is_error else "red" if res.status == "denied" else "yellow"
         flat = " ".join(res.content.split())
         preview = flat if len(flat) <= 90 else flat[:87] + "..."
-        self.line(f"      [{style}]{res.status}[/] {res.name}: {preview}")
+        self.line(Text("      ") + safe(res.status, style) + safe(f" {res.name}: {preview}"))
 
     async def follow(self, events: AsyncGenerator[StreamEvent, None]) -> Result:
         """Print every event of ``events``; return the run's Result."""
@@ -100,12 +106,11 @@ class Transcript:
                 if not self.in_text:
                     self.console.print("[bold cyan]model[/] ", end="")
                     self.in_text = True
-                self.console.print(event.text, end="", markup=False, highlight=False)
+                self.console.print(safe(event.text), end="", highlight=False)
             elif isinstance(event, ModelCallStarted):
                 self.end_text()
             elif isinstance(event, ToolStarted):
-                call = event.tool_call
-                self.line(f"[magenta]tool[/]  {call.name}({describe_args(call.arguments)})")
+                self.call(event.tool_call.name, event.tool_call.arguments)
             elif isinstance(event, ToolFinished):
                 self.result(event.result)
             elif isinstance(event, FinalResult):

@@ -7,7 +7,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -18,9 +18,10 @@ from rich.text import Text
 
 from tether.errors import TetherError
 from tether.ops.store_url import DEFAULT_STORE, describe, open_store
+from tether.ops.terminal import json_line, json_text, safe
 
 if TYPE_CHECKING:
-    from tether.durable import SessionRecord, Store
+    from tether.durable import SessionRecord, SessionSummary, Store
     from tether.messages import ContentBlock, Message
     from tether.session import SessionView
 
@@ -49,6 +50,7 @@ app = typer.Typer(
     help="List, show and export durable sessions.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # help texts are plain: "[server]" is not markup
 )
 STORE = typer.Option(
     DEFAULT_STORE,
@@ -59,21 +61,23 @@ STORE = typer.Option(
 )
 
 OUTPUT = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout.")
+JSON = typer.Option(False, "--json", help="Machine-readable: one JSON object per line.")
 
 
 def _fail(message: str, hint: str | None = None) -> NoReturn:
     err = Console(stderr=True, highlight=False)
-    err.print(Text("error: ", style="bold red") + Text(message))
+    err.print(Text("error: ", style="bold red") + safe(message))
     if hint:
-        err.print(Text(hint, style="dim"))
+        err.print(safe(hint, "dim"))
     raise typer.Exit(1)
 
 
-def _with_store(url: str, work: Callable[[Store], Awaitable[T]]) -> T:
-    """Open the store, run ``work`` on it, close it; a TetherError exits 1 without a traceback."""
+def _with_store(url: str, work: Callable[[Store], Awaitable[T]], *, create: bool = False) -> T:
+    """Open the store (``create``: a missing SQLite file is created), run ``work`` on it,
+    close it; a TetherError exits 1 without a traceback."""
 
     async def go() -> T:
-        store = open_store(url)
+        store = open_store(url, create=create)
         try:
             return await work(store)
         finally:
@@ -114,7 +118,46 @@ def when(at: float, now: float | None = None) -> str:
 
 
 def _status(status: str) -> Text:
-    return Text(status, style=STATUS_STYLE.get(status, ""))
+    return safe(status, STATUS_STYLE.get(status, ""))
+
+
+def _summary_dict(row: SessionSummary | SessionRecord) -> dict[str, Any]:
+    """One ``sessions list --json`` line."""
+    return {
+        "session_id": row.session_id,
+        "status": row.status,
+        "version": row.version,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+    }
+
+
+def _session_dict(record: SessionRecord, view: SessionView) -> dict[str, Any]:
+    """``sessions show --json``: what the text view shows, as one JSON object."""
+    from tether.messages import _block_to_dict
+
+    lease = record.lease
+    held = lease is not None and lease.expires_at > time.time()
+    open_batch = None
+    if view.pending is not None:
+        calls, results = view.pending
+        open_batch = [
+            {
+                "call": _block_to_dict(call),
+                "result": None if result is None else _block_to_dict(result),
+                "in_doubt": result is None and call.id in view.intents,
+            }
+            for call, result in zip(calls, results, strict=True)
+        ]
+    return {
+        **_summary_dict(record),
+        "lease_holder": lease.holder if held and lease is not None else None,
+        "lease_expires_at": lease.expires_at if held and lease is not None else None,
+        "state_keys": sorted(view.state),
+        "interrupts": [i.to_dict() for i in view.interrupts],
+        "messages": [m.to_dict() for m in view.messages],
+        "open_batch": open_batch,
+    }
 
 
 @app.command("list")
@@ -122,6 +165,7 @@ def list_sessions(
     store: str = STORE,
     status: str | None = typer.Option(None, "--status", help="Only sessions with this status."),
     limit: int = typer.Option(50, "--limit", min=1, help="Show at most this many."),
+    as_json: bool = JSON,
 ) -> None:
     """List sessions, most recently updated first."""
     from tether.durable import SESSION_STATUSES
@@ -133,18 +177,24 @@ def list_sessions(
         store,
         lambda s: s.list_sessions(status=status, limit=limit),  # type: ignore[arg-type]
     )
+    if as_json:
+        for row in rows:
+            typer.echo(json_line(_summary_dict(row)))
+        return
     console = Console(highlight=False)
     where = describe(store)
     if not rows:
-        console.print(f"no {status + ' ' if status else ''}sessions in {where}", markup=False)
+        console.print(safe(f"no {status + ' ' if status else ''}sessions in {where}"))
         return
-    table = Table(title=f"sessions in {where}", title_justify="left")
+    table = Table(title=safe(f"sessions in {where}"), title_justify="left")
     for name in ("session", "status", "entries", "created", "updated"):
-        table.add_column(name, justify="right" if name == "entries" else "left")
+        table.add_column(
+            name, justify="right" if name == "entries" else "left", no_wrap=name == "session"
+        )
     now = time.time()
     for row in rows:
         table.add_row(
-            Text(row.session_id, style="bold"),
+            safe(row.session_id, "bold", one_line=True),
             _status(row.status),
             str(row.version),
             when(row.created_at, now),
@@ -160,17 +210,21 @@ def show(
     session_id: str = typer.Argument(..., help="The session id."),
     store: str = STORE,
     full: bool = typer.Option(False, "--full", help="Do not truncate long contents."),
+    as_json: bool = JSON,
 ) -> None:
     """Show a session: status, pending interrupts and the transcript."""
     record, view = _load(store, session_id)
+    if as_json:
+        typer.echo(json_line(_session_dict(record, view)))
+        return
     console = Console(highlight=False)
     console.print(_header(record, view))
     if view.interrupts:
         console.print(_interrupts(view, full))
         console.print(
-            Text(
+            safe(
                 f"answer with Agent(..., session_id={session_id!r}).resume({{id: response}})",
-                style="dim",
+                "dim",
             )
         )
     console.print(Rule(f"transcript ({len(view.messages)} messages)", style="dim"))
@@ -184,16 +238,16 @@ def _header(record: SessionRecord, view: SessionView) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
-    grid.add_row("session", Text(record.session_id))
+    grid.add_row("session", safe(record.session_id, one_line=True))
     grid.add_row("status", _status(record.status))
     grid.add_row("entries", str(record.version))
     grid.add_row("created", when(record.created_at))
     grid.add_row("updated", when(record.updated_at))
     lease = record.lease
     if lease is not None and lease.expires_at > time.time():
-        grid.add_row("lease", Text(f"held by {lease.holder} until {when(lease.expires_at)}"))
+        grid.add_row("lease", safe(f"held by {lease.holder} until {when(lease.expires_at)}"))
     if view.state:
-        grid.add_row("state", Text(", ".join(sorted(view.state))))
+        grid.add_row("state", safe(", ".join(sorted(view.state))))
     return grid
 
 
@@ -205,22 +259,22 @@ def _interrupts(view: SessionView, full: bool) -> Table:
         reason = item.reason if isinstance(item.reason, str) else json.dumps(item.reason)
         call = item.tool_call
         table.add_row(
-            Text(item.id, style="bold"),
-            Text(item.name),
-            Text(item.source),
+            safe(item.id, "bold"),
+            safe(item.name),
+            safe(item.source),
             _clip(reason, full),
             Text("-")
             if call is None
-            else _clip(f"{call.name}({json.dumps(call.arguments)})", full) + f"\n{call.id}",
+            else _clip(f"{call.name}({json.dumps(call.arguments)})", full) + safe(f"\n{call.id}"),
         )
     return table
 
 
 def _clip(text: str, full: bool, style: str = "") -> Text:
     if full or len(text) <= CLIP:
-        return Text(text, style=style)
+        return safe(text, style)
     note = f" … [{len(text) - CLIP} more characters; --full shows all]"
-    return Text(text[:CLIP], style=style) + Text(note, style="dim italic")
+    return safe(text[:CLIP], style) + Text(note, style="dim italic")
 
 
 def _print_message(console: Console, index: int, message: Message, full: bool) -> None:
@@ -244,11 +298,11 @@ def _block(block: ContentBlock, full: bool) -> Text:
         return Text("reasoning: ", style="dim italic") + _clip(block.text, full, "dim italic")
     if isinstance(block, ToolCall):
         args = _clip(json.dumps(block.arguments, ensure_ascii=False), full)
-        call = Text.assemble(("→ ", "cyan"), (block.name, "bold"), "(", args, ")")
-        return call + Text(f"  {block.id}", style="dim")
+        call = Text.assemble(("→ ", "cyan"), safe(block.name, "bold"), "(", args, ")")
+        return call + safe(f"  {block.id}", "dim")
     style = "red" if block.is_error else "green"
-    head = Text("← ", style=style) + Text(block.name, style="bold")
-    head += Text(f" [{block.status}]", style=style) + Text(f"  {block.tool_call_id}", style="dim")
+    head = Text("← ", style=style) + safe(block.name, "bold")
+    head += safe(f" [{block.status}]", style) + safe(f"  {block.tool_call_id}", "dim")
     inline = len(block.content) <= 60 and "\n" not in block.content
     return head + (": " if inline else "\n") + _clip(block.content, full)
 
@@ -262,11 +316,11 @@ def _print_open_batch(console: Console, view: SessionView, full: bool) -> None:
         if result is not None:
             line = _block(result, full)
         elif call.id in waiting:
-            line = Text(f"… {call.name}  {call.id}: waiting for interrupt {waiting[call.id]}")
+            line = safe(f"… {call.name}  {call.id}: waiting for interrupt {waiting[call.id]}")
         elif call.id in view.intents:
-            line = Text(f"? {call.name}  {call.id}: started, no result (in doubt)", style="yellow")
+            line = safe(f"? {call.name}  {call.id}: started, no result (in doubt)", "yellow")
         else:
-            line = Text(f"· {call.name}  {call.id}: not run yet", style="dim")
+            line = safe(f"· {call.name}  {call.id}: not run yet", "dim")
         console.print(Padding(line, (0, 0, 0, 6)))
 
 
@@ -297,16 +351,17 @@ def export(
     err = Console(stderr=True, highlight=False)
     if view.pending is not None:
         err.print(
-            f"note: session {session_id!r} stopped inside a tool batch; the last assistant "
-            "message's tool calls have no results in this export",
-            markup=False,
-            style="yellow",
+            safe(
+                f"note: session {session_id!r} stopped inside a tool batch; the last assistant "
+                "message's tool calls have no results in this export",
+                "yellow",
+            )
         )
     if output is None:
-        typer.echo(text, nl=False)
+        typer.echo(json_text(text), nl=False)  # same JSON, nothing a terminal would obey
         return
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
         _fail(f"cannot write {output}: {exc.strerror or exc}")
-    err.print(f"wrote {len(rows)} messages of session {session_id!r} to {output}", markup=False)
+    err.print(safe(f"wrote {len(rows)} messages of session {session_id!r} to {output}"))

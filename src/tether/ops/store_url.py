@@ -46,8 +46,9 @@ def describe(url: str) -> str:
     return re.sub(r"([?&]password=)[^&]*", r"\1***", url)
 
 
-def open_store(url: str) -> Store:
-    """The store named by ``url`` for reading; a missing SQLite file is an error, not created.
+def open_store(url: str, *, create: bool = False) -> Store:
+    """The store named by ``url``; a missing SQLite file is an error unless ``create``
+    (``tether approvers add`` and ``tether serve`` start a new store, readers do not).
 
     PostgreSQL URLs go to :class:`~tether.durable.PostgresStore` unchanged, so query
     parameters such as ``?options=-csearch_path%3Dmyschema`` keep working.
@@ -57,7 +58,7 @@ def open_store(url: str) -> Store:
         from tether.durable import PostgresStore
 
         return PostgresStore(url)
-    if not os.path.exists(path):
+    if not os.path.exists(path) and not create:
         raise StoreUnavailable(
             f"no tether store at {path} (run an agent with a session id first, or pass --store)"
         )
@@ -65,6 +66,9 @@ def open_store(url: str) -> Store:
         raise StoreUnavailable(
             f"{path} is a directory; pass the SQLite file, e.g. {path}/tether.db"
         )
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise StoreUnavailable(f"cannot create a tether store at {path}: no directory {parent}")
     from tether.durable import SQLiteStore
 
     return SQLiteStore(path)

@@ -55,7 +55,7 @@ class WorkerConfig:
     concurrency: int = 1
     poll: float = 1.0
     lease_ttl: float = 30.0
-    """ttl of a claim, until the Agent takes the lease over with its own ``lease_ttl``."""
+    """ttl of a claim, until the Agent takes the lease over with its own ``Execution.lease_ttl``."""
     grace: float = 30.0
     """On stop: seconds the running sessions get to finish before they are paused."""
     listen: bool = True

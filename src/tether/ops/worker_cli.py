@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import os
 import signal
-import sys
 import time
 from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
+from tether.errors import ConfigurationError
+from tether.ops import app_loader
 from tether.ops.store_url import DEFAULT_STORE, describe, open_store
+from tether.ops.terminal import safe
 from tether.ops.worker import Factory, Outcome, Worker, WorkerConfig
 
 if TYPE_CHECKING:
@@ -31,31 +33,25 @@ _STYLE = {
 
 
 def load_factory(spec: str) -> Factory:
-    """``module:factory`` -> the callable; the current directory is importable."""
-    module, _, name = spec.partition(":")
-    if not module or not name:
-        raise typer.BadParameter(f"{spec!r}: use module:factory", param_hint="'--app'")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    """``module:factory`` -> the callable (:func:`tether.ops.app_loader.load_factory`),
+    a bad spec as a usage error of ``--app``."""
     try:
-        factory = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as exc:
-        raise typer.BadParameter(f"cannot load {spec}: {exc}", param_hint="'--app'") from exc
-    if not callable(factory):
-        raise typer.BadParameter(f"{spec} is not callable", param_hint="'--app'")
-    return factory  # type: ignore[no-any-return]
+        return app_loader.load_factory(spec)
+    except ConfigurationError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--app'") from exc
 
 
 def log_line(console: Console, outcome: Outcome) -> None:
-    """One line per session: time, session, outcome, duration, detail."""
+    """One line per session: time, session, outcome, duration, detail (all as plain text:
+    a session id or an error message is data, never markup or terminal codes)."""
     style = _STYLE.get(outcome.outcome, "magenta")
     waited = "" if outcome.waited is None else f" waited {outcome.waited * 1000:.0f} ms,"
-    console.print(
-        f"{time.strftime('%H:%M:%S')} [bold]{outcome.session_id}[/] "
-        f"[{style}]{outcome.outcome}[/]{waited} ran {outcome.seconds:.2f} s"
-        + (f"  [dim]{outcome.detail}[/]" if outcome.detail else ""),
-        highlight=False,
-    )
+    line = Text(f"{time.strftime('%H:%M:%S')} ") + safe(outcome.session_id, "bold", one_line=True)
+    line += Text(" ") + safe(outcome.outcome, style)
+    line += Text(f"{waited} ran {outcome.seconds:.2f} s")
+    if outcome.detail:
+        line += Text("  ") + safe(outcome.detail, "dim", one_line=True)
+    console.print(line, highlight=False)
 
 
 def worker(
@@ -90,12 +86,15 @@ def worker(
     try:
         the_store = open_store(store)
     except Exception as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(Text("error: ", style="red") + safe(str(exc)))
         raise typer.Exit(code=2) from exc
     mode = "once" if once else f"until SIGTERM (grace {grace:g} s)"
+    name = getattr(factory, "__name__", repr(factory))
     console.print(
-        f"[dim]worker {os.getpid()} on {describe(store)}: {factory.__name__}, "
-        f"concurrency {concurrency}, {mode}[/]",
+        safe(
+            f"worker {os.getpid()} on {describe(store)}: {name}, concurrency {concurrency}, {mode}",
+            "dim",
+        ),
         highlight=False,
     )
     outcomes = asyncio.run(_serve(the_store, factory, config, once))

@@ -50,7 +50,7 @@ class ArgumentValidator:
     precomputed description ("an integer or an array") for union-typed arguments.
     """
 
-    __slots__ = ("_expected", "_validate", "parameters")
+    __slots__ = ("_expected", "_strict", "_validate", "parameters")
 
     def __init__(
         self,
@@ -58,8 +58,10 @@ class ArgumentValidator:
         *,
         parameters: tuple[str, ...],
         expected: dict[str, str],
+        strict: Callable[[Any], dict[str, Any]] | None = None,
     ) -> None:
         self._validate = validate
+        self._strict = strict
         self.parameters = parameters
         self._expected = expected
 
@@ -71,6 +73,18 @@ class ArgumentValidator:
             return self._validate(arguments)
         except ValidationError as exc:
             raise ToolArgumentError(self._explain(exc, arguments, tool_name)) from None
+
+    def strict(self, arguments: dict[str, Any], tool_name: str) -> dict[str, Any]:
+        """Validate JSON ``arguments`` without coercion (``42`` is not ``"42"``, ``"[1]"``
+        is not a list): how a person's edit is checked. ToolArgumentError names the fields."""
+        if self._strict is None:
+            return self(arguments, tool_name)
+        try:
+            return self._strict(arguments)
+        except ValidationError as exc:
+            raise ToolArgumentError(self._explain(exc, arguments, tool_name)) from None
+        except ValueError as exc:  # not JSON at all (NaN is refused by json.dumps' caller)
+            raise ToolArgumentError(f"tool {tool_name!r}: arguments are not JSON: {exc}") from None
 
     def _explain(self, exc: ValidationError, arguments: dict[str, Any], tool_name: str) -> str:
         errors = exc.errors(include_url=False)

@@ -125,6 +125,20 @@ class Tool:
         """
         return self._validate(arguments, self.name)
 
+    def check_edit(self, arguments: dict[str, Any], edited: dict[str, Any]) -> dict[str, Any]:
+        """Validate ``edited`` values (a person's edit) merged over ``arguments``.
+
+        The merged call must pass :meth:`prepare`, and every edited value must already
+        have its parameter's JSON type: nothing a person typed is coerced (``42`` for a
+        ``str`` is refused, not run as ``"42"``). Returns the prepared keyword arguments.
+        """
+        from pydantic_core import to_jsonable_python
+
+        prepared = self.prepare({**arguments, **edited})
+        kept = to_jsonable_python({k: v for k, v in prepared.items() if k not in edited})
+        self._validate.strict({**kept, **edited}, self.name)
+        return prepared
+
     async def invoke(
         self,
         kwargs: dict[str, Any],

@@ -17,7 +17,14 @@ from typing import Annotated, Any
 
 import docstring_parser
 import typing_extensions
-from pydantic import BeforeValidator, ConfigDict, PydanticUserError, TypeAdapter, with_config
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    PydanticUserError,
+    TypeAdapter,
+    ValidationInfo,
+    with_config,
+)
 from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
@@ -27,6 +34,8 @@ from tether.tools.hints import accepts_text, is_choice, is_context, may_be_conta
 
 # Lax validation, plus numbers accepted where a string is expected (models send 42 for "42").
 _CONFIG = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+# What a person typed is checked strictly: JSON types as the schema says, nothing coerced.
+_STRICT = {"strict": True}
 # Keys whose values are data, not sub-schemas: never strip "title" inside them.
 _DATA_KEYS = frozenset({"default", "const", "enum", "examples", "example"})
 # Keys whose values map names to sub-schemas: the names themselves are not schema keywords.
@@ -154,8 +163,10 @@ def _build(fn: Callable[..., Any], tool_name: str, description: str | None) -> F
     except PydanticUserError as exc:  # e.g. a parameter type pydantic cannot handle
         raise _unsupported(tool_name, fields, hints) from exc
     input_schema = _clean_schema(raw_schema, defaults, arg_docs)
+    core = adapter.validator
     validator = ArgumentValidator(
-        adapter.validator.validate_python,
+        core.validate_python,
+        strict=lambda args: core.validate_json(json.dumps(args), strict=True, context=_STRICT),
         parameters=tuple(fields),
         expected=_describe_unions(input_schema, union_fields),
     )
@@ -224,9 +235,10 @@ def _argument_docs(docs: docstring_parser.Docstring) -> dict[str, str]:
     return result
 
 
-def _parse_json_text(value: Any) -> Any:
-    """Parse a JSON object/array sent as a string where a structured value is expected."""
-    if type(value) is str:
+def _parse_json_text(value: Any, info: ValidationInfo) -> Any:
+    """Parse a JSON object/array sent as a string where a structured value is expected
+    (a model's habit; a person's edit, checked strictly, must send the structure itself)."""
+    if type(value) is str and not (info.context or {}).get("strict"):
         text = value.strip()
         if text[:1] in ("{", "["):
             try:

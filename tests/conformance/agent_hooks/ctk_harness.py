@@ -2,7 +2,7 @@
 
 The interceptors, resolver, composition and identity provider reach the agent
 through the same constructors users call: ``AgentHooksHost(...)`` (what
-``Agent(interceptors=[...], ...)`` builds) for field-based vectors and
+``Agent(agent_hooks=[...], ...)`` builds) for field-based vectors and
 ``AgentHooksHost.from_declaration`` (the SDK loader,
 ``InterceptionEmitter.from_declaration_value``) for declaration vectors.
 """

@@ -251,3 +251,20 @@ def test_oversized_and_malformed_bodies_are_refused(seeded_server):
     )
     assert status == 200
     assert shown["status"] == "pending"
+
+
+async def test_an_edit_of_the_wrong_json_type_is_refused_not_coerced(tmp_path):
+    store = SQLiteStore(tmp_path / "x.db")
+    tokens, approval_id = await seed(store)
+    with server(SQLiteStore(tmp_path / "x.db"), app_factory=validating_agent) as url:
+        decision = f"{url}/api/approvals/{approval_id}/decision"
+        for edit, why in (
+            ({"to": 42}, "argument 'to': expected a string, got 42"),
+            ({"amount": "5"}, "argument 'amount': expected an integer, got '5'"),
+        ):
+            body = {"decision": "approve", "edited_args": edit}
+            status, answer = await asyncio.to_thread(call, "POST", decision, tokens["alice"], body)
+            assert status == 400, answer
+            assert why in answer["error"]
+        assert (await store.approvals.get(approval_id)).status == "pending"
+    await store.close()

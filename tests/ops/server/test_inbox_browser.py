@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,10 @@ import pytest
 from live_server import live_server, seed
 from ops_agents import SECRET, transfer_agent, validating_agent
 
+from tether import Agent, tool
+from tether.control import BeforeToolCall, Confirm, InterventionHandler
 from tether.durable import SQLiteStore
+from tether.models import ScriptedModel
 from tether.ops.server import create_app
 
 CHROMIUM = "/usr/bin/chromium"
@@ -127,3 +131,75 @@ async def test_an_approver_approves_with_an_edited_argument_and_sees_the_session
             await browser.close()
     await store.close()
     assert outside == []  # nothing loaded from anywhere but the server under test
+
+
+BIDI_PATH = "/etc/\u202etxt.egatsgol/pmt/"  # shows as "/etc//tmp/logstage.txt" when obeyed
+
+
+class ConfirmDeletes(InterventionHandler):
+    def before_tool_call(self, event: BeforeToolCall) -> Confirm | None:
+        path = event.tool_call.arguments.get("path")
+        return Confirm(f"delete {path}?\x1b[2K\u200b") if event.tool_call.name == "delete" else None
+
+
+def spoofing_agent(store: SQLiteStore, ran: list[str]) -> Agent:
+    @tool
+    def delete(path: str) -> str:
+        """Delete a file."""
+        ran.append(path)
+        return f"deleted {path}"
+
+    def script(messages: list[Any], tools: list[dict[str, Any]]) -> Any:
+        if messages[-1].role == "tool":
+            return "done"
+        return {
+            "text": f"cleaning {BIDI_PATH}",
+            "tool_calls": [{"name": "delete", "args": {"path": BIDI_PATH}}],
+        }
+
+    return Agent(
+        model=ScriptedModel(script),
+        tools=[delete],
+        interventions=[ConfirmDeletes()],
+        store=store,
+        session_id="spoof-1",
+    )
+
+
+async def test_bidi_and_invisible_characters_are_shown_as_escapes_in_the_page(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "spoof.db"
+    store = SQLiteStore(db)
+    assert (await spoofing_agent(store, []).invoke_async("clean up")).stop_reason == "interrupt"
+    [approval] = await store.approvals.pending()
+    token = (await store.approvers.add("admin", ["admin"])).token
+    app = create_app(SQLiteStore(db), close_store=True)
+    with live_server(app) as url:
+        async with playwright_api.async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            page = await browser.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(TIMEOUT)
+            await page.goto(url + "/")
+            await sign_in(page, token)
+            row = page.locator(f"#approvals tr[data-id='{approval.id}']")
+            await row.wait_for()
+            cells = await row.inner_text()
+            assert "/etc/\\u202etxt.egatsgol/pmt/" in cells
+            assert "\\u001b[2K\\u200b" in cells  # the reason's ESC and zero-width space
+            await row.locator("button.open").click()
+            await page.wait_for_selector("#transcript li.here")
+            shown = await page.evaluate("document.body.innerText")
+            for char in ("\u202e", "\x1b", "\u200b"):
+                assert char not in shown, f"{char!r} reached the page"
+            assert "cleaning /etc/\\u202etxt.egatsgol/pmt/" in await page.inner_text("#transcript")
+            assert "\\u202e" in await page.inner_text("#d-args")
+            edit = await page.input_value("#edit")
+            assert "\u202e" not in edit
+            assert json.loads(edit) == {"path": BIDI_PATH}  # the same value, visibly
+            await page.click("#approve")
+            await page.wait_for_selector("#message:has-text('Approved')")
+            await browser.close()
+    decided = await store.approvals.get(approval.id)
+    assert (decided.status, decided.edited_args) == ("approved", None)
+    await store.close()

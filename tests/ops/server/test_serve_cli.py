@@ -17,6 +17,7 @@ from tether.durable import SQLiteStore
 
 TETHER = str(Path(sys.executable).with_name("tether"))
 SUPPORT = str(Path(__file__).parents[2] / "support")
+SOURCE = os.environ.get("PYTHONPATH")  # the tether source the tests run against, if set
 
 
 def free_port() -> int:
@@ -37,7 +38,7 @@ def test_tether_serve_serves_the_inbox_and_never_logs_tokens(tmp_path):
     db = tmp_path / "serve.db"
     tokens, approval_id = asyncio.run(_seed(db))
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": SUPPORT}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [SUPPORT, SOURCE]))}
     args = [TETHER, "serve", "--store", str(db), "--port", str(port)]
     proc = subprocess.Popen(
         [*args, "--app", "ops_agents:validating_agent"],
@@ -76,15 +77,50 @@ def test_tether_serve_serves_the_inbox_and_never_logs_tokens(tmp_path):
         assert token.split("_", 2)[2] not in out
 
 
-def test_tether_serve_refuses_a_missing_store_and_a_bad_app(tmp_path):
-    missing = subprocess.run(
-        [TETHER, "serve", "--store", str(tmp_path / "none.db")],
+def test_tether_serve_creates_a_missing_store_and_refuses_a_bad_app(tmp_path):
+    db = tmp_path / "new.db"
+    port = free_port()
+    proc = subprocess.Popen(
+        [TETHER, "serve", "--store", str(db), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                assert call("GET", url + "/", timeout=2)[0] == 200
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+                assert time.monotonic() < deadline, "tether serve did not start"
+                time.sleep(0.1)
+        added = subprocess.run(
+            [TETHER, "approvers", "add", "alice", "--role", "approve:*", "--store", str(db)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert added.returncode == 0, added.stderr
+        token = added.stdout.strip().splitlines()[-1]
+        status, body = call("GET", url + "/api/approvals", token)
+        assert (status, body["approvals"]) == (200, [])
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 0, out
+    nowhere = subprocess.run(
+        [TETHER, "serve", "--store", str(tmp_path / "no" / "x.db")],
         capture_output=True,
         text=True,
         timeout=60,
+        env={**os.environ, "COLUMNS": "500"},
     )
-    assert missing.returncode == 1
-    assert "no tether store" in missing.stderr
+    assert nowhere.returncode == 1
+    assert f"cannot create a tether store at {tmp_path / 'no' / 'x.db'}" in nowhere.stderr
     bad = subprocess.run(
         [TETHER, "serve", "--store", str(tmp_path / "none.db"), "--app", "nomodule"],
         capture_output=True,
@@ -93,3 +129,4 @@ def test_tether_serve_refuses_a_missing_store_and_a_bad_app(tmp_path):
     )
     assert bad.returncode == 2
     assert "module:factory" in bad.stderr
+    assert not (tmp_path / "none.db").exists()  # a bad --app stops before the store

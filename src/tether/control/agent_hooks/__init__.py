@@ -1,6 +1,6 @@
 """AGENT-HOOKS-0.1 host for tether, built on the ``agent-hooks-sdk`` emitter.
 
-Install with the ``agent-hooks`` extra. ``Agent(interceptors=[...], ...)`` and
+Install with the ``agent-hooks`` extra. ``Agent(agent_hooks=[...], ...)`` and
 ``Agent.from_declaration(...)`` build an :class:`AgentHooksHost`; see
 docs/design.md section 4, item 4.
 """

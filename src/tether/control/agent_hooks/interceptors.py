@@ -89,5 +89,5 @@ def as_interceptor(value: Any) -> Interceptor:
     if callable(value):
         return _Callable(value)
     raise ConfigurationError(
-        f"interceptors=[...] takes objects with intercept(context) or callables, got {value!r}"
+        f"agent_hooks=[...] takes interceptor objects with intercept(context) or callables, got {value!r}"
     )

@@ -1,48 +1,28 @@
 """``tether serve``: the HTTP API and web inbox for approvals, sessions and the audit log.
 
-Needs the ``server`` extra (Starlette and uvicorn): ``pip install 'tether[server]'``.
+Needs the ``server`` extra (Starlette and uvicorn): ``pip install -e '.[server]'`` in a checkout.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+from tether.ops.app_loader import load_factory
 from tether.ops.server.app import create_app
 from tether.ops.server.auth import Policy, default_policy
 
-if TYPE_CHECKING:
-    from tether.ops.server.api import AppFactory
-
 __all__ = ["Policy", "create_app", "default_policy", "load_factory", "serve"]
-
-
-def load_factory(spec: str) -> AppFactory:
-    """``module:factory`` -> the callable (``factory(session_id=...) -> Agent``)."""
-    import importlib
-    import os
-    import sys
-
-    if "" not in sys.path and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # `tether serve --app myapp:make` from the app's folder
-    module, _, name = spec.partition(":")
-    if not module or not name:
-        raise ValueError(f"{spec!r}: use module:factory")
-    factory: Any = getattr(importlib.import_module(module), name)
-    if not callable(factory):
-        raise ValueError(f"{spec}: {name} is not callable")
-    return factory  # type: ignore[no-any-return]
 
 
 def serve(
     store_url: str, *, host: str = "127.0.0.1", port: int = 8700, app_spec: str | None = None
 ) -> None:
-    """Run the server on ``host:port`` until interrupted (uvicorn)."""
+    """Run the server on ``host:port`` until interrupted (uvicorn); a missing SQLite store
+    is created (approvers can be added while it runs)."""
     import uvicorn
 
     from tether.ops.store_url import describe, open_store
 
     factory = None if app_spec is None else load_factory(app_spec)
-    store = open_store(store_url)
+    store = open_store(store_url, create=True)
     app = create_app(
         store, app_factory=factory, title=f"tether inbox: {describe(store_url)}", close_store=True
     )

@@ -35,7 +35,7 @@ async function api(path, options = {}) {
 
 function say(text, ok = false) {
   const el = $("message");
-  el.textContent = text;
+  el.textContent = visible(text);
   el.className = ok ? "ok" : "";
   el.hidden = !text;
 }
@@ -49,9 +49,22 @@ function age(seconds) {
 
 function json(value) { return typeof value === "string" ? value : JSON.stringify(value); }
 
+// Control, bidi and invisible characters in data are shown as \uNNNN escapes, never obeyed:
+// "/etc/\u202etxt.egatsgol/pmt/" must not render as a harmless path. The same characters as
+// the CLI's tether/ops/terminal.py (Unicode Cc, Cf, Cs, Co, Cn, Zl, Zp and a few blank
+// letters); newline and tab stay. On JSON text the result is still JSON of the same value.
+const INVISIBLE = /(?![\n\t])[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u3164\uffa0]/gu;
+function visible(text) {
+  return String(text).replace(INVISIBLE, (c) => {
+    let out = "";
+    for (let i = 0; i < c.length; i++) out += "\\u" + c.charCodeAt(i).toString(16).padStart(4, "0");
+    return out;
+  });
+}
+
 function el(tag, text, cls) {
   const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = text;
+  if (text !== undefined && text !== null) node.textContent = visible(text);
   if (cls) node.className = cls;
   return node;
 }
@@ -139,12 +152,12 @@ async function select(id) {
   for (const row of $("approvals").querySelectorAll("tbody tr")) {
     row.className = row.dataset.id === id ? "selected" : "";
   }
-  $("d-id").textContent = selected.id;
-  $("d-session").textContent = selected.session_id;
-  $("d-tool").textContent = selected.tool || "(" + selected.source + ": " + selected.name + ")";
-  $("d-reason").textContent = json(selected.reason);
-  $("d-args").textContent = JSON.stringify(selected.arguments, null, 2);
-  $("edit").value = JSON.stringify(selected.arguments, null, 2);
+  $("d-id").textContent = visible(selected.id);
+  $("d-session").textContent = visible(selected.session_id);
+  $("d-tool").textContent = visible(selected.tool || "(" + selected.source + ": " + selected.name + ")");
+  $("d-reason").textContent = visible(json(selected.reason));
+  $("d-args").textContent = visible(JSON.stringify(selected.arguments, null, 2));
+  $("edit").value = visible(JSON.stringify(selected.arguments, null, 2)); // parses to the same value
   $("edit").disabled = !selected.takes_edits;
   $("note").value = "";
   $("d-view-only").hidden = selected.can_decide;
@@ -156,7 +169,7 @@ async function showSession() {
   if (!selected) return;
   const s = await api("/api/sessions/" + encodeURIComponent(selected.session_id) + "?tail=20");
   const status = $("d-status");
-  status.textContent = s.status;
+  status.textContent = visible(s.status);
   status.dataset.status = s.status;
   const waiting = s.waiting_for.find((w) => w.id === selected.interrupt_id);
   const callId = waiting && waiting.tool_call ? waiting.tool_call.id : null;
