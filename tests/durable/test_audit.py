@@ -14,6 +14,7 @@ from ops_agents import SECRET, transfer_agent
 from tether import Agent, tool
 from tether.control import BeforeToolCall, Deny, InterventionHandler
 from tether.durable import PostgresStore, SQLiteStore, args_sha256
+from tether.errors import TetherError
 from tether.limits import Limits
 from tether.models import ScriptedModel
 
@@ -294,7 +295,8 @@ def test_a_chain_written_before_the_column_check_verifies_and_detects_column_edi
             await store.close()
 
     report, records = asyncio.run(check())
-    assert report.ok and report.checked == 3
+    assert report.ok
+    assert report.checked == 3
     assert [r.seq for r in records] == [1, 2, 3]
     sqlite_exec(db, "UPDATE audit SET session_id = 'zz' WHERE seq = 2")
     report, records = asyncio.run(check())
@@ -360,7 +362,7 @@ def test_an_agent_run_on_a_store_with_a_missing_head_fails_naming_it(tmp_path):
     asyncio.run(SQLiteStore(db).audit.verify())  # creates the store
     sqlite_exec(db, "DELETE FROM audit_head")
     agent = transfer_agent(SQLiteStore(db), "run", [])
-    with pytest.raises(Exception) as caught:
+    with pytest.raises(TetherError, match="audit head") as caught:
         agent("pay")
     chain_of = []
     error: BaseException | None = caught.value

@@ -216,5 +216,6 @@ def test_verify_on_a_missing_or_garbled_head_is_a_clear_error(db, damage, detail
     assert out.exit_code == 1
     assert f"error: the audit head (table audit_head, row id 1) is {detail}" in out.stderr
     assert "Restore the store from a backup" in out.stderr
-    assert "TypeError" not in out.output and "ValueError" not in out.output
+    assert "TypeError" not in out.output
+    assert "ValueError" not in out.output
     assert "approval.requested" in cli("audit", "show", "pay", "--store", db).stdout

@@ -94,7 +94,7 @@ def list_approvals(
             return [a for a in rows if tool is None or a.tool == tool]
         return await s.approvals.pending(session, tool, age, limit)
 
-    rows = _with_store(store, work)
+    rows = _with_store(store, work, read_only=True)
     console = Console(highlight=False)
     if not rows:
         console.print(
@@ -127,7 +127,7 @@ def show(
     approval_id: str = typer.Argument(..., help="The approval id."), store: str = STORE
 ) -> None:
     """Show one approval: the request as approvers see it and, once decided, the decision."""
-    a = _with_store(store, lambda s: s.approvals.get(approval_id))
+    a = _with_store(store, lambda s: s.approvals.get(approval_id), read_only=True)
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column(overflow="fold")
@@ -300,7 +300,7 @@ def add_approver(
 @approvers_app.command("list")
 def list_approvers(store: str = STORE) -> None:
     """List approvers (names, roles, key ids; never tokens)."""
-    rows = _with_store(store, lambda s: s.approvers.all())
+    rows = _with_store(store, lambda s: s.approvers.all(), read_only=True)
     table = Table(title=f"approvers in {describe(store)}", title_justify="left")
     for column in ("name", "roles", "key id", "added"):
         table.add_column(column)

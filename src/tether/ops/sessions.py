@@ -69,11 +69,12 @@ def _fail(message: str, hint: str | None = None) -> NoReturn:
     raise typer.Exit(1)
 
 
-def _with_store(url: str, work: Callable[[Store], Awaitable[T]]) -> T:
-    """Open the store, run ``work`` on it, close it; a TetherError exits 1 without a traceback."""
+def _with_store(url: str, work: Callable[[Store], Awaitable[T]], *, read_only: bool = False) -> T:
+    """Open the store, run ``work`` on it, close it; a TetherError exits 1 without a traceback.
+    ``read_only``: the command only reads, and writes nothing to the store (see open_store)."""
 
     async def go() -> T:
-        store = open_store(url)
+        store = open_store(url, read_only=read_only)
         try:
             return await work(store)
         finally:
@@ -88,7 +89,7 @@ def _with_store(url: str, work: Callable[[Store], Awaitable[T]]) -> T:
 def _load(url: str, session_id: str) -> tuple[SessionRecord, SessionView]:
     from tether.session import fold
 
-    record = _with_store(url, lambda store: store.load(session_id))
+    record = _with_store(url, lambda store: store.load(session_id), read_only=True)
     if record is None:
         _fail(
             f"no session {session_id!r} in {describe(url)}",
@@ -132,6 +133,7 @@ def list_sessions(
     rows = _with_store(
         store,
         lambda s: s.list_sessions(status=status, limit=limit),  # type: ignore[arg-type]
+        read_only=True,
     )
     console = Console(highlight=False)
     where = describe(store)
