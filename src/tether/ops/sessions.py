@@ -20,7 +20,8 @@ from tether.errors import TetherError
 from tether.ops.store_url import DEFAULT_STORE, describe, open_store
 
 if TYPE_CHECKING:
-    from tether.durable import SessionRecord, Store
+    from tether.durable import Approval, SessionRecord, Store
+    from tether.durable.redaction import EditedCall, ShownSession
     from tether.messages import ContentBlock, Message
     from tether.session import SessionView
 
@@ -59,6 +60,18 @@ STORE = typer.Option(
 )
 
 OUTPUT = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout.")
+APP = typer.Option(
+    None,
+    "--app",
+    help="module:factory building the session's Agent: its ApprovalPolicy redactor is applied "
+    "too (the default secret mask always is).",
+)
+UNREDACTED = typer.Option(
+    False,
+    "--unredacted",
+    help="Show real argument values, secrets included (admins: whoever can open the store "
+    "can read the journal anyway; this asks for it explicitly).",
+)
 
 
 def _fail(message: str, hint: str | None = None) -> NoReturn:
@@ -86,19 +99,48 @@ def _with_store(url: str, work: Callable[[Store], Awaitable[T]], *, read_only: b
         _fail(str(exc))
 
 
-def _load(url: str, session_id: str) -> tuple[SessionRecord, SessionView]:
+def _load(
+    url: str, session_id: str, app_spec: str | None = None, unredacted: bool = False
+) -> tuple[SessionRecord, ShownSession]:
+    """The session as people see it: through :func:`~tether.durable.redaction.show_session`
+    (the redactor of ``app_spec``'s Agent when given; ``unredacted`` shows real values)."""
+    from tether.durable.redaction import redactor_of, show_session
     from tether.session import fold
 
-    record = _with_store(url, lambda store: store.load(session_id), read_only=True)
+    async def read(store: Store) -> tuple[SessionRecord | None, list[Approval]]:
+        record = await store.load(session_id)
+        if record is None:
+            return None, []
+        return record, await store.approvals.find(session_id=session_id, limit=10_000)
+
+    record, approvals = _with_store(url, read, read_only=True)
     if record is None:
         _fail(
             f"no session {session_id!r} in {describe(url)}",
             f"list the sessions with: tether sessions list --store {describe(url)}",
         )
     try:
-        return record, fold(record)
+        view = fold(record)
     except (KeyError, ValueError, TypeError) as exc:
         _fail(f"session {session_id!r} has a journal entry tether cannot read ({exc!r})")
+    redactor = None
+    if app_spec is not None:
+        from tether.ops.worker_cli import load_factory
+
+        try:
+            redactor = redactor_of(load_factory(app_spec)(session_id=session_id))
+        except typer.BadParameter:
+            raise
+        except Exception as exc:
+            _fail(f"cannot build the agent from {app_spec}: {type(exc).__name__}: {exc}")
+    if unredacted:
+        Console(stderr=True, highlight=False).print(
+            f"warning: session {session_id!r} shown UNREDACTED (--unredacted): real argument "
+            "values, secrets included",
+            markup=False,
+            style="bold yellow",
+        )
+    return record, show_session(record, view, approvals, redactor=redactor, unredacted=unredacted)
 
 
 def when(at: float, now: float | None = None) -> str:
@@ -162,9 +204,13 @@ def show(
     session_id: str = typer.Argument(..., help="The session id."),
     store: str = STORE,
     full: bool = typer.Option(False, "--full", help="Do not truncate long contents."),
+    app_spec: str | None = APP,
+    unredacted: bool = UNREDACTED,
 ) -> None:
-    """Show a session: status, pending interrupts and the transcript."""
-    record, view = _load(store, session_id)
+    """Show a session: status, pending interrupts and the transcript (redacted like approvals;
+    a call that ran with edited arguments shows them and who edited)."""
+    record, shown = _load(store, session_id, app_spec, unredacted)
+    view = shown.view
     console = Console(highlight=False)
     console.print(_header(record, view))
     if view.interrupts:
@@ -177,7 +223,7 @@ def show(
         )
     console.print(Rule(f"transcript ({len(view.messages)} messages)", style="dim"))
     for index, message in enumerate(view.messages, start=1):
-        _print_message(console, index, message, full)
+        _print_message(console, index, message, full, shown.edits)
     if view.pending is not None:
         _print_open_batch(console, view, full)
 
@@ -225,7 +271,13 @@ def _clip(text: str, full: bool, style: str = "") -> Text:
     return Text(text[:CLIP], style=style) + Text(note, style="dim italic")
 
 
-def _print_message(console: Console, index: int, message: Message, full: bool) -> None:
+def _print_message(
+    console: Console,
+    index: int,
+    message: Message,
+    full: bool,
+    edits: dict[str, EditedCall] | None = None,
+) -> None:
     head = Text(f"{index:>3} ", style="dim") + Text(message.role, style=ROLE_STYLE[message.role])
     if message.usage is not None:
         usage = message.usage
@@ -233,6 +285,17 @@ def _print_message(console: Console, index: int, message: Message, full: bool) -
     console.print(head)
     for block in message.content:
         console.print(Padding(_block(block, full), (0, 0, 0, 6)))
+        edit = (edits or {}).get(block.id) if block.type == "tool_call" else None
+        if edit is not None:
+            console.print(Padding(_edited(edit, full), (0, 0, 0, 8)))
+
+
+def _edited(edit: EditedCall, full: bool) -> Text:
+    """The arguments a call ran with after a human edited them, and who did."""
+    who = edit.decided_by or "a resume answer"
+    at = f" at {when(edit.decided_at)}" if edit.decided_at else ""
+    args = _clip(json.dumps(edit.arguments, ensure_ascii=False), full)
+    return Text.assemble(("ran with edited arguments ", "bold yellow"), f"(by {who}{at}): ", args)
 
 
 def _block(block: ContentBlock, full: bool) -> Text:
@@ -282,15 +345,18 @@ def export(
         False, "--include-reasoning", help="Add each assistant turn's reasoning."
     ),
     system: str | None = typer.Option(None, "--system", help="Prepend this system message."),
+    app_spec: str | None = APP,
+    unredacted: bool = UNREDACTED,
 ) -> None:
-    """Export a session as OpenAI-style chat messages (evaluation / training data)."""
+    """Export a session as OpenAI-style chat messages (evaluation / training data), redacted
+    like every view of it unless --unredacted."""
     from tether.ops.export import to_openai_messages
 
     if fmt not in FORMATS:
         raise typer.BadParameter(
             f"unknown format {fmt!r}; supported: {', '.join(FORMATS)}", param_hint="'--format'"
         )
-    _, view = _load(store, session_id)
+    view = _load(store, session_id, app_spec, unredacted)[1].view
     rows = to_openai_messages(view.messages, include_reasoning=include_reasoning, system=system)
     if fmt == "json":
         text = json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
