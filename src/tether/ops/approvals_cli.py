@@ -127,7 +127,9 @@ def show(
     approval_id: str = typer.Argument(..., help="The approval id."), store: str = STORE
 ) -> None:
     """Show one approval: the request as approvers see it and, once decided, the decision."""
-    a = _with_store(store, lambda s: s.approvals.get(approval_id), read_only=True)
+    from tether.durable.redaction import redact_approval
+
+    a = redact_approval(_with_store(store, lambda s: s.approvals.get(approval_id), read_only=True))
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column(overflow="fold")
