@@ -14,6 +14,7 @@ from ops_agents import SECRET, transfer_agent
 from tether import Agent, tool
 from tether.control import BeforeToolCall, Deny, InterventionHandler
 from tether.durable import PostgresStore, SQLiteStore, args_sha256
+from tether.errors import TetherError
 from tether.limits import Limits
 from tether.models import ScriptedModel
 
@@ -203,3 +204,171 @@ async def test_memory_store_audit_detects_an_edit():
     report = await store.audit.verify()
     assert report.first_bad is not None
     assert report.first_bad[0] == 2
+
+
+# -- the query columns (at, event, session_id) are checked against the hashed body --------
+
+COLUMN_TAMPER = {
+    "session_id": ("UPDATE audit SET session_id = 'zz' WHERE seq = 3", "session_id column"),
+    "session_id_null": ("UPDATE audit SET session_id = NULL WHERE seq = 3", "session_id column"),
+    "event": ("UPDATE audit SET event = 'test.other' WHERE seq = 3", "event column"),
+    "at": ("UPDATE audit SET at = at + 1 WHERE seq = 3", "at column"),
+}
+
+
+@pytest.mark.parametrize("kind", list(COLUMN_TAMPER))
+async def test_sqlite_column_tampering_is_detected(tmp_path, kind):
+    db = tmp_path / "t.db"
+    store = SQLiteStore(db)
+    await fill(store)
+    head = (await store.audit.verify()).head
+    await store.close()
+    sql, reason = COLUMN_TAMPER[kind]
+    sqlite_exec(db, sql)
+    fresh = SQLiteStore(db)
+    report = await fresh.audit.verify()
+    assert not report.ok
+    assert report.first_bad is not None
+    assert report.first_bad[0] == 3
+    assert "record 3 was edited" in report.first_bad[1]
+    assert reason in report.first_bad[1]
+    assert report.head == head  # the head itself was not touched: only the column check sees it
+    await fresh.close()
+
+
+@pytest.mark.parametrize("kind", list(COLUMN_TAMPER))
+async def test_postgres_column_tampering_is_detected(pg_dsn, kind):
+    psycopg = pytest.importorskip("psycopg")
+    store = PostgresStore(pg_dsn)
+    await fill(store)
+    await store.close()
+    sql, reason = COLUMN_TAMPER[kind]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(sql)
+    fresh = PostgresStore(pg_dsn)
+    report = await fresh.audit.verify()
+    await fresh.close()
+    assert not report.ok
+    assert report.first_bad is not None
+    assert report.first_bad[0] == 3
+    assert reason in report.first_bad[1]
+
+
+OLD_AUDIT_SCHEMA = (
+    "CREATE TABLE tether_schema (version INTEGER NOT NULL)",
+    "INSERT INTO tether_schema (version) VALUES (1), (2)",
+    """CREATE TABLE audit (seq INTEGER PRIMARY KEY, at REAL NOT NULL, event TEXT NOT NULL,
+        session_id TEXT, body TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL)""",
+    "CREATE TABLE audit_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, "
+    "hash TEXT NOT NULL)",
+)
+
+
+def test_a_chain_written_before_the_column_check_verifies_and_detects_column_edits(tmp_path):
+    """A store of the current schema version whose rows were written by the old code (built
+    here by SQL, as that code wrote them) needs no rewrite: its body already holds every
+    column, so verify checks the columns of old records too."""
+    from tether.durable.audit import GENESIS, AuditEvent, body_text, link
+
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    for statement in OLD_AUDIT_SCHEMA:
+        conn.execute(statement)
+    prev = GENESIS
+    for seq in range(1, 4):
+        body = body_text(seq, 1000.0 + seq, AuditEvent("test.note", {"n": seq}, "pay-1"))
+        digest = link(prev, body)
+        conn.execute(
+            "INSERT INTO audit VALUES (?, ?, 'test.note', 'pay-1', ?, ?, ?)",
+            (seq, 1000.0 + seq, body, prev, digest),
+        )
+        prev = digest
+    conn.execute("INSERT INTO audit_head VALUES (1, 3, ?)", (prev,))
+    conn.commit()
+    conn.close()
+
+    async def check() -> Any:
+        store = SQLiteStore(db)
+        try:
+            return await store.audit.verify(), await store.audit.records(session_id="pay-1")
+        finally:
+            await store.close()
+
+    report, records = asyncio.run(check())
+    assert report.ok
+    assert report.checked == 3
+    assert [r.seq for r in records] == [1, 2, 3]
+    sqlite_exec(db, "UPDATE audit SET session_id = 'zz' WHERE seq = 2")
+    report, records = asyncio.run(check())
+    assert [r.seq for r in records] == [1, 3]  # hidden from the per-session view ...
+    assert report.first_bad is not None  # ... and verify says so
+    assert report.first_bad[0] == 2
+    assert "session_id column is 'zz' but its hashed body says 'pay-1'" in report.first_bad[1]
+
+
+# -- a missing or garbled head ----------------------------------------------------------
+
+HEAD_DAMAGE = {
+    "missing": ("DELETE FROM audit_head", "is missing"),
+    "seq": ("UPDATE audit_head SET seq = 'six'", "its seq is 'six'"),
+    "hash": ("UPDATE audit_head SET hash = 'garbled'", "its hash is 'garbled'"),
+    "null_hash": ("UPDATE audit_head SET hash = 42", "its hash is '42'"),
+}
+
+
+@pytest.mark.parametrize("kind", list(HEAD_DAMAGE))
+async def test_a_damaged_head_is_a_clear_error_and_nothing_is_appended(tmp_path, kind):
+    from tether.durable import AuditHeadCorrupt
+
+    db = tmp_path / "t.db"
+    store = SQLiteStore(db)
+    await fill(store)
+    await store.close()
+    sql, detail = HEAD_DAMAGE[kind]
+    sqlite_exec(db, sql)
+    fresh = SQLiteStore(db)
+    with pytest.raises(AuditHeadCorrupt, match="the audit head") as verify_error:
+        await fresh.audit.verify()
+    assert detail in str(verify_error.value)
+    with pytest.raises(AuditHeadCorrupt):
+        await fresh.audit.append("test.note", {"n": 99}, session_id="s")
+    assert [r.seq for r in await fresh.audit.records()] == [1, 2, 3, 4, 5, 6]  # still readable
+    await fresh.close()
+
+
+async def test_postgres_missing_head_is_a_clear_error(pg_dsn):
+    psycopg = pytest.importorskip("psycopg")
+    from tether.durable import AuditHeadCorrupt
+
+    store = PostgresStore(pg_dsn)
+    await fill(store)
+    await store.close()
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute("DELETE FROM audit_head")
+    fresh = PostgresStore(pg_dsn)
+    try:
+        with pytest.raises(AuditHeadCorrupt, match="is missing"):
+            await fresh.audit.verify()
+        with pytest.raises(AuditHeadCorrupt, match="is missing"):
+            await fresh.audit.append("test.note", {}, session_id="s")
+    finally:
+        await fresh.close()
+
+
+def test_an_agent_run_on_a_store_with_a_missing_head_fails_naming_it(tmp_path):
+    from tether.durable import AuditHeadCorrupt
+
+    db = tmp_path / "t.db"
+    asyncio.run(SQLiteStore(db).audit.verify())  # creates the store
+    sqlite_exec(db, "DELETE FROM audit_head")
+    agent = transfer_agent(SQLiteStore(db), "run", [])
+    with pytest.raises(TetherError, match="audit head") as caught:
+        agent("pay")
+    chain_of = []
+    error: BaseException | None = caught.value
+    while error is not None:
+        chain_of.append(error)
+        error = error.__cause__
+    assert any(isinstance(e, AuditHeadCorrupt) for e in chain_of), chain_of
+    assert "the audit head (table audit_head, row id 1) is missing" in str(caught.value)
+    assert "TypeError" not in str(caught.value)

@@ -96,3 +96,72 @@ async def test_locked_database_is_a_store_error(tmp_path: Path) -> None:
         blocker.close()
     assert await store.append("s", 0, [("message", {})])
     await store.close()
+
+
+# -- read-only opening ----------------------------------------------------------------
+
+
+def _fingerprint(path: Path) -> tuple[bytes, int, list[str]]:
+    return path.read_bytes(), path.stat().st_mtime_ns, sorted(p.name for p in path.parent.iterdir())
+
+
+async def test_read_only_reads_everything_and_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    store = SQLiteStore(path)
+    await store.create("s")
+    await store.append("s", 0, [("tool_intent", {"call_id": "c1", "name": "x"})])
+    await store.audit.append("test.note", {"n": 1}, session_id="s")
+    await store.close()
+    path.chmod(0o444)
+    before = _fingerprint(path)
+    ro = SQLiteStore(path, read_only=True)
+    assert [s.session_id for s in await ro.list_sessions()] == ["s"]
+    record = await ro.load("s")
+    assert record is not None
+    assert record.version == 1
+    assert (await ro.audit.verify()).ok
+    assert await ro.approvals.pending() == []
+    with pytest.raises(StoreError, match="opened read-only: nothing can be written"):
+        await ro.create("t")
+    with pytest.raises(StoreError, match="opened read-only"):
+        await ro.audit.append("test.note", {})
+    await ro.close()
+    assert _fingerprint(path) == before  # same bytes, same mtime, no -wal/-shm created
+
+
+async def test_read_only_refuses_a_schema_it_would_have_to_migrate(tmp_path: Path) -> None:
+    from tether.durable import SchemaTooOld
+
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE tether_schema (version INTEGER NOT NULL)")
+        conn.execute("INSERT INTO tether_schema VALUES (1)")
+        for statement in SQLITE_MIGRATIONS[0]:
+            conn.execute(statement)
+    conn.close()
+    before = _fingerprint(path)
+    ro = SQLiteStore(path, read_only=True)
+    with pytest.raises(SchemaTooOld, match=f"schema version 1, older than version {STORE_SCHEMA}"):
+        await ro.list_sessions()
+    await ro.close()
+    assert _fingerprint(path) == before
+    newer = tmp_path / "new.db"
+    with sqlite3.connect(newer) as conn:
+        conn.execute("CREATE TABLE tether_schema (version INTEGER NOT NULL)")
+        conn.execute("INSERT INTO tether_schema VALUES (?)", (STORE_SCHEMA + 1,))
+    conn.close()
+    with pytest.raises(SchemaTooNew):
+        await SQLiteStore(newer, read_only=True).list_sessions()
+
+
+async def test_read_only_reads_a_live_store_through_its_wal(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    writer = SQLiteStore(path)
+    await writer.create("s")  # the writer stays open: -wal and -shm exist
+    assert (tmp_path / "t.db-wal").exists()
+    ro = SQLiteStore(path, read_only=True)
+    assert [s.session_id for s in await ro.list_sessions()] == ["s"]
+    await writer.create("t")
+    assert {s.session_id for s in await ro.list_sessions()} == {"s", "t"}
+    await ro.close()
+    await writer.close()

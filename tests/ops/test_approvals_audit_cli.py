@@ -335,3 +335,39 @@ def test_audit_verify_says_when_the_expected_head_is_malformed(db):
     rewritten = cli("audit", "verify", "--expect-head", f"{seq}:{other}", "--store", db)
     assert rewritten.exit_code == 1
     assert "the chain was rewritten" in rewritten.stderr
+
+
+def test_a_record_moved_to_another_session_breaks_verify_with_the_expected_head(db):
+    ok = cli("audit", "verify", "--store", db)
+    head = ok.stdout.split("head ")[1].split()[0]
+    before = cli("audit", "show", "pay", "--store", db).stdout
+    assert "approval.requested" in before
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(
+            "UPDATE audit SET session_id = 'zz' WHERE session_id = 'pay' "
+            "AND event = 'approval.requested'"
+        )
+    conn.close()
+    assert "approval.requested" not in cli("audit", "show", "pay", "--store", db).stdout
+    broken = cli("audit", "verify", "--expect-head", head, "--store", db)
+    assert broken.exit_code == 1
+    assert "session_id column is 'zz' but its hashed body says 'pay'" in broken.stderr
+
+
+@pytest.mark.parametrize(
+    ("damage", "detail"),
+    [("DELETE FROM audit_head", "missing"), ("UPDATE audit_head SET hash = 'x'", "corrupt")],
+)
+def test_verify_on_a_missing_or_garbled_head_is_a_clear_error(db, damage, detail):
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(damage)
+    conn.close()
+    out = cli("audit", "verify", "--store", db)
+    assert out.exit_code == 1
+    assert f"error: the audit head (table audit_head, row id 1) is {detail}" in out.stderr
+    assert "Restore the store from a backup" in out.stderr
+    assert "TypeError" not in out.output
+    assert "ValueError" not in out.output
+    assert "approval.requested" in cli("audit", "show", "pay", "--store", db).stdout

@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from tether.durable.entries import ENTRY_SCHEMA, JOURNAL_KINDS, Entry, JournalKind, encode_json
 from tether.durable.errors import (
+    AuditHeadCorrupt,
     CorruptEntry,
     LeaseLost,
     NotSerializable,
     SchemaTooNew,
+    SchemaTooOld,
     SessionBusy,
     SessionConflict,
     SessionNotFound,
@@ -100,6 +102,7 @@ __all__ = [
     "Approver",
     "ApproverExists",
     "AuditEvent",
+    "AuditHeadCorrupt",
     "AuditRecord",
     "CorruptEntry",
     "Entry",
@@ -113,6 +116,7 @@ __all__ = [
     "Redactor",
     "SQLiteStore",
     "SchemaTooNew",
+    "SchemaTooOld",
     "SessionBusy",
     "SessionConflict",
     "SessionNotFound",

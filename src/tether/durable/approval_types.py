@@ -126,8 +126,12 @@ def _mask(value: Any) -> Any:
 
 
 def _hidden_strings(real: Any, shown: Any, out: set[str]) -> None:
-    """Strings present in ``real`` that the redactor removed from ``shown``."""
-    if isinstance(real, str):
+    """Strings (and numbers, as text) present in ``real`` that the redactor removed from
+    ``shown``; shorter than 4 characters they are not scrubbed from other text."""
+    if isinstance(real, int | float) and not isinstance(real, bool):
+        if real != shown and len(str(real)) >= 4:
+            out.add(str(real))
+    elif isinstance(real, str):
         if real != shown and len(real) >= 4:
             out.add(real)
     elif isinstance(real, dict):

@@ -31,6 +31,7 @@ from tether.durable.approval_types import (
     new_approval_id,
     redact_secrets,
 )
+from tether.durable.redaction import edits_to_store, redactor_of, shown_arguments
 from tether.errors import AnswerError, ConfigurationError
 
 if TYPE_CHECKING:
@@ -94,6 +95,7 @@ class Approvals(Protocol):
         edited_args: dict[str, Any] | None = None,
         response: Any = None,
         validate: Any = None,
+        redactor: Redactor | None = None,
     ) -> Approval: ...
     async def expire_due(self, now: float | None = None) -> list[Approval]: ...
     async def answers_for(self, session_id: str) -> dict[str, Any]: ...
@@ -143,14 +145,15 @@ class ApprovalsBase:
         ttl: float | None = DEFAULT_TTL,
         on_expiry: ExpiryAction = "deny",
     ) -> Approval:
-        """The approval for ``interrupt`` (idempotent while it is pending)."""
+        """The approval for ``interrupt`` (idempotent while it is pending). Its arguments are
+        stored as shown: ``redactor``'s output with the default secret mask on top."""
         from tether.durable.audit import AuditEvent
 
         if on_expiry not in ("deny", "approve"):
             raise ConfigurationError(f"on_expiry must be 'deny' or 'approve', got {on_expiry!r}")
         call = interrupt.tool_call
         real = dict(call.arguments) if call is not None else {}
-        shown = (redactor or redact_secrets)(call.name if call else None, real)
+        shown = shown_arguments(call.name if call else None, real, redactor)
         hidden: set[str] = set()
         _hidden_strings(real, shown, hidden)
         now = time.time()
@@ -221,6 +224,7 @@ class ApprovalsBase:
         edited_args: dict[str, Any] | None = None,
         response: Any = None,
         validate: Any = None,
+        redactor: Redactor | None = None,
     ) -> Approval:
         """Record a decision (first one wins: a later one raises :class:`ApprovalConflict`)
         and, in the same transaction, mark the session ``ready`` when nothing of it is pending.
@@ -249,10 +253,12 @@ class ApprovalsBase:
                 )
             if not isinstance(edited_args, dict):
                 raise AnswerError("edited arguments must be a JSON object")
+            edited_args = edits_to_store(current, edited_args, redactor or redactor_of(validate))
             if validate is not None:
                 full = {**await self.real_arguments(current), **edited_args}
                 _validator(validate, edited_args)(current.tool, full)
-            kind = "approve_edited"
+            kind = "approve_edited" if edited_args else "approve"
+            edited_args = edited_args or None  # every key as shown: a plain approval
         canonical(response)  # must be JSON
         decided = replace(
             current,

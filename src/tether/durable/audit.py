@@ -4,21 +4,27 @@ Record ``n`` is stored as its canonical JSON *body* (``seq``, ``at``, ``event``,
 ``session_id``, ``data``) with ``hash = sha256(prev_hash + body)`` where
 ``prev_hash`` is record ``n-1``'s hash (64 zeros for the first). A one-row *head*
 (last seq and hash) is updated in the same transaction as every append, so
-truncating the tail is detected too. Each store implements ``_append`` and ``_rows``.
+truncating the tail is detected too. The ``at``, ``event`` and ``session_id`` columns
+are copies of body fields kept for queries (``audit show`` filters on ``session_id``):
+:func:`verify_rows` checks each against its hashed body, so editing a column is detected
+like editing the body. Each store implements ``_append`` and ``_rows``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, NamedTuple, Protocol
 
 from tether.durable.entries import encode_json
+from tether.durable.errors import AuditHeadCorrupt
 
 GENESIS: Final = "0" * 64
+_HASH = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +53,47 @@ class AuditRecord:
 
 
 class StoredRow(NamedTuple):
-    """One audit row as stored: seq column, body text, prev_hash and hash columns."""
+    """One audit row as stored: its seq, body, prev_hash, hash and the query columns
+    ``at``, ``event`` and ``session_id`` (copies of body fields, checked by verify)."""
 
     seq: int
     body: str
     prev_hash: str
     hash: str
+    at: float
+    event: str
+    session_id: str | None
+
+    def values(self) -> tuple[Any, ...]:
+        """The column values in INSERT order (seq, at, event, session_id, body, prev, hash)."""
+        return (
+            self.seq,
+            self.at,
+            self.event,
+            self.session_id,
+            self.body,
+            self.prev_hash,
+            self.hash,
+        )
+
+
+ROW_COLS: Final = "seq, body, prev_hash, hash, at, event, session_id"
+"""The columns to SELECT for :class:`StoredRow` (in its field order)."""
+INSERT_COLS: Final = "seq, at, event, session_id, body, prev_hash, hash"
+"""The columns of :meth:`StoredRow.values`."""
+
+
+def parse_head(raw: Sequence[Any] | None) -> tuple[int, str]:
+    """The (seq, hash) of the stored head row; :class:`AuditHeadCorrupt` when it is
+    missing or does not hold a record count and a SHA-256 hex digest."""
+    if raw is None:
+        raise AuditHeadCorrupt("missing")
+    seq, digest = raw
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+        raise AuditHeadCorrupt(f"corrupt (its seq is {seq!r}, not a record count)")
+    if not isinstance(digest, str) or _HASH.fullmatch(digest) is None:
+        raise AuditHeadCorrupt(f"corrupt (its hash is {digest!r}, not a SHA-256 hex digest)")
+    return seq, digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,17 +122,17 @@ def link(prev_hash: str, body: str) -> str:
     return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
 
 
-def chain(
-    head_seq: int, head_hash: str, items: Sequence[AuditEvent]
-) -> list[tuple[StoredRow, AuditEvent]]:
-    """Rows for ``items`` appended after the head (the caller holds the head's lock)."""
+def chain(head: Sequence[Any] | None, items: Sequence[AuditEvent]) -> list[StoredRow]:
+    """Rows for ``items`` appended after the stored ``head`` row (the caller holds its lock)."""
+    head_seq, head_hash = parse_head(head)
     now = time.time()
-    out: list[tuple[StoredRow, AuditEvent]] = []
+    out: list[StoredRow] = []
     prev = head_hash
     for offset, item in enumerate(items, start=1):
-        body = body_text(head_seq + offset, now, item)
+        seq = head_seq + offset
+        body = body_text(seq, now, item)
         digest = link(prev, body)
-        out.append((StoredRow(head_seq + offset, body, prev, digest), item))
+        out.append(StoredRow(seq, body, prev, digest, now, item.event, item.session_id))
         prev = digest
     return out
 
@@ -143,6 +184,18 @@ def _check(row: StoredRow, expected: int, prev: str) -> str | None:
         return f"record {expected} does not link to record {expected - 1} (prev_hash differs)"
     if link(prev, row.body) != row.hash:
         return f"record {expected} was edited: its hash does not match its content"
+    for column in ("at", "event", "session_id"):
+        stored, hashed = getattr(row, column), body.get(column)
+        if column == "at":
+            same = isinstance(stored, int | float) and isinstance(hashed, int | float)
+            same = same and float(stored) == float(hashed)
+        else:
+            same = type(stored) is type(hashed) and stored == hashed
+        if not same:
+            return (
+                f"record {expected} was edited: its {column} column is {stored!r} but its hashed "
+                f"body says {hashed!r}"
+            )
     return None
 
 
@@ -168,8 +221,8 @@ class AuditBase:
 
     async def _rows(
         self, session_id: str | None, after: int, limit: int | None
-    ) -> tuple[list[StoredRow], tuple[int, str]]:
-        """Rows in seq order, and the head (read in the same snapshot)."""
+    ) -> tuple[list[StoredRow], Sequence[Any] | None]:
+        """Rows in seq order, and the head row as stored (read in the same snapshot)."""
         raise NotImplementedError
 
     async def append(
@@ -191,9 +244,10 @@ class AuditBase:
         return [decode(row) for row in rows]
 
     async def verify(self) -> VerifyReport:
-        """Walk the whole chain and report the first broken link."""
+        """Walk the whole chain and report the first broken link (:class:`AuditHeadCorrupt`
+        when the head row is missing or garbled)."""
         rows, head = await self._rows(None, 0, None)
-        return verify_rows(rows, head)
+        return verify_rows(rows, parse_head(head))
 
     async def export(self) -> list[dict[str, Any]]:
         """Every record as a dict (seq, at, event, session_id, data, prev_hash, hash)."""

@@ -96,3 +96,34 @@ class SessionNotFound(StoreError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0])
+
+
+class AuditHeadCorrupt(StoreError):
+    """The audit chain's head row (``audit_head``) is missing or unreadable.
+
+    Nothing can be appended to the chain and it cannot be verified until the head is
+    restored; the records themselves are untouched.
+    """
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(
+            f"the audit head (table audit_head, row id 1) is {problem}: the audit chain can "
+            "neither be verified nor extended, and nothing was written. Restore the store from "
+            "a backup (or compare `tether audit export` with an exported copy) before using it."
+        )
+
+
+class SchemaTooOld(StoreError):
+    """A store opened read-only has an older schema than this tether reads; it is not
+    upgraded, since a read-only open writes nothing."""
+
+    def __init__(self, where: str, found: int, known: int) -> None:
+        self.found = found
+        self.known = known
+        super().__init__(
+            f"{where} has store schema version {found}, older than version {known} that this "
+            "tether reads; it was opened read-only, so it is not upgraded. Open a writable copy "
+            "once with a command that writes (an agent run, `tether serve` or `tether worker`) to "
+            "upgrade it, or read it with the tether version that wrote it."
+        )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tether.durable.approval_types import Approval, ApprovalConflict, expired_audit
 from tether.durable.approvals import ApprovalsBase
@@ -42,7 +42,7 @@ class MemoryAudit(AuditBase):
         self._data = data
 
     def append_now(self, items: Sequence[AuditEvent]) -> list[StoredRow]:
-        rows = [row for row, _ in chain(*self._data.head, items)]
+        rows = chain(self._data.head, items)
         if rows:
             self._data.audit.extend(rows)
             self._data.head = (rows[-1].seq, rows[-1].hash)
@@ -53,12 +53,10 @@ class MemoryAudit(AuditBase):
 
     async def _rows(
         self, session_id: str | None, after: int, limit: int | None
-    ) -> tuple[list[StoredRow], tuple[int, str]]:
+    ) -> tuple[list[StoredRow], Sequence[Any] | None]:
         rows = [r for r in self._data.audit if r.seq > after]
         if session_id is not None:
-            from tether.durable.audit import decode
-
-            rows = [r for r in rows if decode(r).session_id == session_id]
+            rows = [r for r in rows if r.session_id == session_id]
         return rows[:limit] if limit is not None else rows, self._data.head
 
 

@@ -6,7 +6,6 @@ Audit appends from any number of processes serialize on ``audit_head`` (FOR UPDA
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -31,7 +30,7 @@ from tether.durable.approvers import (
     new_token,
     parse_token,
 )
-from tether.durable.audit import AuditBase, AuditEvent, StoredRow, chain
+from tether.durable.audit import INSERT_COLS, ROW_COLS, AuditBase, AuditEvent, StoredRow, chain
 from tether.durable.postgres_claims import notify_ready
 
 if TYPE_CHECKING:
@@ -52,32 +51,17 @@ _PLACEHOLDERS = ", ".join(["%s"] * len(APPROVAL_COLS.split(",")))
 async def append_audit(conn: Conn, items: Sequence[AuditEvent]) -> list[StoredRow]:
     """Append to the chain inside the caller's transaction, holding the head row's lock."""
     cur = await conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE")
-    head = await cur.fetchone()
-    assert head is not None
-    rows = chain(int(head[0]), str(head[1]), items)
+    rows = chain(await cur.fetchone(), items)
     async with conn.cursor() as many:
         await many.executemany(
-            "INSERT INTO audit (seq, at, event, session_id, body, prev_hash, hash) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s)",
-            [
-                (
-                    r.seq,
-                    json.loads(r.body)["at"],
-                    i.event,
-                    i.session_id,
-                    r.body,
-                    r.prev_hash,
-                    r.hash,
-                )
-                for r, i in rows
-            ],
+            f"INSERT INTO audit ({INSERT_COLS}) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            [r.values() for r in rows],
         )
     if rows:
-        last = rows[-1][0]
         await conn.execute(
-            "UPDATE audit_head SET seq = %s, hash = %s WHERE id = 1", (last.seq, last.hash)
+            "UPDATE audit_head SET seq = %s, hash = %s WHERE id = 1", (rows[-1].seq, rows[-1].hash)
         )
-    return [r for r, _ in rows]
+    return rows
 
 
 async def _ready(conn: Conn, now: float, session_id: str) -> None:
@@ -102,19 +86,18 @@ class PostgresAudit(AuditBase):
 
     async def _rows(
         self, session_id: str | None, after: int, limit: int | None
-    ) -> tuple[list[StoredRow], tuple[int, str]]:
+    ) -> tuple[list[StoredRow], Sequence[Any] | None]:
         async with self._pg._conn("reading the audit log") as conn, conn.transaction():
             await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             cur = await conn.execute(
-                "SELECT seq, body, prev_hash, hash FROM audit WHERE seq > %(after)s AND "
+                f"SELECT {ROW_COLS} FROM audit WHERE seq > %(after)s AND "
                 "(%(sid)s::text IS NULL OR session_id = %(sid)s) ORDER BY seq LIMIT %(limit)s",
                 {"after": after, "sid": session_id, "limit": limit},
             )
             raw = await cur.fetchall()
             cur = await conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1")
             head = await cur.fetchone()
-        assert head is not None
-        return [StoredRow(int(r[0]), r[1], r[2], r[3]) for r in raw], (int(head[0]), str(head[1]))
+        return [StoredRow(*r) for r in raw], head
 
 
 class PostgresApprovals(ApprovalsBase):

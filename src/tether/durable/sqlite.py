@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.durable.claims import WorkerSide, sqlite_claim, sqlite_mark_ready
@@ -14,6 +15,7 @@ from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entr
 from tether.durable.errors import (
     LeaseLost,
     SchemaTooNew,
+    SchemaTooOld,
     SessionBusy,
     SessionConflict,
     SessionNotFound,
@@ -48,17 +50,43 @@ _SESSION_COLS = (
 _ENTRY_COLS = "seq, kind, data, at, schema"
 
 
+def read_only_uri(path: str) -> str:
+    """The ``file:`` URI opening ``path`` read-only without creating any file.
+
+    ``mode=ro`` alone still creates the ``-wal``/``-shm`` files of a WAL database when the
+    directory is writable (and fails on a read-only mount). When no ``-wal`` exists no
+    writer has the database open and the file is complete, so it is also opened
+    ``immutable`` (no locks, no side files); with a ``-wal`` (a live store) it is read
+    through the existing ``-wal``/``-shm`` like any reader.
+    """
+    uri = Path(os.path.abspath(path)).as_uri() + "?mode=ro"
+    if not any(os.path.exists(path + side) for side in ("-wal", "-journal")):
+        uri += "&immutable=1"
+    return uri
+
+
 class SQLiteStore(WorkerSide):
     """Session store in one SQLite file (WAL mode), safe across processes.
 
     Non-durable appends commit with ``synchronous=NORMAL`` (survive a process crash);
     ``durable=True`` commits with ``synchronous=FULL`` (survive power loss). Write
     transactions use ``BEGIN IMMEDIATE`` so concurrent processes serialize.
+
+    ``read_only=True`` writes nothing, ever: no pragma, no migration (a schema older than
+    this tether reads is refused with :class:`SchemaTooOld`), every write refused. A
+    forensic copy or a read-only mount can be read and verified as it is.
     """
 
-    def __init__(self, path: str | os.PathLike[str] = "tether.db", *, busy_timeout: float = 5.0):
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = "tether.db",
+        *,
+        busy_timeout: float = 5.0,
+        read_only: bool = False,
+    ):
         self.path = os.fspath(path)
         self.busy_timeout = busy_timeout
+        self.read_only = read_only
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._holder = Holder()
@@ -71,17 +99,25 @@ class SQLiteStore(WorkerSide):
     def _open(self) -> sqlite3.Connection:
         import sqlite3
 
+        target, uri = (read_only_uri(self.path), True) if self.read_only else (self.path, False)
         try:
             conn = sqlite3.connect(
-                self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+                target,
+                timeout=self.busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=uri,
             )
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from exc
         try:
-            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            self._migrate(conn)
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")  # per connection
+            if self.read_only:
+                self._check_schema(conn)
+            else:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                self._migrate(conn)
         except BaseException as exc:
             conn.close()
             if isinstance(exc, sqlite3.Error):
@@ -90,10 +126,28 @@ class SQLiteStore(WorkerSide):
         return conn
 
     def _unavailable(self, exc: Exception) -> StoreUnavailable:
+        if self.read_only:
+            return StoreUnavailable(
+                f"cannot open SQLite store at {os.path.abspath(self.path)!r} read-only: {exc}. "
+                "Check that the file exists, is readable and is a tether store."
+            )
         return StoreUnavailable(
             f"cannot open SQLite store at {os.path.abspath(self.path)!r}: {exc}. "
             "Check that the directory exists and is writable, or pass another path."
         )
+
+    def _check_schema(self, conn: sqlite3.Connection) -> None:
+        """Read-only: the schema must be exactly the one this tether reads (nothing migrates)."""
+        table = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tether_schema'"
+        ).fetchone()
+        found = 0
+        if table is not None:
+            found = conn.execute("SELECT max(version) FROM tether_schema").fetchone()[0] or 0
+        if found > STORE_SCHEMA:
+            raise SchemaTooNew(f"SQLite store {self.path!r}", found, STORE_SCHEMA)
+        if found < STORE_SCHEMA:
+            raise SchemaTooOld(f"SQLite store {self.path!r}", found, STORE_SCHEMA)
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         conn.execute("BEGIN IMMEDIATE")
@@ -118,6 +172,11 @@ class SQLiteStore(WorkerSide):
         """One transaction under the object lock; ``durable`` fsyncs its commit (FULL)."""
         import sqlite3
 
+        if self.read_only and begin != "BEGIN":
+            raise StoreError(
+                f"SQLite store {self.path!r} was opened read-only: nothing can be written to it "
+                "(open it without read_only to write)"
+            )
         with self._lock:
             if self._conn is None:
                 self._conn = self._open()

@@ -6,7 +6,6 @@ file serialize: of two concurrent deciders exactly one sees the row still pendin
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -31,7 +30,7 @@ from tether.durable.approvers import (
     new_token,
     parse_token,
 )
-from tether.durable.audit import AuditBase, AuditEvent, StoredRow, chain
+from tether.durable.audit import INSERT_COLS, ROW_COLS, AuditBase, AuditEvent, StoredRow, chain
 
 if TYPE_CHECKING:
     import sqlite3
@@ -50,28 +49,16 @@ _SET_DECISION = (
 
 def append_audit(conn: sqlite3.Connection, items: Sequence[AuditEvent]) -> list[StoredRow]:
     """Append to the chain inside the caller's write transaction."""
-    seq, digest = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
-    rows = chain(seq, digest, items)
+    rows = chain(conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone(), items)
     conn.executemany(
-        "INSERT INTO audit (seq, at, event, session_id, body, prev_hash, hash) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                r.seq,
-                json.loads(r.body)["at"],
-                item.event,
-                item.session_id,
-                r.body,
-                r.prev_hash,
-                r.hash,
-            )
-            for r, item in rows
-        ],
+        f"INSERT INTO audit ({INSERT_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [r.values() for r in rows],
     )
     if rows:
-        last = rows[-1][0]
-        conn.execute("UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1", (last.seq, last.hash))
-    return [r for r, _ in rows]
+        conn.execute(
+            "UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1", (rows[-1].seq, rows[-1].hash)
+        )
+    return rows
 
 
 def _decision_values(a: Approval) -> tuple[Any, ...]:
@@ -89,16 +76,16 @@ class SQLiteAudit(AuditBase):
 
     async def _rows(
         self, session_id: str | None, after: int, limit: int | None
-    ) -> tuple[list[StoredRow], tuple[int, str]]:
+    ) -> tuple[list[StoredRow], Sequence[Any] | None]:
         where = "seq > ?" + ("" if session_id is None else " AND session_id = ?")
         args: tuple[Any, ...] = (after,) if session_id is None else (after, session_id)
         with self._store._errors(), self._store._tx("BEGIN") as conn:
             raw = conn.execute(
-                f"SELECT seq, body, prev_hash, hash FROM audit WHERE {where} ORDER BY seq LIMIT ?",
+                f"SELECT {ROW_COLS} FROM audit WHERE {where} ORDER BY seq LIMIT ?",
                 (*args, -1 if limit is None else limit),
             ).fetchall()
             head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
-        return [StoredRow(*r) for r in raw], (int(head[0]), str(head[1]))
+        return [StoredRow(*r) for r in raw], head
 
 
 class SQLiteApprovals(ApprovalsBase):

@@ -116,7 +116,9 @@ def list_approvals(
             return [a for a in rows if tool is None or a.tool == tool]
         return await s.approvals.pending(session, tool, age, limit)
 
-    rows = _with_store(store, work)
+    from tether.durable.redaction import redact_approval
+
+    rows = [redact_approval(a) for a in _with_store(store, work, read_only=True)]
     if as_json:
         for a in rows:
             typer.echo(json_line(a.to_dict()))
@@ -162,7 +164,9 @@ def show(
     as_json: bool = JSON,
 ) -> None:
     """Show one approval: the request as approvers see it and, once decided, the decision."""
-    a = _with_store(store, lambda s: _get(s, approval_id, store))
+    from tether.durable.redaction import redact_approval
+
+    a = redact_approval(_with_store(store, lambda s: _get(s, approval_id, store), read_only=True))
     if as_json:
         typer.echo(json_line(a.to_dict()))
         return
@@ -350,7 +354,7 @@ def add_approver(
 @approvers_app.command("list")
 def list_approvers(store: str = STORE) -> None:
     """List approvers (names, roles, key ids; never tokens)."""
-    rows = _with_store(store, lambda s: s.approvers.all())
+    rows = _with_store(store, lambda s: s.approvers.all(), read_only=True)
     table = Table(title=safe(f"approvers in {describe(store)}"), title_justify="left")
     for column in ("name", "roles", "key id", "added"):
         table.add_column(column)

@@ -50,7 +50,7 @@ def verify(
 ) -> None:
     """Walk the chain; report the first broken link and exit 1 when it is broken."""
     want = None if expect_head is None else parse_head(expect_head)
-    report = _with_store(store, lambda s: s.audit.verify())
+    report = _with_store(store, lambda s: s.audit.verify(), read_only=True)
     console = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
     if not report.ok:
@@ -66,7 +66,9 @@ def verify(
         want_seq, want_hash = want
         if want_seq > seq:
             _fail(f"the chain has {seq} records but {want_seq} were recorded earlier: truncated")
-        records = _with_store(store, lambda s: s.audit.records(after=want_seq - 1, limit=1))
+        records = _with_store(
+            store, lambda s: s.audit.records(after=want_seq - 1, limit=1), read_only=True
+        )
         if not records or records[0].hash != want_hash:
             _fail(f"record {want_seq} no longer has hash {want_hash}: the chain was rewritten")
     console.print(
@@ -86,7 +88,7 @@ def export(
         raise typer.BadParameter(
             f"unknown format {fmt!r}; supported: jsonl", param_hint="'--format'"
         )
-    rows = _with_store(store, lambda s: s.audit.export())
+    rows = _with_store(store, lambda s: s.audit.export(), read_only=True)
     text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
     if output is None:
         typer.echo(json_text(text), nl=False)  # same JSON, nothing a terminal would obey
@@ -106,7 +108,7 @@ def show(
     store: str = STORE,
 ) -> None:
     """The audit records of one session, in chain order."""
-    rows = _with_store(store, lambda s: s.audit.records(session_id=session_id))
+    rows = _with_store(store, lambda s: s.audit.records(session_id=session_id), read_only=True)
     console = Console(highlight=False)
     if not rows:
         console.print(safe(f"no audit records for session {session_id!r} in {describe(store)}"))

@@ -21,7 +21,8 @@ from tether.ops.store_url import DEFAULT_STORE, describe, open_store
 from tether.ops.terminal import json_line, json_text, safe
 
 if TYPE_CHECKING:
-    from tether.durable import SessionRecord, SessionSummary, Store
+    from tether.durable import Approval, SessionRecord, SessionSummary, Store
+    from tether.durable.redaction import EditedCall, ShownSession
     from tether.messages import ContentBlock, Message
     from tether.session import SessionView
 
@@ -62,6 +63,18 @@ STORE = typer.Option(
 
 OUTPUT = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout.")
 JSON = typer.Option(False, "--json", help="Machine-readable: one JSON object per line.")
+APP = typer.Option(
+    None,
+    "--app",
+    help="module:factory building the session's Agent: its ApprovalPolicy redactor is applied "
+    "too (the default secret mask always is).",
+)
+UNREDACTED = typer.Option(
+    False,
+    "--unredacted",
+    help="Show real argument values, secrets included (admins: whoever can open the store "
+    "can read the journal anyway; this asks for it explicitly).",
+)
 
 
 def _fail(message: str, hint: str | None = None) -> NoReturn:
@@ -72,12 +85,19 @@ def _fail(message: str, hint: str | None = None) -> NoReturn:
     raise typer.Exit(1)
 
 
-def _with_store(url: str, work: Callable[[Store], Awaitable[T]], *, create: bool = False) -> T:
-    """Open the store (``create``: a missing SQLite file is created), run ``work`` on it,
-    close it; a TetherError exits 1 without a traceback."""
+def _with_store(
+    url: str,
+    work: Callable[[Store], Awaitable[T]],
+    *,
+    create: bool = False,
+    read_only: bool = False,
+) -> T:
+    """Open the store, run ``work`` on it, close it; a TetherError exits 1 without a traceback.
+    ``create``: a missing SQLite file is created; ``read_only``: the command only reads,
+    and writes nothing to the store (see open_store)."""
 
     async def go() -> T:
-        store = open_store(url, create=create)
+        store = open_store(url, create=create, read_only=read_only)
         try:
             return await work(store)
         finally:
@@ -89,19 +109,48 @@ def _with_store(url: str, work: Callable[[Store], Awaitable[T]], *, create: bool
         _fail(str(exc))
 
 
-def _load(url: str, session_id: str) -> tuple[SessionRecord, SessionView]:
+def _load(
+    url: str, session_id: str, app_spec: str | None = None, unredacted: bool = False
+) -> tuple[SessionRecord, ShownSession]:
+    """The session as people see it: through :func:`~tether.durable.redaction.show_session`
+    (the redactor of ``app_spec``'s Agent when given; ``unredacted`` shows real values)."""
+    from tether.durable.redaction import redactor_of, show_session
     from tether.session import fold
 
-    record = _with_store(url, lambda store: store.load(session_id))
+    async def read(store: Store) -> tuple[SessionRecord | None, list[Approval]]:
+        record = await store.load(session_id)
+        if record is None:
+            return None, []
+        return record, await store.approvals.find(session_id=session_id, limit=10_000)
+
+    record, approvals = _with_store(url, read, read_only=True)
     if record is None:
         _fail(
             f"no session {session_id!r} in {describe(url)}",
             f"list the sessions with: tether sessions list --store {describe(url)}",
         )
     try:
-        return record, fold(record)
+        view = fold(record)
     except (KeyError, ValueError, TypeError) as exc:
         _fail(f"session {session_id!r} has a journal entry tether cannot read ({exc!r})")
+    redactor = None
+    if app_spec is not None:
+        from tether.ops.worker_cli import load_factory
+
+        try:
+            redactor = redactor_of(load_factory(app_spec)(session_id=session_id))
+        except typer.BadParameter:
+            raise
+        except Exception as exc:
+            _fail(f"cannot build the agent from {app_spec}: {type(exc).__name__}: {exc}")
+    if unredacted:
+        Console(stderr=True, highlight=False).print(
+            f"warning: session {session_id!r} shown UNREDACTED (--unredacted): real argument "
+            "values, secrets included",
+            markup=False,
+            style="bold yellow",
+        )
+    return record, show_session(record, view, approvals, redactor=redactor, unredacted=unredacted)
 
 
 def when(at: float, now: float | None = None) -> str:
@@ -176,6 +225,7 @@ def list_sessions(
     rows = _with_store(
         store,
         lambda s: s.list_sessions(status=status, limit=limit),  # type: ignore[arg-type]
+        read_only=True,
     )
     if as_json:
         for row in rows:
@@ -211,9 +261,13 @@ def show(
     store: str = STORE,
     full: bool = typer.Option(False, "--full", help="Do not truncate long contents."),
     as_json: bool = JSON,
+    app_spec: str | None = APP,
+    unredacted: bool = UNREDACTED,
 ) -> None:
-    """Show a session: status, pending interrupts and the transcript."""
-    record, view = _load(store, session_id)
+    """Show a session: status, pending interrupts and the transcript (redacted like approvals;
+    a call that ran with edited arguments shows them and who edited)."""
+    record, shown = _load(store, session_id, app_spec, unredacted)
+    view = shown.view
     if as_json:
         typer.echo(json_line(_session_dict(record, view)))
         return
@@ -229,7 +283,7 @@ def show(
         )
     console.print(Rule(f"transcript ({len(view.messages)} messages)", style="dim"))
     for index, message in enumerate(view.messages, start=1):
-        _print_message(console, index, message, full)
+        _print_message(console, index, message, full, shown.edits)
     if view.pending is not None:
         _print_open_batch(console, view, full)
 
@@ -277,7 +331,13 @@ def _clip(text: str, full: bool, style: str = "") -> Text:
     return safe(text[:CLIP], style) + Text(note, style="dim italic")
 
 
-def _print_message(console: Console, index: int, message: Message, full: bool) -> None:
+def _print_message(
+    console: Console,
+    index: int,
+    message: Message,
+    full: bool,
+    edits: dict[str, EditedCall] | None = None,
+) -> None:
     head = Text(f"{index:>3} ", style="dim") + Text(message.role, style=ROLE_STYLE[message.role])
     if message.usage is not None:
         usage = message.usage
@@ -285,6 +345,17 @@ def _print_message(console: Console, index: int, message: Message, full: bool) -
     console.print(head)
     for block in message.content:
         console.print(Padding(_block(block, full), (0, 0, 0, 6)))
+        edit = (edits or {}).get(block.id) if block.type == "tool_call" else None
+        if edit is not None:
+            console.print(Padding(_edited(edit, full), (0, 0, 0, 8)))
+
+
+def _edited(edit: EditedCall, full: bool) -> Text:
+    """The arguments a call ran with after a human edited them, and who did."""
+    who = edit.decided_by or "a resume answer"
+    at = f" at {when(edit.decided_at)}" if edit.decided_at else ""
+    args = _clip(json.dumps(edit.arguments, ensure_ascii=False), full)
+    return Text.assemble(("ran with edited arguments ", "bold yellow"), f"(by {who}{at}): ", args)
 
 
 def _block(block: ContentBlock, full: bool) -> Text:
@@ -334,15 +405,18 @@ def export(
         False, "--include-reasoning", help="Add each assistant turn's reasoning."
     ),
     system: str | None = typer.Option(None, "--system", help="Prepend this system message."),
+    app_spec: str | None = APP,
+    unredacted: bool = UNREDACTED,
 ) -> None:
-    """Export a session as OpenAI-style chat messages (evaluation / training data)."""
+    """Export a session as OpenAI-style chat messages (evaluation / training data), redacted
+    like every view of it unless --unredacted."""
     from tether.ops.export import to_openai_messages
 
     if fmt not in FORMATS:
         raise typer.BadParameter(
             f"unknown format {fmt!r}; supported: {', '.join(FORMATS)}", param_hint="'--format'"
         )
-    _, view = _load(store, session_id)
+    view = _load(store, session_id, app_spec, unredacted)[1].view
     rows = to_openai_messages(view.messages, include_reasoning=include_reasoning, system=system)
     if fmt == "json":
         text = json.dumps(rows, ensure_ascii=False, indent=2) + "\n"

@@ -46,12 +46,15 @@ def describe(url: str) -> str:
     return re.sub(r"([?&]password=)[^&]*", r"\1***", url)
 
 
-def open_store(url: str, *, create: bool = False) -> Store:
+def open_store(url: str, *, create: bool = False, read_only: bool = False) -> Store:
     """The store named by ``url``; a missing SQLite file is an error unless ``create``
     (``tether approvers add`` and ``tether serve`` start a new store, readers do not).
 
-    PostgreSQL URLs go to :class:`~tether.durable.PostgresStore` unchanged, so query
-    parameters such as ``?options=-csearch_path%3Dmyschema`` keep working.
+    ``read_only`` (the commands that only read) opens an SQLite file without writing
+    anything to it: no pragma, no migration, no ``-wal``/``-shm`` created, so a
+    read-only mount or a forensic copy can be read and verified. PostgreSQL URLs go to
+    :class:`~tether.durable.PostgresStore` unchanged, so query parameters such as
+    ``?options=-csearch_path%3Dmyschema`` keep working.
     """
     path = sqlite_path(url)
     if path is None:
@@ -71,4 +74,4 @@ def open_store(url: str, *, create: bool = False) -> Store:
         raise StoreUnavailable(f"cannot create a tether store at {path}: no directory {parent}")
     from tether.durable import SQLiteStore
 
-    return SQLiteStore(path)
+    return SQLiteStore(path, read_only=read_only)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from tether.agent import Agent
     from tether.durable import Store
+    from tether.durable.approvals import Redactor
 
 log = logging.getLogger("tether.server")
 
@@ -222,6 +223,7 @@ class Api:
         return ok({"sessions": [summary_json(s) for s in rows]})
 
     async def get_session(self, request: Request) -> JSONResponse:
+        from tether.durable.redaction import show_session
         from tether.session import fold
 
         await authenticate(request, self.store, "read")
@@ -236,7 +238,24 @@ class Api:
             return error(
                 422, f"session {session_id!r} has a journal entry tether cannot read: {exc!r}"
             )
-        return ok(session_json(record, view, tail))
+        redactor = self._redactor(session_id)
+        approvals = await self.store.approvals.find(session_id=session_id, limit=10_000)
+        shown = show_session(record, view, approvals, redactor=redactor)
+        return ok(session_json(record, shown, tail))
+
+    def _redactor(self, session_id: str) -> Redactor | None:
+        """The custom redactor of the session's Agent (``--app``), None without a factory."""
+        from tether.durable.redaction import redactor_of
+
+        if self.app_factory is None:
+            return None
+        try:
+            return redactor_of(self.app_factory(session_id=session_id))
+        except Exception as exc:
+            log.error("app factory failed for session %s: %r", session_id, exc)
+            raise HTTPException(
+                503, f"cannot build the session's agent to apply its redactor: {exc}"
+            ) from None
 
     # -- audit -------------------------------------------------------------------------
 

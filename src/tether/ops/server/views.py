@@ -1,8 +1,9 @@
 """JSON views of approvals, sessions and audit records, as the server returns them.
 
-Transcripts go through the same redaction as approvals: tool-call arguments are
-masked by :func:`~tether.durable.redact_secrets`, and every string a mask hid is
-scrubbed from all the other text of the session (messages, results, reasons).
+Sessions and approvals are shown through the one redaction path,
+:mod:`tether.durable.redaction` (the agent's redactor when the server has ``--app``,
+the default secret mask always, the approval rows' masks, and a scrub of every hidden
+string from all other text); these functions only turn its result into JSON.
 """
 
 from __future__ import annotations
@@ -10,18 +11,22 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from tether.durable.approval_types import _hidden_strings, _scrub, redact_secrets
+from tether.durable.redaction import redact_approval
 
 if TYPE_CHECKING:
     from tether.durable import Approval, SessionRecord, SessionSummary
+    from tether.durable.approvals import Redactor
     from tether.durable.audit import AuditRecord, VerifyReport
-    from tether.messages import ContentBlock, ToolCall
-    from tether.session import SessionView
+    from tether.durable.redaction import ShownSession
+    from tether.messages import ContentBlock
 
 
-def approval_json(a: Approval, *, can_decide: bool, now: float | None = None) -> dict[str, Any]:
-    """An approval as approvers see it (arguments and reason were redacted when filed)."""
-    out = a.to_dict()
+def approval_json(
+    a: Approval, *, can_decide: bool, now: float | None = None, redactor: Redactor | None = None
+) -> dict[str, Any]:
+    """An approval as approvers see it (arguments and reason were redacted when filed; the
+    edited arguments go through the redaction again)."""
+    out = redact_approval(a, redactor).to_dict()
     out["age_seconds"] = max(0.0, (time.time() if now is None else now) - a.requested_at)
     out["can_decide"] = can_decide
     out["takes_edits"] = a.source == "intervention" and a.tool is not None
@@ -38,54 +43,30 @@ def summary_json(s: SessionSummary) -> dict[str, Any]:
     }
 
 
-class _Redacted:
-    """Redacts tool calls and remembers what it hid, to scrub it from every other string."""
-
-    def __init__(self) -> None:
-        self.hidden: set[str] = set()
-
-    def call(self, call: ToolCall) -> dict[str, Any]:
-        real = dict(call.arguments)
-        shown = redact_secrets(call.name, real)
-        _hidden_strings(real, shown, self.hidden)
-        return {"type": "tool_call", "id": call.id, "name": call.name, "arguments": shown}
-
-    def scrub(self, value: Any) -> Any:
-        return _scrub(value, self.hidden)
-
-
-def session_json(record: SessionRecord, view: SessionView, tail: int) -> dict[str, Any]:
-    """Status, waiting interrupts and the last ``tail`` transcript messages (redacted)."""
-    redact = _Redacted()
-    # collect every secret first, so text before the call that carried it is scrubbed too
-    for message in view.messages:
-        for block in message.content:
-            if block.type == "tool_call":
-                redact.call(block)
-    calls = view.pending[0] if view.pending is not None else []
-    for call in calls:
-        redact.call(call)
-    for item in view.interrupts:
-        if item.tool_call is not None:
-            redact.call(item.tool_call)
-    shown = view.messages[-tail:] if tail > 0 else []
-    messages = [{"role": m.role, "content": [_block(b, redact) for b in m.content]} for m in shown]
+def session_json(record: SessionRecord, shown: ShownSession, tail: int) -> dict[str, Any]:
+    """Status, waiting interrupts and the last ``tail`` transcript messages of a session as
+    :func:`~tether.durable.redaction.show_session` shows it (redacted, edits marked)."""
+    view = shown.view
+    messages = [
+        {"role": m.role, "content": [_block(b, shown) for b in m.content]}
+        for m in (view.messages[-tail:] if tail > 0 else [])
+    ]
     waiting = [
         {
             "id": i.id,
             "name": i.name,
             "source": i.source,
-            "reason": redact.scrub(i.reason),
-            "tool_call": None if i.tool_call is None else redact.call(i.tool_call),
+            "reason": i.reason,
+            "tool_call": None if i.tool_call is None else _block(i.tool_call, shown),
         }
         for i in view.interrupts
         if i.id not in view.answers
     ]
     open_batch = None
     if view.pending is not None:
-        results = view.pending[1]
+        calls, results = view.pending
         open_batch = [
-            {**redact.call(c), "result": None if r is None else _block(r, redact)}
+            {**_block(c, shown), "result": None if r is None else _block(r, shown)}
             for c, r in zip(calls, results, strict=True)
         ]
     lease = record.lease
@@ -105,19 +86,33 @@ def session_json(record: SessionRecord, view: SessionView, tail: int) -> dict[st
     }
 
 
-def _block(block: ContentBlock, redact: _Redacted) -> dict[str, Any]:
+def _block(block: ContentBlock, shown: ShownSession) -> dict[str, Any]:
     if block.type == "text":
-        return {"type": "text", "text": redact.scrub(block.text)}
+        return {"type": "text", "text": block.text}
     if block.type == "reasoning":
-        text = "" if block.redacted else redact.scrub(block.text)
-        return {"type": "reasoning", "text": text}
+        return {"type": "reasoning", "text": "" if block.redacted else block.text}
     if block.type == "tool_call":
-        return redact.call(block)
+        edit = shown.edits.get(block.id)
+        edited = None
+        if edit is not None:
+            edited = {
+                "arguments": edit.arguments,
+                "decided_by": edit.decided_by,
+                "decided_at": edit.decided_at,
+                "approval_id": edit.approval_id,
+            }
+        return {
+            "type": "tool_call",
+            "id": block.id,
+            "name": block.name,
+            "arguments": block.arguments,
+            "edited": edited,
+        }
     return {
         "type": "tool_result",
         "tool_call_id": block.tool_call_id,
         "name": block.name,
-        "content": redact.scrub(block.content),
+        "content": block.content,
         "is_error": block.is_error,
         "status": block.status,
     }

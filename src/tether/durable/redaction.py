@@ -1,0 +1,279 @@
+"""One redaction path for every view of a session and of its approvals.
+
+The journal keeps the real tool arguments (a resume needs them); everything a person
+sees goes through here: the approval rows (filed and decided), the HTTP session view
+(and so the web inbox), ``tether sessions show|export`` and ``tether approvals show``.
+
+Arguments are shown as ``redactor(tool, real)`` (the agent's
+``ApprovalPolicy(redactor=...)``, when known) with the default :func:`redact_secrets`
+always applied on top: a custom redactor adds masks, it cannot unmask a secret-looking
+key. Every string a mask hid is then scrubbed from all other text of the session
+(messages, results, reasons), and a key an approval row shows masked is masked in every
+call of that tool in the session, so a view never shows more than the approvals do, even
+when the viewer does not know the custom redactor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from tether.durable.approval_types import (
+    MASK,
+    Approval,
+    Redactor,
+    _hidden_strings,
+    _scrub,
+    args_sha256,
+    redact_secrets,
+)
+from tether.errors import AnswerError
+
+if TYPE_CHECKING:
+    from tether.control.interrupts import Interrupt
+    from tether.durable.store import SessionRecord
+    from tether.messages import ContentBlock, Message, ToolCall
+    from tether.session import SessionView
+
+
+def shown_arguments(
+    tool: str | None, real: dict[str, Any], redactor: Redactor | None = None
+) -> dict[str, Any]:
+    """Tool arguments as a person may see them: the custom redactor, then the default mask."""
+    shown = redactor(tool, real) if redactor is not None else real
+    return redact_secrets(tool, shown)
+
+
+def redactor_of(agent: Any) -> Redactor | None:
+    """The custom redactor of an Agent's ``ApprovalPolicy`` (None: the default only)."""
+    trail = getattr(agent, "audit_sink", None)
+    redactor = getattr(trail, "redactor", None)
+    return redactor if callable(redactor) else None
+
+
+def edits_to_store(
+    approval: Approval, edited: dict[str, Any], redactor: Redactor | None = None
+) -> dict[str, Any]:
+    """The edited arguments to record for ``approval``: keys left as shown are dropped (the
+    real values stay), and an edit the redaction would mask is refused, since the row
+    stores only what approvers may see and a masked edit could not run as typed."""
+    changed = {
+        k: v for k, v in edited.items() if k not in approval.arguments or approval.arguments[k] != v
+    }
+    stored = shown_arguments(approval.tool, changed, redactor)
+    masked = sorted(k for k in changed if stored.get(k, MASK) != changed[k])
+    if masked:
+        raise AnswerError(
+            f"edited arguments may not set {', '.join(repr(k) for k in masked)}: approvers see "
+            "these values masked (secret-looking keys or the agent's redactor) and secrets are "
+            f"never stored in the approvals table. Leave them as shown ({MASK!r}) to keep the "
+            "real values, or deny the call."
+        )
+    return changed
+
+
+def redact_approval(approval: Approval, redactor: Redactor | None = None) -> Approval:
+    """An approval as shown: its arguments were redacted when filed; its edited arguments
+    go through the same redaction again (rows written before edits were checked)."""
+    if approval.edited_args is None:
+        return approval
+    return replace(
+        approval, edited_args=shown_arguments(approval.tool, approval.edited_args, redactor)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class EditedCall:
+    """A tool call that ran with arguments a human changed when approving it."""
+
+    call_id: str
+    arguments: dict[str, Any]
+    """The arguments that ran (redacted like every other view)."""
+    decided_by: str | None
+    """The approver (None when the edit came from a direct ``agent.resume`` answer)."""
+    decided_at: float | None
+    approval_id: str | None
+
+
+@dataclass(slots=True)
+class ShownSession:
+    """A session as a person sees it: a redacted copy of its view, and the edited calls."""
+
+    view: SessionView
+    edits: dict[str, EditedCall] = field(default_factory=dict)
+    """By tool call id: the calls that ran with edited arguments."""
+    redacted: bool = True
+
+
+def show_session(
+    record: SessionRecord,
+    view: SessionView,
+    approvals: Sequence[Approval] = (),
+    *,
+    redactor: Redactor | None = None,
+    unredacted: bool = False,
+) -> ShownSession:
+    """THE view of a session for people (API, web page, CLI show/export).
+
+    ``approvals`` are the session's approval rows (their masks and decisions are used);
+    ``redactor`` is the agent's custom redactor when the caller knows it (``--app``);
+    ``unredacted`` (an admin's explicit request) shows the real values, edits included.
+    """
+    calls = _interrupt_calls(record, view)
+    edits = _edits(view, approvals, calls)
+    if unredacted:
+        return ShownSession(view, edits, redacted=False)
+    redact = _Redact(redactor, _learned_masks(approvals, calls))
+    every_call = [b for m in view.messages for b in m.content if b.type == "tool_call"]
+    every_call += [c for c in calls.values() if c is not None]
+    for call in every_call:
+        redact.call(call)  # collect every secret first, to scrub the text before its call too
+    shown_edits = {
+        cid: replace(e, arguments=redact.arguments(_tool_of(cid, every_call), e.arguments))
+        for cid, e in edits.items()
+    }
+    by_interrupt = {iid: c.id for iid, c in calls.items() if c is not None}
+    shown = redact.view(view)
+    for interrupt_id, answer in view.answers.items():
+        if isinstance(answer, dict) and "args" in answer:  # what ran is in shown_edits
+            edit = shown_edits.get(by_interrupt.get(interrupt_id, ""))
+            args = MASK if edit is None else edit.arguments
+            shown.answers[interrupt_id] = redact.scrub({**answer, "args": args})
+    return ShownSession(shown, shown_edits)
+
+
+def _tool_of(call_id: str, calls: Iterable[ToolCall]) -> str | None:
+    return next((c.name for c in calls if c.id == call_id), None)
+
+
+def _interrupt_calls(record: SessionRecord, view: SessionView) -> dict[str, ToolCall | None]:
+    """Every interrupt the journal still holds -> its tool call (past ones included)."""
+    from tether.control.interrupts import Interrupt
+
+    found: dict[str, ToolCall | None] = {}
+    raised: list[dict[str, Any]] = []
+    if record.snapshot is not None:
+        raised += record.snapshot.data.get("interrupts") or []
+    for entry in record.entries:
+        if entry.kind == "interrupt_raised":
+            raised += entry.data.get("interrupts") or []
+    for data in raised:
+        try:
+            interrupt = Interrupt.from_dict(data)
+        except (KeyError, TypeError, ValueError):
+            continue
+        found[interrupt.id] = interrupt.tool_call
+    for interrupt in view.interrupts:
+        found[interrupt.id] = interrupt.tool_call
+    return found
+
+
+def _learned_masks(
+    approvals: Sequence[Approval], calls: dict[str, ToolCall | None]
+) -> dict[str, set[str]]:
+    """Per tool, the top-level keys an approval row shows changed from the real call: the
+    agent's redactor masked them, so they are masked in every call of that tool."""
+    masks: dict[str, set[str]] = {}
+    for approval in approvals:
+        call = calls.get(approval.interrupt_id)
+        if call is None or approval.tool != call.name:
+            continue
+        real = dict(call.arguments)
+        if args_sha256(real) != approval.args_sha256:
+            continue
+        for key, value in real.items():
+            shown = approval.arguments.get(key, MASK)
+            if isinstance(value, dict | list) and isinstance(shown, dict | list):
+                continue  # masked inside: the default mask and the scrub cover it
+            if shown != value:
+                masks.setdefault(call.name, set()).add(key)
+    return masks
+
+
+def _edits(
+    view: SessionView, approvals: Sequence[Approval], calls: dict[str, ToolCall | None]
+) -> dict[str, EditedCall]:
+    """The calls that ran (or will run on resume) with arguments a human edited."""
+    rows = {a.interrupt_id: a for a in approvals if a.decision == "approve_edited"}
+    out: dict[str, EditedCall] = {}
+    for interrupt_id, answer in view.answers.items():
+        call = calls.get(interrupt_id)
+        if call is None or not isinstance(answer, dict) or not isinstance(answer.get("args"), dict):
+            continue
+        row = rows.get(interrupt_id)
+        out[call.id] = EditedCall(
+            call.id,
+            dict(answer["args"]),
+            None if row is None else row.decided_by,
+            None if row is None else row.decided_at,
+            None if row is None else row.id,
+        )
+    for interrupt_id, row in rows.items():  # decided, not yet resumed
+        call = calls.get(interrupt_id)
+        if call is not None and call.id not in out and row.edited_args is not None:
+            full = {**call.arguments, **row.edited_args}
+            out[call.id] = EditedCall(call.id, full, row.decided_by, row.decided_at, row.id)
+    return out
+
+
+class _Redact:
+    """Redacts tool calls and remembers what it hid, to scrub it from every other string."""
+
+    def __init__(self, redactor: Redactor | None, masks: dict[str, set[str]]) -> None:
+        self.redactor = redactor
+        self.masks = masks
+        self.hidden: set[str] = set()
+
+    def arguments(self, tool: str | None, real: dict[str, Any]) -> dict[str, Any]:
+        shown = shown_arguments(tool, real, self.redactor)
+        for key in self.masks.get(tool or "", ()):
+            if key in shown:
+                shown[key] = MASK
+        _hidden_strings(real, shown, self.hidden)
+        return shown
+
+    def call(self, call: ToolCall) -> ToolCall:
+        return replace(call, arguments=self.arguments(call.name, dict(call.arguments)))
+
+    def scrub(self, value: Any) -> Any:
+        return _scrub(value, self.hidden)
+
+    def block(self, block: ContentBlock) -> ContentBlock:
+        if block.type == "tool_call":
+            return self.call(block)
+        if block.type == "tool_result":
+            return replace(block, content=self.scrub(block.content))
+        return replace(block, text=self.scrub(block.text))
+
+    def message(self, message: Message) -> Message:
+        return replace(message, content=[self.block(b) for b in message.content])
+
+    def interrupt(self, interrupt: Interrupt) -> Interrupt:
+        call = interrupt.tool_call
+        return replace(
+            interrupt,
+            reason=self.scrub(interrupt.reason),
+            tool_call=None if call is None else self.call(call),
+        )
+
+    def view(self, view: SessionView) -> SessionView:
+        from tether.session import SessionView
+
+        messages = [self.message(m) for m in view.messages]
+        pending = None
+        if view.pending is not None:
+            calls = messages[view.position].tool_calls
+            results = [None if r is None else self.block(r) for r in view.pending[1]]
+            pending = (calls, results)
+        return SessionView(
+            messages=messages,
+            state=self.scrub(view.state),
+            answers={k: self.scrub(v) for k, v in view.answers.items()},
+            status=view.status,
+            pending=pending,  # type: ignore[arg-type]
+            position=view.position,
+            intents=set(view.intents),
+            interrupts=[self.interrupt(i) for i in view.interrupts],
+            suspended_reason=view.suspended_reason,
+        )
