@@ -15,6 +15,7 @@ from tether.durable.errors import (
     SessionBusy,
     SessionConflict,
     SessionNotFound,
+    StoreBusy,
     StoreError,
     StoreUnavailable,
 )
@@ -120,6 +121,7 @@ __all__ = [
     "SessionStatus",
     "SessionSummary",
     "Store",
+    "StoreBusy",
     "StoreError",
     "StoreUnavailable",
     "VerifyReport",

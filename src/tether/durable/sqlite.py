@@ -1,4 +1,9 @@
-"""SQLiteStore: the embedded default (stdlib sqlite3, WAL). Calls run inline on the loop thread."""
+"""SQLiteStore: the embedded default (stdlib sqlite3, WAL).
+
+Calls run inline on the calling thread (``blocks_loop``: a server runs them in threads).
+Writes go through one connection, reads through another, so in WAL mode a read never
+waits behind a write that waits for another process's lock.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tether.durable.claims import WorkerSide, sqlite_claim, sqlite_mark_ready
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
@@ -17,6 +22,7 @@ from tether.durable.errors import (
     SessionBusy,
     SessionConflict,
     SessionNotFound,
+    StoreBusy,
     StoreError,
     StoreUnavailable,
 )
@@ -37,9 +43,12 @@ from tether.durable.store import (
     lease_from_row,
     next_token,
 )
+from tether.session_ids import validate_session_id
 
 if TYPE_CHECKING:
     import sqlite3
+
+_BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (primary codes)
 
 _SESSION_COLS = (
     "version, status, created_at, updated_at, metadata, snapshot_seq, "
@@ -53,14 +62,20 @@ class SQLiteStore(WorkerSide):
 
     Non-durable appends commit with ``synchronous=NORMAL`` (survive a process crash);
     ``durable=True`` commits with ``synchronous=FULL`` (survive power loss). Write
-    transactions use ``BEGIN IMMEDIATE`` so concurrent processes serialize.
+    transactions use ``BEGIN IMMEDIATE`` so concurrent processes serialize; a write that
+    waits longer than ``busy_timeout`` for another's lock raises :class:`StoreBusy`.
     """
+
+    blocks_loop: ClassVar[bool] = True
+    """Its coroutines do blocking file I/O: a server runs them off its event loop."""
 
     def __init__(self, path: str | os.PathLike[str] = "tether.db", *, busy_timeout: float = 5.0):
         self.path = os.fspath(path)
         self.busy_timeout = busy_timeout
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        self._reader: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()
         self._holder = Holder()
         self.approvals = SQLiteApprovals(self)
         self.audit = SQLiteAudit(self)
@@ -68,7 +83,7 @@ class SQLiteStore(WorkerSide):
 
     # -- connection -------------------------------------------------------------
 
-    def _open(self) -> sqlite3.Connection:
+    def _open(self, *, migrate: bool = True) -> sqlite3.Connection:
         import sqlite3
 
         try:
@@ -79,15 +94,43 @@ class SQLiteStore(WorkerSide):
             raise self._unavailable(exc) from exc
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            self._migrate(conn)
+            if migrate:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                self._migrate(conn)
         except BaseException as exc:
             conn.close()
             if isinstance(exc, sqlite3.Error):
                 raise self._unavailable(exc) from exc
             raise
         return conn
+
+    def _writer(self) -> sqlite3.Connection:
+        """The write connection (opened and migrated on first use); call under ``_lock``."""
+        if self._conn is None:
+            self._conn = self._open()
+        return self._conn
+
+    def _read_conn(self) -> sqlite3.Connection:
+        """The read connection; call under ``_read_lock``. The schema is made first, by the
+        writer. An in-memory database is private to a connection: it reads with the writer."""
+        if self._reader is None:
+            if self.path == ":memory:" or self.path.startswith("file::memory:"):
+                return self._writer()
+            with self._lock:
+                self._writer()
+            self._reader = self._open(migrate=False)
+        return self._reader
+
+    def _failed(self, exc: sqlite3.Error, detail: str = "") -> StoreError:
+        """A StoreError for ``exc``: :class:`StoreBusy` when another connection holds a lock."""
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is not None and code & 0xFF in _BUSY_CODES:
+            return StoreBusy(
+                f"SQLite store {self.path!r} is locked by another connection (waited "
+                f"{self.busy_timeout:g} s){detail}; nothing was written, retry in a moment"
+            )
+        return StoreError(f"SQLite store {self.path!r}: {exc}{detail}")
 
     def _unavailable(self, exc: Exception) -> StoreUnavailable:
         return StoreUnavailable(
@@ -115,20 +158,20 @@ class SQLiteStore(WorkerSide):
     def _tx(
         self, begin: str = "BEGIN IMMEDIATE", *, durable: bool = False
     ) -> Iterator[sqlite3.Connection]:
-        """One transaction under the object lock; ``durable`` fsyncs its commit (FULL)."""
+        """One transaction; ``durable`` fsyncs its commit (FULL). ``BEGIN`` (deferred) is a
+        read: it runs on the read connection, under its own lock."""
         import sqlite3
 
-        with self._lock:
-            if self._conn is None:
-                self._conn = self._open()
-            conn = self._conn
+        read = begin == "BEGIN"
+        with self._read_lock if read else self._lock:
+            conn = self._read_conn() if read else self._writer()
             if durable:
                 conn.execute("PRAGMA synchronous = FULL")
             try:
                 try:
                     conn.execute(begin)
                 except sqlite3.Error as exc:
-                    raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
+                    raise self._failed(exc) from exc
                 try:
                     yield conn
                 except BaseException:
@@ -140,9 +183,7 @@ class SQLiteStore(WorkerSide):
                 except sqlite3.Error as exc:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
-                    raise StoreError(
-                        f"SQLite store {self.path!r}: commit failed ({exc}); nothing was written"
-                    ) from exc
+                    raise self._failed(exc, "; commit failed, nothing was written") from exc
             finally:
                 if durable:
                     conn.execute("PRAGMA synchronous = NORMAL")
@@ -154,13 +195,22 @@ class SQLiteStore(WorkerSide):
         try:
             yield
         except sqlite3.Error as exc:
-            raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
+            raise self._failed(exc) from exc
+
+    async def change_marker(self) -> tuple[int, int]:
+        """Changes whenever anything is committed to the file, by any connection of any
+        process (``PRAGMA data_version``), without reading a table."""
+        with self._errors(), self._read_lock:
+            conn = self._read_conn()
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            return int(version), 0 if self._conn is None else self._conn.total_changes
 
     # -- Store API --------------------------------------------------------------
 
     async def create(
         self, session_id: str, *, metadata: dict[str, Any] | None = None
     ) -> SessionRecord:
+        validate_session_id(session_id)
         text = encode_metadata(session_id, metadata)
         now = time.time()
         with self._errors(), self._tx() as conn:
@@ -366,6 +416,10 @@ class SQLiteStore(WorkerSide):
         return await sqlite_mark_ready(self, session_id)
 
     async def close(self) -> None:
+        with self._read_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
