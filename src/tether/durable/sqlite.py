@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     import sqlite3
 
 _BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (primary codes)
+_NOT_A_DATABASE = 26  # SQLITE_NOTADB
 
 _SESSION_COLS = (
     "version, status, created_at, updated_at, metadata, snapshot_seq, "
@@ -133,8 +134,14 @@ class SQLiteStore(WorkerSide):
         return StoreError(f"SQLite store {self.path!r}: {exc}{detail}")
 
     def _unavailable(self, exc: Exception) -> StoreUnavailable:
+        where = os.path.abspath(self.path)
+        if getattr(exc, "sqlite_errorcode", None) == _NOT_A_DATABASE:
+            return StoreUnavailable(
+                f"{where!r} is not an SQLite database ({exc}); pass the path of a tether "
+                "store (an SQLite file) or a postgresql:// URL."
+            )
         return StoreUnavailable(
-            f"cannot open SQLite store at {os.path.abspath(self.path)!r}: {exc}. "
+            f"cannot open SQLite store at {where!r}: {exc}. "
             "Check that the directory exists and is writable, or pass another path."
         )
 

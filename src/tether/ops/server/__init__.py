@@ -13,7 +13,7 @@ from tether.ops.server.auth import Policy, default_policy
 if TYPE_CHECKING:
     from tether.ops.server.api import AppFactory
 
-__all__ = ["Policy", "create_app", "default_policy", "load_factory", "serve"]
+__all__ = ["Policy", "check_store", "create_app", "default_policy", "load_factory", "serve"]
 
 
 def load_factory(spec: str) -> AppFactory:
@@ -33,15 +33,33 @@ def load_factory(spec: str) -> AppFactory:
     return factory  # type: ignore[no-any-return]
 
 
+def check_store(store_url: str) -> None:
+    """Open the store once and read from it, so a file that is not a tether store (or a
+    server that is down) stops ``serve`` before it listens: raises the StoreError."""
+    import asyncio
+
+    from tether.ops.store_url import open_store
+
+    async def probe() -> None:
+        store = open_store(store_url)
+        try:
+            await store.approvers.all()
+        finally:
+            await store.close()
+
+    asyncio.run(probe())
+
+
 def serve(
     store_url: str, *, host: str = "127.0.0.1", port: int = 8700, app_spec: str | None = None
 ) -> None:
-    """Run the server on ``host:port`` until interrupted (uvicorn)."""
+    """Check the store, then run the server on ``host:port`` until interrupted (uvicorn)."""
     import uvicorn
 
     from tether.ops.store_url import describe, open_store
 
     factory = None if app_spec is None else load_factory(app_spec)
+    check_store(store_url)  # its own store object: a PostgreSQL pool belongs to one loop
     store = open_store(store_url)
     app = create_app(
         store, app_factory=factory, title=f"tether inbox: {describe(store_url)}", close_store=True

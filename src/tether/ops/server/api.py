@@ -128,10 +128,15 @@ class Api:
             self.run.close()
 
     def _not_readable(self, session_id: str, exc: Exception) -> JSONResponse:
+        """One answer for a journal the server cannot show: a row the store cannot decode
+        (CorruptEntry) or a decoded entry the session fold cannot use."""
+        detail = str(exc) if isinstance(exc, CorruptEntry) else repr(exc)
         return error(
             422,
-            f"session {session_id!r} has a journal entry tether cannot read: {exc}",
+            f"session {session_id!r} has a journal entry tether cannot read: {detail}; "
+            "the session cannot be shown or resumed until the entry is repaired",
             session_id=session_id,
+            entry=exc.seq if isinstance(exc, CorruptEntry) else None,
         )
 
     # -- approvals ---------------------------------------------------------------------
