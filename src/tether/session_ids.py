@@ -36,7 +36,7 @@ def validate_session_id(session_id: str) -> str:
     """``session_id`` if it is a valid session id; ConfigurationError naming it and the rule."""
     if not isinstance(session_id, str):
         raise ConfigurationError(
-            f"session id {session_id!r} is a {type(session_id).__name__}, not a string; "
+            f"session id {session_id!r} is not a string ({type(session_id).__name__}); "
             f"{SESSION_ID_RULE}"
         )
     if not session_id:

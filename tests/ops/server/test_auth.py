@@ -127,3 +127,23 @@ def test_the_default_policy_matches_roles_against_tool_names():
     assert not default_policy(who("viewer", "auditor", "approve"), approval("transfer"))
     assert default_policy(who("approve:interrupt:*"), approval(None, "escalate"))
     assert not default_policy(who("approve:*x"), approval(None, "escalate"))
+
+
+def test_a_broken_store_tells_a_caller_without_a_valid_token_nothing_about_it(tmp_path):
+    from live_server import live_server
+
+    from tether.durable import SQLiteStore
+
+    junk = tmp_path / "junk.db"
+    junk.write_text("not a database\n" * 100)
+    with live_server(create_app(SQLiteStore(junk), close_store=True)) as url:
+        headers: dict[str, str] = {}
+        status, body = call(
+            "GET",
+            url + "/api/approvals",
+            authorization=BAD_AUTH["unknown key id"],
+            headers_out=headers,
+        )
+    assert status == 503
+    assert body == {"error": "the store cannot be read; the server log says why"}
+    assert {k.lower(): v for k, v in headers.items()}["retry-after"] == "5"
