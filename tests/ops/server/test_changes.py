@@ -67,3 +67,37 @@ async def test_the_cursor_is_computed_once_per_change_not_once_per_waiter(tmp_pa
         # and the query), however many clients wait
         assert 1 <= served.listings - before <= 2
     await store.close()
+
+
+async def test_a_store_without_a_change_marker_is_polled_once_per_tick_for_all_waiters():
+    from tether.control.interrupts import Interrupt
+    from tether.durable import MemoryStore
+    from tether.messages import ToolCall
+    from tether.ops.server.changes import ChangeFeed
+    from tether.ops.server.offload import StoreRunner
+
+    class Counting(MemoryStore):
+        listings = 0
+
+        async def list_sessions(
+            self, *, status: SessionStatus | None = None, limit: int = 100
+        ) -> list[SessionSummary]:
+            self.listings += 1
+            return await super().list_sessions(status=status, limit=limit)
+
+    async def here() -> bool:
+        return False
+
+    store = Counting()
+    feed = ChangeFeed(StoreRunner(store), every=0.1)
+    first = await feed.wait(None, 0, here)
+    waiters = [asyncio.create_task(feed.wait(first, 5, here)) for _ in range(WAITERS)]
+    await asyncio.sleep(0.55)
+    assert not any(w.done() for w in waiters)
+    assert store.listings <= 8  # about one per 0.1 s tick, not one per waiter and tick
+    call = ToolCall("c1", "transfer", {"amount": 1})
+    await store.approvals.request("s-1", Interrupt("i1", "ask", "?", "intervention", "x", call))
+    answers = await asyncio.wait_for(asyncio.gather(*waiters), 2)
+    assert len(set(answers)) == 1
+    assert answers[0] != first
+    await feed.close()
