@@ -77,6 +77,8 @@ class SQLiteStore(WorkerSide):
         self._lock = threading.Lock()
         self._reader: sqlite3.Connection | None = None
         self._read_lock = threading.Lock()
+        # an in-memory database is private to its connection: reads share the writer
+        self._one_conn = self.path == ":memory:" or self.path.startswith("file::memory:")
         self._holder = Holder()
         self.approvals = SQLiteApprovals(self)
         self.audit = SQLiteAudit(self)
@@ -106,6 +108,11 @@ class SQLiteStore(WorkerSide):
             raise
         return conn
 
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self._writer()
+
     def _writer(self) -> sqlite3.Connection:
         """The write connection (opened and migrated on first use); call under ``_lock``."""
         if self._conn is None:
@@ -114,14 +121,22 @@ class SQLiteStore(WorkerSide):
 
     def _read_conn(self) -> sqlite3.Connection:
         """The read connection; call under ``_read_lock``. The schema is made first, by the
-        writer. An in-memory database is private to a connection: it reads with the writer."""
+        writer."""
         if self._reader is None:
-            if self.path == ":memory:" or self.path.startswith("file::memory:"):
-                return self._writer()
             with self._lock:
                 self._writer()
             self._reader = self._open(migrate=False)
         return self._reader
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The read connection under its lock (the writer's, for an in-memory database)."""
+        if self._one_conn:
+            with self._lock:
+                yield self._writer()
+        else:
+            with self._read_lock:
+                yield self._read_conn()
 
     def _failed(self, exc: sqlite3.Error, detail: str = "") -> StoreError:
         """A StoreError for ``exc``: :class:`StoreBusy` when another connection holds a lock."""
@@ -169,9 +184,7 @@ class SQLiteStore(WorkerSide):
         read: it runs on the read connection, under its own lock."""
         import sqlite3
 
-        read = begin == "BEGIN"
-        with self._read_lock if read else self._lock:
-            conn = self._read_conn() if read else self._writer()
+        with self._reading() if begin == "BEGIN" else self._writing() as conn:
             if durable:
                 conn.execute("PRAGMA synchronous = FULL")
             try:
@@ -207,8 +220,7 @@ class SQLiteStore(WorkerSide):
     async def change_marker(self) -> tuple[int, int]:
         """Changes whenever anything is committed to the file, by any connection of any
         process (``PRAGMA data_version``), without reading a table."""
-        with self._errors(), self._read_lock:
-            conn = self._read_conn()
+        with self._errors(), self._reading() as conn:
             version = conn.execute("PRAGMA data_version").fetchone()[0]
             return int(version), 0 if self._conn is None else self._conn.total_changes
 
