@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
 from tether.durable.approval_types import ApprovalConflict, ApprovalError
-from tether.durable.errors import CorruptEntry
+from tether.durable.errors import CorruptEntry, StoreError
 from tether.durable.store import SESSION_STATUSES
 from tether.ops.server.auth import Policy, authenticate, default_policy, subject
 from tether.ops.server.changes import ChangeFeed
@@ -121,7 +121,10 @@ class Api:
         asked, stop the store threads."""
         try:
             await self.feed.close()
-            await self.refusals.flush()
+            try:
+                await self.refusals.flush()
+            except StoreError as exc:
+                log.error("could not record the last refusal counts: %s", exc)
             if close_store:
                 await self.run(self.store.close)
         finally:
