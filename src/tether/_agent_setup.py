@@ -68,35 +68,6 @@ def attach_agent_hooks(
     return host
 
 
-MAX_SESSION_ID_LENGTH = 256
-
-
-def check_session_id(session_id: object) -> None:
-    """Refuse a session id that cannot be stored and shown safely."""
-    if not isinstance(session_id, str):
-        raise ConfigurationError(f"session_id must be a str, got {type(session_id).__name__}")
-    if not session_id:
-        raise ConfigurationError(
-            "session_id is empty; pass a non-empty id, or leave it out (None) for a new random one"
-        )
-    shown = repr(session_id[:40]) + ("..." if len(session_id) > 40 else "")
-    if len(session_id) > MAX_SESSION_ID_LENGTH:
-        raise ConfigurationError(
-            f"session_id {shown} is {len(session_id)} characters; "
-            f"the limit is {MAX_SESSION_ID_LENGTH}"
-        )
-    try:
-        session_id.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ConfigurationError(
-            f"session_id {shown} is not valid UTF-8 (it has a lone surrogate)"
-        ) from None
-    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in session_id):
-        raise ConfigurationError(
-            f"session_id {shown} contains control characters; use printable characters only"
-        )
-
-
 def resolve_model(model: Model | str | None) -> Model:
     if model is None:
         model = os.environ.get("TETHER_MODEL") or None

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from tether._agent_setup import (
     attach_agent_hooks,
-    check_session_id,
     install_audit,
     resolve_model,
     resolve_store,
@@ -31,6 +30,7 @@ from tether.loop import run_invocation
 from tether.messages import JSONValue, Message
 from tether.models.base import Model
 from tether.result import Result
+from tether.session_ids import validate_session_id
 from tether.tools import Tool, as_tool
 from tether.tools.context import CancelSignal
 
@@ -100,7 +100,7 @@ class Agent:
         self.execution = execution or Execution()
         self._explicit_session = session_id is not None
         if session_id is not None:
-            check_session_id(session_id)
+            validate_session_id(session_id)
         if state is not None and not isinstance(state, dict):
             raise ConfigurationError(f"state= takes a dict, got {type(state).__name__}")
         self.conversation = Conversation(session_id or _new_session_id())

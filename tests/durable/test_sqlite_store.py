@@ -63,7 +63,11 @@ async def test_unusable_path_is_a_clear_store_error(tmp_path: Path, kind: str) -
         await store.create("s")
     message = str(info.value)
     assert str(path) in message
-    assert "writable" in message
+    if kind == "not-a-database":  # what to do differs: point at a store, not at permissions
+        assert "is not an SQLite database" in message
+        assert "pass the path of a tether store" in message
+    else:
+        assert "writable" in message
     assert isinstance(info.value, StoreError)
 
 

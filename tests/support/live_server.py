@@ -65,8 +65,10 @@ def call(
     *,
     authorization: str | None = None,
     timeout: float = 30,
+    headers_out: dict[str, str] | None = None,
 ) -> tuple[int, Any]:
-    """One request; (status, parsed JSON body or text). No proxies: 127.0.0.1 only."""
+    """One request; (status, parsed JSON body or text). No proxies: 127.0.0.1 only.
+    ``headers_out`` (if given) receives the response headers."""
     headers = {"Accept": "application/json"}
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
@@ -83,6 +85,8 @@ def call(
             status, raw, kind = response.status, response.read(), response.headers
     except urllib.error.HTTPError as exc:
         status, raw, kind = exc.code, exc.read(), exc.headers
+    if headers_out is not None:
+        headers_out.update(kind.items())
     if "json" in (kind.get("content-type") or ""):
         return status, json.loads(raw)
     return status, raw.decode("utf-8", "replace")

@@ -17,6 +17,7 @@ from tether.durable.errors import (
     SessionBusy,
     SessionConflict,
     SessionNotFound,
+    StoreBusy,
     StoreError,
     StoreUnavailable,
 )
@@ -124,6 +125,7 @@ __all__ = [
     "SessionStatus",
     "SessionSummary",
     "Store",
+    "StoreBusy",
     "StoreError",
     "StoreUnavailable",
     "VerifyReport",

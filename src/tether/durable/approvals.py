@@ -82,6 +82,7 @@ class Approvals(Protocol):
         *,
         session_id: str | None = None,
         status: ApprovalStatus | None = None,
+        tool: str | None = None,
         limit: int = 100,
     ) -> list[Approval]: ...
     async def get(self, approval_id: str) -> Approval: ...
@@ -203,10 +204,11 @@ class ApprovalsBase:
         *,
         session_id: str | None = None,
         status: ApprovalStatus | None = None,
+        tool: str | None = None,
         limit: int = 100,
     ) -> list[Approval]:
-        """Approvals in any status, oldest first."""
-        return await self._query(session_id=session_id, status=status, limit=limit)
+        """Approvals in any status, oldest first; every filter applies before ``limit``."""
+        return await self._query(session_id=session_id, status=status, tool=tool, limit=limit)
 
     async def get(self, approval_id: str) -> Approval:
         found = await self._query(approval_id=approval_id, limit=1)

@@ -15,6 +15,13 @@ class StoreUnavailable(StoreError):
     """The database cannot be opened or reached (unwritable file, server down)."""
 
 
+class StoreBusy(StoreError):
+    """Another connection holds the database's write lock longer than the busy timeout;
+    nothing was written. Retry in a moment."""
+
+    retry_after: float = 1.0
+
+
 class SessionConflict(StoreError):
     """Compare-and-set failed: another writer appended since ``expected_version``."""
 

@@ -24,6 +24,7 @@ from tether.durable.store import (
     encode_metadata,
     next_token,
 )
+from tether.session_ids import validate_session_id
 
 
 @dataclass(slots=True)
@@ -68,6 +69,7 @@ class MemoryStore(WorkerSide):
     async def create(
         self, session_id: str, *, metadata: dict[str, Any] | None = None
     ) -> SessionRecord:
+        validate_session_id(session_id)
         text = encode_metadata(session_id, metadata)
         if session_id not in self._rows:
             now = time.time()

@@ -36,6 +36,7 @@ from tether.durable.store import (
     lease_from_row,
     next_token,
 )
+from tether.session_ids import validate_session_id
 
 if TYPE_CHECKING:
     from tether.durable.postgres_pool import Conn
@@ -94,6 +95,7 @@ class PostgresStore(WorkerSide):
     async def create(
         self, session_id: str, *, metadata: dict[str, Any] | None = None
     ) -> SessionRecord:
+        validate_session_id(session_id)
         text = encode_metadata(session_id, metadata)
         now = time.time()
         async with self._conn(f"creating session {session_id!r}") as conn:

@@ -1,4 +1,9 @@
-"""SQLiteStore: the embedded default (stdlib sqlite3, WAL). Calls run inline on the loop thread."""
+"""SQLiteStore: the embedded default (stdlib sqlite3, WAL).
+
+Calls run inline on the calling thread (``blocks_loop``: a server runs them in threads).
+Writes go through one connection, reads through another, so in WAL mode a read never
+waits behind a write that waits for another process's lock.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tether.durable.claims import WorkerSide, sqlite_claim, sqlite_mark_ready
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
@@ -19,6 +24,7 @@ from tether.durable.errors import (
     SessionBusy,
     SessionConflict,
     SessionNotFound,
+    StoreBusy,
     StoreError,
     StoreUnavailable,
 )
@@ -39,9 +45,13 @@ from tether.durable.store import (
     lease_from_row,
     next_token,
 )
+from tether.session_ids import validate_session_id
 
 if TYPE_CHECKING:
     import sqlite3
+
+_BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (primary codes)
+_NOT_A_DATABASE = 26  # SQLITE_NOTADB
 
 _SESSION_COLS = (
     "version, status, created_at, updated_at, metadata, snapshot_seq, "
@@ -70,12 +80,16 @@ class SQLiteStore(WorkerSide):
 
     Non-durable appends commit with ``synchronous=NORMAL`` (survive a process crash);
     ``durable=True`` commits with ``synchronous=FULL`` (survive power loss). Write
-    transactions use ``BEGIN IMMEDIATE`` so concurrent processes serialize.
+    transactions use ``BEGIN IMMEDIATE`` so concurrent processes serialize; a write that
+    waits longer than ``busy_timeout`` for another's lock raises :class:`StoreBusy`.
 
     ``read_only=True`` writes nothing, ever: no pragma, no migration (a schema older than
     this tether reads is refused with :class:`SchemaTooOld`), every write refused. A
     forensic copy or a read-only mount can be read and verified as it is.
     """
+
+    blocks_loop: ClassVar[bool] = True
+    """Its coroutines do blocking file I/O: a server runs them off its event loop."""
 
     def __init__(
         self,
@@ -89,6 +103,10 @@ class SQLiteStore(WorkerSide):
         self.read_only = read_only
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        self._reader: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()
+        # an in-memory database is private to its connection: reads share the writer
+        self._one_conn = self.path == ":memory:" or self.path.startswith("file::memory:")
         self._holder = Holder()
         self.approvals = SQLiteApprovals(self)
         self.audit = SQLiteAudit(self)
@@ -96,7 +114,7 @@ class SQLiteStore(WorkerSide):
 
     # -- connection -------------------------------------------------------------
 
-    def _open(self) -> sqlite3.Connection:
+    def _open(self, *, migrate: bool = True) -> sqlite3.Connection:
         import sqlite3
 
         target, uri = (read_only_uri(self.path), True) if self.read_only else (self.path, False)
@@ -114,7 +132,7 @@ class SQLiteStore(WorkerSide):
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")  # per connection
             if self.read_only:
                 self._check_schema(conn)
-            else:
+            elif migrate:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
                 self._migrate(conn)
@@ -125,14 +143,61 @@ class SQLiteStore(WorkerSide):
             raise
         return conn
 
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self._writer()
+
+    def _writer(self) -> sqlite3.Connection:
+        """The write connection (opened and migrated on first use); call under ``_lock``."""
+        if self._conn is None:
+            self._conn = self._open()
+        return self._conn
+
+    def _read_conn(self) -> sqlite3.Connection:
+        """The read connection; call under ``_read_lock``. The schema is made first, by the
+        writer."""
+        if self._reader is None:
+            if not self.read_only:  # a read-only store never opens a writer
+                with self._lock:
+                    self._writer()
+            self._reader = self._open(migrate=False)
+        return self._reader
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The read connection under its lock (the writer's, for an in-memory database)."""
+        if self._one_conn:
+            with self._lock:
+                yield self._writer()
+        else:
+            with self._read_lock:
+                yield self._read_conn()
+
+    def _failed(self, exc: sqlite3.Error, detail: str = "") -> StoreError:
+        """A StoreError for ``exc``: :class:`StoreBusy` when another connection holds a lock."""
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is not None and code & 0xFF in _BUSY_CODES:
+            return StoreBusy(
+                f"SQLite store {self.path!r} is locked by another connection (waited "
+                f"{self.busy_timeout:g} s){detail}; nothing was written, retry in a moment"
+            )
+        return StoreError(f"SQLite store {self.path!r}: {exc}{detail}")
+
     def _unavailable(self, exc: Exception) -> StoreUnavailable:
+        where = os.path.abspath(self.path)
+        if getattr(exc, "sqlite_errorcode", None) == _NOT_A_DATABASE:
+            return StoreUnavailable(
+                f"{where!r} is not an SQLite database ({exc}); pass the path of a tether "
+                "store (an SQLite file) or a postgresql:// URL."
+            )
         if self.read_only:
             return StoreUnavailable(
-                f"cannot open SQLite store at {os.path.abspath(self.path)!r} read-only: {exc}. "
+                f"cannot open SQLite store at {where!r} read-only: {exc}. "
                 "Check that the file exists, is readable and is a tether store."
             )
         return StoreUnavailable(
-            f"cannot open SQLite store at {os.path.abspath(self.path)!r}: {exc}. "
+            f"cannot open SQLite store at {where!r}: {exc}. "
             "Check that the directory exists and is writable, or pass another path."
         )
 
@@ -169,7 +234,8 @@ class SQLiteStore(WorkerSide):
     def _tx(
         self, begin: str = "BEGIN IMMEDIATE", *, durable: bool = False
     ) -> Iterator[sqlite3.Connection]:
-        """One transaction under the object lock; ``durable`` fsyncs its commit (FULL)."""
+        """One transaction; ``durable`` fsyncs its commit (FULL). ``BEGIN`` (deferred) is a
+        read: it runs on the read connection, under its own lock."""
         import sqlite3
 
         if self.read_only and begin != "BEGIN":
@@ -177,17 +243,14 @@ class SQLiteStore(WorkerSide):
                 f"SQLite store {self.path!r} was opened read-only: nothing can be written to it "
                 "(open it without read_only to write)"
             )
-        with self._lock:
-            if self._conn is None:
-                self._conn = self._open()
-            conn = self._conn
+        with self._reading() if begin == "BEGIN" else self._writing() as conn:
             if durable:
                 conn.execute("PRAGMA synchronous = FULL")
             try:
                 try:
                     conn.execute(begin)
                 except sqlite3.Error as exc:
-                    raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
+                    raise self._failed(exc) from exc
                 try:
                     yield conn
                 except BaseException:
@@ -199,9 +262,7 @@ class SQLiteStore(WorkerSide):
                 except sqlite3.Error as exc:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
-                    raise StoreError(
-                        f"SQLite store {self.path!r}: commit failed ({exc}); nothing was written"
-                    ) from exc
+                    raise self._failed(exc, "; commit failed, nothing was written") from exc
             finally:
                 if durable:
                     conn.execute("PRAGMA synchronous = NORMAL")
@@ -213,13 +274,21 @@ class SQLiteStore(WorkerSide):
         try:
             yield
         except sqlite3.Error as exc:
-            raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
+            raise self._failed(exc) from exc
+
+    async def change_marker(self) -> tuple[int, int]:
+        """Changes whenever anything is committed to the file, by any connection of any
+        process (``PRAGMA data_version``), without reading a table."""
+        with self._errors(), self._reading() as conn:
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            return int(version), 0 if self._conn is None else self._conn.total_changes
 
     # -- Store API --------------------------------------------------------------
 
     async def create(
         self, session_id: str, *, metadata: dict[str, Any] | None = None
     ) -> SessionRecord:
+        validate_session_id(session_id)
         text = encode_metadata(session_id, metadata)
         now = time.time()
         with self._errors(), self._tx() as conn:
@@ -425,6 +494,10 @@ class SQLiteStore(WorkerSide):
         return await sqlite_mark_ready(self, session_id)
 
     async def close(self) -> None:
+        with self._read_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
         with self._lock:
             if self._conn is not None:
                 self._conn.close()

@@ -267,4 +267,24 @@ async def test_an_edit_of_the_wrong_json_type_is_refused_not_coerced(tmp_path):
             assert status == 400, answer
             assert why in answer["error"]
         assert (await store.approvals.get(approval_id)).status == "pending"
+
+
+async def test_the_tool_filter_applies_before_the_limit(tmp_path):
+    store = SQLiteStore(tmp_path / "filter.db")
+    token = (await store.approvers.add("viewer", ROLES["viewer"])).token
+    for i in range(6):  # older approvals of another tool fill the first rows
+        call_ = ToolCall(f"d{i}", "delete", {"path": f"/tmp/{i}"})
+        interrupt = Interrupt(f"del_{i}", "confirm:Ask", "?", "intervention", "x", call_)
+        await store.approvals.request(f"del-{i}", interrupt)
+    transfers = await requests_for_race(store, 5)
+    with server(SQLiteStore(tmp_path / "filter.db")) as url:
+        for limit in (5, 1000):
+            status, body = await asyncio.to_thread(
+                call,
+                "GET",
+                f"{url}/api/approvals?status=any&tool=transfer&limit={limit}",
+                token,
+            )
+            assert status == 200
+            assert sorted(a["id"] for a in body["approvals"]) == sorted(transfers)
     await store.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from live_server import ROUTES, call
 
@@ -29,7 +31,12 @@ def test_the_route_list_covers_every_route_of_the_app(tmp_path):
     from tether.durable import MemoryStore
 
     app = create_app(MemoryStore())
-    served = {(m, r.path) for r in app.routes for m in (r.methods or ()) if m != "HEAD"}  # type: ignore[attr-defined]
+    served = {
+        (m, re.sub(r":\w+}", "}", r.path))  # {session_id:path} is {session_id} in OpenAPI
+        for r in app.routes
+        for m in (r.methods or ())  # type: ignore[attr-defined]
+        if m != "HEAD"
+    }
     assert served - {("GET", "/"), ("GET", "/static/{name}")} == set(ROUTES)
 
 
@@ -120,3 +127,23 @@ def test_the_default_policy_matches_roles_against_tool_names():
     assert not default_policy(who("viewer", "auditor", "approve"), approval("transfer"))
     assert default_policy(who("approve:interrupt:*"), approval(None, "escalate"))
     assert not default_policy(who("approve:*x"), approval(None, "escalate"))
+
+
+def test_a_broken_store_tells_a_caller_without_a_valid_token_nothing_about_it(tmp_path):
+    from live_server import live_server
+
+    from tether.durable import SQLiteStore
+
+    junk = tmp_path / "junk.db"
+    junk.write_text("not a database\n" * 100)
+    with live_server(create_app(SQLiteStore(junk), close_store=True)) as url:
+        headers: dict[str, str] = {}
+        status, body = call(
+            "GET",
+            url + "/api/approvals",
+            authorization=BAD_AUTH["unknown key id"],
+            headers_out=headers,
+        )
+    assert status == 503
+    assert body == {"error": "the store cannot be read; the server log says why"}
+    assert {k.lower(): v for k, v in headers.items()}["retry-after"] == "5"

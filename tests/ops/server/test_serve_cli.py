@@ -130,3 +130,23 @@ def test_tether_serve_creates_a_missing_store_and_refuses_a_bad_app(tmp_path):
     assert bad.returncode == 2
     assert "module:factory" in bad.stderr
     assert not (tmp_path / "none.db").exists()  # a bad --app stops before the store
+
+
+def test_tether_serve_refuses_to_start_on_a_file_that_is_not_a_store(tmp_path):
+    junk = tmp_path / "notes.txt"
+    junk.write_text("meeting notes, not a database\n" * 100)
+    port = free_port()
+    refused = subprocess.run(
+        [TETHER, "serve", "--store", str(junk), "--port", str(port)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 1, refused.stderr
+    said = "".join(refused.stderr.split())  # Rich wraps long lines
+    assert "isnotanSQLitedatabase" in said
+    assert str(junk).replace(" ", "") in said
+    assert "Uvicorn running" not in refused.stdout + refused.stderr
+    assert junk.read_text() == "meeting notes, not a database\n" * 100  # untouched
+    with socket.socket() as sock:  # nothing listens on the port
+        assert sock.connect_ex(("127.0.0.1", port)) != 0

@@ -1,15 +1,14 @@
 """The JSON API: approvals, decisions, sessions, audit and inbox updates.
 
-Everything is read from the store on each request; a decision names only the approval
-id, the decision, a note and edited arguments (merged over the real arguments that
-only the session journal holds, and validated through the app factory's Agent).
+Everything is read from the store on each request, every store call through
+:class:`~tether.ops.server.offload.StoreRunner` (off the event loop for SQLite); a
+decision names only the approval id, the decision, a note and edited arguments (merged
+over the real arguments that only the session journal holds, and validated through the
+app factory's Agent).
 """
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import json
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
@@ -18,8 +17,13 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
 from tether.durable.approval_types import ApprovalConflict, ApprovalError
+from tether.durable.errors import CorruptEntry, StoreError
 from tether.durable.store import SESSION_STATUSES
 from tether.ops.server.auth import Policy, authenticate, default_policy, subject
+from tether.ops.server.changes import ChangeFeed
+from tether.ops.server.json_body import parse_json
+from tether.ops.server.offload import StoreRunner
+from tether.ops.server.refusals import RefusalLog
 from tether.ops.server.views import (
     approval_json,
     audit_json,
@@ -42,7 +46,6 @@ AppFactory = Callable[..., "Agent"]
 APPROVAL_STATUSES: Final = ("pending", "approved", "denied", "expired", "any")
 MAX_LIMIT: Final = 1000
 MAX_WAIT: Final = 25.0
-POLL_EVERY: Final = 0.5
 NOTE_MAX: Final = 2000
 DECISION_KEYS: Final = frozenset({"decision", "note", "edited_args"})
 
@@ -56,8 +59,13 @@ def ok(data: Any) -> JSONResponse:
     return JSONResponse(data, headers=NO_STORE)
 
 
-def error(code: int, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": message, **extra}, status_code=code, headers=NO_STORE)
+def error(
+    code: int, message: str, *, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
+    """``{"error": message, **extra}`` with status ``code``."""
+    return JSONResponse(
+        {"error": message, **extra}, status_code=code, headers={**NO_STORE, **(headers or {})}
+    )
 
 
 def _int(request: Request, name: str, default: int, low: int, high: int) -> int:
@@ -102,24 +110,57 @@ class Api:
         self.store = store
         self.policy = policy or default_policy
         self.app_factory = app_factory
+        self.run = StoreRunner(store)
+        self.feed = ChangeFeed(self.run)
+        self.refusals = RefusalLog(self._audit_append)
+
+    async def _audit_append(self, event: str, data: dict[str, Any], session: str | None) -> None:
+        await self.run(self.store.audit.append, event, data, session_id=session)
+
+    async def close(self, *, close_store: bool) -> None:
+        """Stop the long-poll poller, write pending refusal counts, close the store if
+        asked, stop the store threads."""
+        try:
+            await self.feed.close()
+            try:
+                await self.refusals.flush()
+            except StoreError as exc:
+                log.error("could not record the last refusal counts: %s", exc)
+            if close_store:
+                await self.run(self.store.close)
+        finally:
+            self.run.close()
+
+    def _not_readable(self, session_id: str, exc: Exception) -> JSONResponse:
+        """One answer for a journal the server cannot show: a row the store cannot decode
+        (CorruptEntry) or a decoded entry the session fold cannot use."""
+        detail = str(exc) if isinstance(exc, CorruptEntry) else repr(exc)
+        return error(
+            422,
+            f"session {session_id!r} has a journal entry tether cannot read: {detail}; "
+            "the session cannot be shown or resumed until the entry is repaired",
+            session_id=session_id,
+            entry=exc.seq if isinstance(exc, CorruptEntry) else None,
+        )
 
     # -- approvals ---------------------------------------------------------------------
 
     async def list_approvals(self, request: Request) -> JSONResponse:
-        approver = await authenticate(request, self.store, "read")
+        approver = await authenticate(request, self.run, "read")
         session = request.query_params.get("session") or None
         tool = request.query_params.get("tool") or None
         status = _choice(request, "status", APPROVAL_STATUSES) or "pending"
         limit = _int(request, "limit", 100, 1, MAX_LIMIT)
         if status == "pending":
-            rows = await self.store.approvals.pending(session, tool, None, limit)
+            rows = await self.run(self.store.approvals.pending, session, tool, None, limit)
         else:
-            found = await self.store.approvals.find(
+            rows = await self.run(
+                self.store.approvals.find,
                 session_id=session,
                 status=None if status == "any" else status,  # type: ignore[arg-type]
+                tool=tool,
                 limit=limit,
             )
-            rows = [a for a in found if tool is None or a.tool == tool]
         items = [
             approval_json(a, can_decide=a.status == "pending" and self.policy(approver, a))
             for a in rows
@@ -127,19 +168,19 @@ class Api:
         return ok({"approvals": items})
 
     async def get_approval(self, request: Request) -> JSONResponse:
-        approver = await authenticate(request, self.store, "read")
-        a = await self.store.approvals.get(request.path_params["approval_id"])
+        approver = await authenticate(request, self.run, "read")
+        a = await self.run(self.store.approvals.get, request.path_params["approval_id"])
         can = a.status == "pending" and self.policy(approver, a)
         return ok(approval_json(a, can_decide=can))
 
     async def decide(self, request: Request) -> JSONResponse:
-        approver = await authenticate(request, self.store, "read")
-        current = await self.store.approvals.get(request.path_params["approval_id"])
+        approver = await authenticate(request, self.run, "read")
+        current = await self.run(self.store.approvals.get, request.path_params["approval_id"])
         if not self.policy(approver, current):
-            await self.store.audit.append(
-                "approval.refused",
+            await self.refusals.refused(
+                approver.name,
                 {"approval_id": current.id, "approver": approver.name, "why": "policy"},
-                session_id=current.session_id,
+                current.session_id,
             )
             raise HTTPException(
                 403,
@@ -163,7 +204,8 @@ class Api:
                 log.error("app factory failed for session %s: %r", current.session_id, exc)
                 return error(503, f"cannot build the agent to validate edits: {exc}")
         try:
-            decided = await self.store.approvals.decide(
+            decided = await self.run(
+                self.store.approvals.decide,
                 current.id,
                 decision,  # type: ignore[arg-type]
                 decided_by=approver.name,
@@ -189,10 +231,7 @@ class Api:
             raw += chunk
             if len(raw) > MAX_BODY:
                 raise HTTPException(413, f"the body is larger than {MAX_BODY} bytes")
-        try:
-            body = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise HTTPException(400, "the body must be a JSON object") from None
+        body = parse_json(raw)
         if not isinstance(body, dict):
             raise HTTPException(400, "the body must be a JSON object")
         unknown = sorted(set(body) - DECISION_KEYS)
@@ -216,30 +255,31 @@ class Api:
     # -- sessions ----------------------------------------------------------------------
 
     async def list_sessions(self, request: Request) -> JSONResponse:
-        await authenticate(request, self.store, "read")
+        await authenticate(request, self.run, "read")
         status = _choice(request, "status", SESSION_STATUSES)
         limit = _int(request, "limit", 100, 1, MAX_LIMIT)
-        rows = await self.store.list_sessions(status=status, limit=limit)  # type: ignore[arg-type]
+        rows = await self.run(self.store.list_sessions, status=status, limit=limit)  # type: ignore[arg-type]
         return ok({"sessions": [summary_json(s) for s in rows]})
 
     async def get_session(self, request: Request) -> JSONResponse:
         from tether.durable.redaction import show_session
         from tether.session import fold
 
-        await authenticate(request, self.store, "read")
+        await authenticate(request, self.run, "read")
         tail = _int(request, "tail", 50, 0, 10_000)
         session_id = request.path_params["session_id"]
-        record = await self.store.load(session_id)
+        try:
+            record = await self.run(self.store.load, session_id)
+        except CorruptEntry as exc:  # a row the store cannot decode
+            return self._not_readable(session_id, exc)
         if record is None:
             raise HTTPException(404, f"no session {session_id!r} in this store")
         try:
             view = fold(record)
-        except (KeyError, ValueError, TypeError) as exc:
-            return error(
-                422, f"session {session_id!r} has a journal entry tether cannot read: {exc!r}"
-            )
+        except (KeyError, ValueError, TypeError) as exc:  # a decoded entry fold cannot use
+            return self._not_readable(session_id, exc)
         redactor = self._redactor(session_id)
-        approvals = await self.store.approvals.find(session_id=session_id, limit=10_000)
+        approvals = await self.run(self.store.approvals.find, session_id=session_id, limit=10_000)
         shown = show_session(record, view, approvals, redactor=redactor)
         return ok(session_json(record, shown, tail))
 
@@ -260,38 +300,24 @@ class Api:
     # -- audit -------------------------------------------------------------------------
 
     async def audit(self, request: Request) -> JSONResponse:
-        await authenticate(request, self.store, "audit")
+        await authenticate(request, self.run, "audit")
         session = request.query_params.get("session") or None
         after = _int(request, "after", 0, 0, 2**53)
         limit = _int(request, "limit", 500, 1, 10_000)
-        records = await self.store.audit.records(session, after, limit)
+        records = await self.run(self.store.audit.records, session, after, limit)
         return ok({"records": [audit_json(r) for r in records]})
 
     async def audit_verify(self, request: Request) -> JSONResponse:
-        await authenticate(request, self.store, "audit")
-        return ok(verify_json(await self.store.audit.verify()))
+        await authenticate(request, self.run, "audit")
+        return ok(verify_json(await self.run(self.store.audit.verify)))
 
     # -- inbox updates (long poll) -----------------------------------------------------
 
-    async def cursor(self) -> str:
-        """Changes whenever an approval or a session of the inbox changes."""
-        pending = await self.store.approvals.pending(limit=MAX_LIMIT)
-        sessions = await self.store.list_sessions(limit=MAX_LIMIT)
-        text = json.dumps(
-            [[a.id for a in pending], [[s.session_id, s.status, s.version] for s in sessions]]
-        )
-        return hashlib.sha256(text.encode()).hexdigest()[:24]
-
     async def events(self, request: Request) -> JSONResponse:
         """Long poll: answers at once when ``since`` is not the current cursor, else when
-        the inbox changes or after ``wait`` seconds."""
-        await authenticate(request, self.store, "read")
+        the inbox changes or after ``wait`` seconds (one shared poller, see changes.py)."""
+        await authenticate(request, self.run, "read")
         since = request.query_params.get("since")
         wait = _float(request, "wait", 20.0, MAX_WAIT)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + wait
-        while True:
-            now = await self.cursor()
-            if now != since or loop.time() >= deadline or await request.is_disconnected():
-                return ok({"cursor": now, "changed": now != since})
-            await asyncio.sleep(min(POLL_EVERY, max(0.0, deadline - loop.time())))
+        cursor = await self.feed.wait(since, wait, request.is_disconnected)
+        return ok({"cursor": cursor, "changed": cursor != since})

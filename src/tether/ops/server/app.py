@@ -6,7 +6,8 @@ Routes (all ``/api/*`` and ``/openapi.json`` need a bearer token, see auth.py):
 * ``GET /openapi.json`` - the OpenAPI document
 * ``GET /api/approvals?session=&tool=&status=&limit=``, ``GET /api/approvals/{id}``
 * ``POST /api/approvals/{id}/decision`` - ``{"decision": "approve"|"deny", "note"?, "edited_args"?}``
-* ``GET /api/sessions?status=&limit=``, ``GET /api/sessions/{id}?tail=``
+* ``GET /api/sessions?status=&limit=``, ``GET /api/sessions/{id}?tail=`` (the id
+  percent-encoded; it may contain ``/``)
 * ``GET /api/audit?session=&after=&limit=``, ``GET /api/audit/verify``
 * ``GET /api/events?since=&wait=`` - long poll for inbox changes
 """
@@ -25,7 +26,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from tether.durable.approval_types import ApprovalNotFound
-from tether.durable.errors import StoreError, StoreUnavailable
+from tether.durable.errors import StoreBusy, StoreError, StoreUnavailable
 from tether.ops.server.api import Api, AppFactory, error, ok
 from tether.ops.server.auth import CHALLENGE, Policy, authenticate
 from tether.ops.server.inbox import SECURITY_HEADERS, make_inbox
@@ -54,7 +55,7 @@ def create_app(
     spec = document()
 
     async def openapi(request: Request) -> Response:
-        await authenticate(request, store, "read")
+        await authenticate(request, api.run, "read")
         return ok(spec)
 
     routes = [
@@ -65,7 +66,7 @@ def create_app(
         Route("/api/approvals/{approval_id}", api.get_approval, methods=["GET"]),
         Route("/api/approvals/{approval_id}/decision", api.decide, methods=["POST"]),
         Route("/api/sessions", api.list_sessions, methods=["GET"]),
-        Route("/api/sessions/{session_id}", api.get_session, methods=["GET"]),
+        Route("/api/sessions/{session_id:path}", api.get_session, methods=["GET"]),
         Route("/api/audit", api.audit, methods=["GET"]),
         Route("/api/audit/verify", api.audit_verify, methods=["GET"]),
         Route("/api/events", api.events, methods=["GET"]),
@@ -74,8 +75,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
-        if close_store:
-            await store.close()
+        await api.close(close_store=close_store)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -90,10 +90,14 @@ def create_app(
         return error(404, str(exc))
 
     async def store_error(request: Request, exc: Exception) -> Response:
-        # the message names the store without its password (StoreError messages do)
+        # the caller is authenticated here (auth.py answers store failures before that
+        # without detail); the message names the store without its password
         log.warning("store error on %s %s: %s", request.method, request.url.path, exc)
-        unavailable = isinstance(exc, StoreUnavailable)
-        return error(503 if unavailable else 500, str(exc))
+        if isinstance(exc, StoreBusy):
+            return error(503, str(exc), headers={"Retry-After": "1"})
+        if isinstance(exc, StoreUnavailable):
+            return error(503, str(exc), headers={"Retry-After": "5"})
+        return error(500, str(exc))
 
     handlers: dict[Any, Any] = {
         HTTPException: http_error,

@@ -15,22 +15,29 @@ Roles (the default policy; pass ``create_app(policy=...)`` to decide approvals y
 * ``auditor`` - read the audit log (``/api/audit``, ``/api/audit/verify``).
 * ``admin`` - all of the above, every approval.
 
-Any other role grants nothing. Tokens are never logged or echoed.
+Any other role grants nothing. Tokens are never logged or echoed. A store that fails
+while a token is checked gives 503 without any detail (the detail goes to the log).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, Literal
 
 from starlette.exceptions import HTTPException
 
+from tether.durable.errors import StoreBusy, StoreError
+
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-    from tether.durable import Approval, Store
+    from tether.durable import Approval
     from tether.durable.approvers import Approver
+    from tether.ops.server.offload import StoreRunner
+
+log = logging.getLogger("tether.server")
 
 Policy = Callable[["Approver", "Approval"], bool]
 """``policy(approver, approval) -> bool``: may this approver decide this approval?"""
@@ -79,10 +86,22 @@ def bearer(request: Request) -> str | None:
     return token.strip()
 
 
-async def authenticate(request: Request, store: Store, access: Access) -> Approver:
-    """The verified approver of the request, or HTTPException 401 / 403."""
+async def authenticate(request: Request, run: StoreRunner, access: Access) -> Approver:
+    """The verified approver of the request, or HTTPException 401 / 403 (503: the store
+    failed; nothing about it is told to a caller not yet authenticated)."""
     token = bearer(request)
-    approver = None if token is None else await store.approvers.verify(token)
+    try:
+        approver = None if token is None else await run(run.store.approvers.verify, token)
+    except StoreBusy as exc:
+        log.warning("store busy while checking a token: %s", exc)
+        raise HTTPException(
+            503, "the store is busy; retry in a moment", headers={"Retry-After": "1"}
+        ) from None
+    except StoreError as exc:
+        log.error("store failed while checking a token: %s", exc)
+        raise HTTPException(
+            503, "the store cannot be read; the server log says why", headers={"Retry-After": "5"}
+        ) from None
     if approver is None:
         raise HTTPException(
             401,

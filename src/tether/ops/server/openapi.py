@@ -41,7 +41,7 @@ def _responses(ok: str, ok_text: str, *codes: int) -> dict[str, Any]:
         409: "Already decided (first decision wins) or the session moved on",
         413: "The body is too large",
         422: "The session journal cannot be read",
-        503: "The store (or the app factory) is unavailable",
+        503: "The store is busy or unavailable (see Retry-After), or the app factory failed",
     }
     out: dict[str, Any] = {"200": {"description": ok_text, "content": {JSON: {"schema": _ref(ok)}}}}
     for code in (401, 403, *codes, 503):
@@ -266,7 +266,7 @@ def document() -> dict[str, Any]:
             "operationId": "getSession",
             "summary": "A session: status, waiting interrupts and the (redacted) transcript",
             "parameters": [
-                _path("session_id", "The session id"),
+                _path("session_id", "The session id, percent-encoded (it may contain '/')"),
                 _query("tail", {"type": "integer", "minimum": 0, "maximum": 10000}, "Last N messages"),
             ],
             "responses": _responses("Session", "The session", 400, 404, 422),
