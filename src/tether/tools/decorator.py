@@ -84,6 +84,11 @@ def as_tool(obj: Tool | Callable[..., Any]) -> Tool:
     """Return ``obj`` if it is a Tool, else wrap a function with the default options."""
     if isinstance(obj, Tool):
         return obj
+    if not callable(obj) and callable(getattr(obj, "tools", None)):
+        raise TypeError(
+            f"{obj!r:.80} offers several tools, not one: expand it in the tools list with "
+            "tools=[*source.tools(), ...] (or tether.tools.expand_tools([...]))"
+        )
     if isinstance(obj, type) or not callable(obj):
         kind = f"the class {obj.__name__}" if isinstance(obj, type) else type(obj).__name__
         raise TypeError(
