@@ -22,8 +22,8 @@ from tether.mcp.errors import MCPConnectionError, MCPToolError
 
 if TYPE_CHECKING:
     import mcp_types
-    from mcp import ClientSession
 
+    from mcp import ClientSession
     from tether.mcp.transports import Transport
 
 T = TypeVar("T")
@@ -141,8 +141,9 @@ class Connection:
     async def _call(
         self, name: str, arguments: dict[str, Any], tool_label: str
     ) -> mcp_types.CallToolResult:
-        from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED
+
+        from mcp import MCPError
 
         live = await self._session()
         assert live.session is not None
@@ -175,7 +176,7 @@ class Connection:
             live = self._live
             if live is not None and live.session is not None and not live.closed.is_set():
                 return live
-            restarting = live is not None
+            restarting = self.connects > 0
             if live is not None:
                 await self._teardown(live)
                 self._live = None
@@ -222,8 +223,9 @@ class Connection:
 
     async def _own(self, live: _Live) -> None:
         """Open the transport and session in this task, hold them until ``closed``."""
-        from mcp import ClientSession
         from mcp_types import Implementation
+
+        from mcp import ClientSession
 
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -282,7 +284,7 @@ class Connection:
         task = live.task
         if task is None or task.done():
             return
-        if not live.ready.done():
+        if live.session is None:
             task.cancel()  # still starting: nothing to hand back
         done, _ = await asyncio.wait({task}, timeout=_TEARDOWN_TIMEOUT)
         if not done:
@@ -379,6 +381,8 @@ def _serve(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def _describe(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]  # anyio task groups wrap the one error that matters
     text = str(exc).strip() or type(exc).__name__
     if len(text) > 300:
         text = text[:297] + "..."

@@ -42,7 +42,7 @@ def expand_tools(items: Iterable[ToolItem]) -> list[Tool]:
     origin: dict[str, str] = {}
     for item in items:
         if isinstance(item, ToolSource) and not isinstance(item, Tool):
-            found, where = item.tools(), _describe(item)
+            found, where = item.tools(), repr(item)
         else:
             found, where = [as_tool(item)], "the tools list"
         for tool in found:
@@ -60,8 +60,3 @@ def expand_tools(items: Iterable[ToolItem]) -> list[Tool]:
 def tool_sources(items: Iterable[object]) -> list[ToolSource]:
     """The tool sources among ``items`` (to close them with the agent)."""
     return [i for i in items if isinstance(i, ToolSource) and not isinstance(i, Tool)]
-
-
-def _describe(source: ToolSource) -> str:
-    label = getattr(source, "label", None)
-    return str(label) if label else repr(source)

@@ -1,0 +1,142 @@
+"""An MCP server written with the mcp SDK, for what the reference servers do not do.
+
+Usage: python mcp_fixture_server.py stdio | http PORT | garbage | hang | badschema | invalidschema
+``garbage`` writes a non-JSON line to stdout; ``hang`` never answers; ``badschema``
+and ``invalidschema`` (hand-written JSON-RPC) list one tool whose input schema is not
+an object / not a valid JSON schema.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.types import Image
+from mcp.types import EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
+)
+
+server = MCPServer("fixture")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True), structured_output=False)
+def echo(text: str) -> str:
+    """Return the text."""
+    return text
+
+
+@server.tool(structured_output=False)
+def fail(message: str) -> str:
+    """Always fails with the message."""
+    raise ToolError(message)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def square(n: int) -> dict[str, int]:
+    """Structured output: n and its square."""
+    return {"n": n, "square": n * n}
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True), structured_output=False)
+def picture() -> list[Any]:
+    """A caption, a PNG image and an embedded text resource."""
+    return [
+        TextContent(type="text", text="a red dot"),
+        Image(data=PNG, format="png").to_image_content(),
+        EmbeddedResource(
+            type="resource",
+            resource=TextResourceContents(uri="file:///notes.txt", mime_type="text/plain", text="hi"),
+        ),
+    ]
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True), structured_output=False)
+def big(chars: int) -> str:
+    """A text of ``chars`` characters."""
+    return "x" * chars
+
+
+@server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=False), structured_output=False)
+def crash() -> str:
+    """The server process exits in the middle of the call."""
+    sys.stdout.flush()
+    os._exit(3)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True), structured_output=False)
+async def slow(seconds: float) -> str:
+    """Sleep, then answer."""
+    await anyio.sleep(seconds)
+    return "slept"
+
+
+@server.tool(structured_output=False)
+def pid() -> int:
+    """The server's process id."""
+    return os.getpid()
+
+
+@server.tool(structured_output=False)
+async def grow(ctx: Context) -> str:
+    """Add the tool ``extra`` and remove ``fail``, then notify tools/list_changed."""
+
+    def extra(word: str) -> str:
+        """Added at run time."""
+        return word.upper()
+
+    server.add_tool(extra, name="extra")
+    server.remove_tool("fail")
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+
+
+def raw_server(*tools: dict[str, Any]) -> None:
+    """A hand-written stdio server (the SDK's own refuses to send bad listings)."""
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "id" not in request:
+            continue
+        if request["method"] == "initialize":
+            result: dict[str, Any] = {
+                "protocolVersion": request["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "raw", "version": "1"},
+            }
+        elif request["method"] == "tools/list":
+            result = {"tools": list(tools)}
+        else:
+            result = {}
+        print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}), flush=True)
+
+
+def main() -> None:
+    mode = sys.argv[1]
+    if mode == "http":
+        import uvicorn
+
+        app = server.streamable_http_app()
+        uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+    elif mode == "garbage":
+        print("this is not JSON-RPC", flush=True)
+        time.sleep(60)
+    elif mode == "hang":
+        time.sleep(60)
+    elif mode == "badschema":
+        raw_server({"name": "odd", "inputSchema": {"type": "string"}})
+    elif mode == "invalidschema":
+        raw_server({"name": "odd", "inputSchema": {"type": "object", "properties": {"x": {"type": 42}}}})
+    else:
+        server.run("stdio")
+
+
+if __name__ == "__main__":
+    main()
