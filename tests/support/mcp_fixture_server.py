@@ -54,7 +54,9 @@ def picture() -> list[Any]:
         Image(data=PNG, format="png").to_image_content(),
         EmbeddedResource(
             type="resource",
-            resource=TextResourceContents(uri="file:///notes.txt", mime_type="text/plain", text="hi"),
+            resource=TextResourceContents(
+                uri="file:///notes.txt", mime_type="text/plain", text="hi"
+            ),
         ),
     ]
 
@@ -65,7 +67,10 @@ def big(chars: int) -> str:
     return "x" * chars
 
 
-@server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=False), structured_output=False)
+@server.tool(
+    annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=False),
+    structured_output=False,
+)
 def crash() -> str:
     """The server process exits in the middle of the call."""
     sys.stdout.flush()
@@ -133,7 +138,9 @@ def main() -> None:
     elif mode == "badschema":
         raw_server({"name": "odd", "inputSchema": {"type": "string"}})
     elif mode == "invalidschema":
-        raw_server({"name": "odd", "inputSchema": {"type": "object", "properties": {"x": {"type": 42}}}})
+        raw_server(
+            {"name": "odd", "inputSchema": {"type": "object", "properties": {"x": {"type": 42}}}}
+        )
     else:
         server.run("stdio")
 
