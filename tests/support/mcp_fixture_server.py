@@ -84,6 +84,22 @@ async def slow(seconds: float) -> str:
     return "slept"
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=True), structured_output=False)
+async def slow_read(name: str) -> str:
+    """Sleep FIXTURE_SLEEP seconds, then read (safe to repeat)."""
+    await anyio.sleep(float(os.environ.get("FIXTURE_SLEEP", "0")))
+    return f"read {name}"
+
+
+@server.tool(structured_output=False)
+async def slow_write(path: str) -> str:
+    """Sleep FIXTURE_SLEEP seconds, then append a line to ``path`` (not safe to repeat)."""
+    await anyio.sleep(float(os.environ.get("FIXTURE_SLEEP", "0")))
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("written\n")
+    return "written"
+
+
 @server.tool(structured_output=False)
 def pid() -> int:
     """The server's process id."""
