@@ -95,8 +95,7 @@ async def slow_read(name: str) -> str:
 async def slow_write(path: str) -> str:
     """Sleep FIXTURE_SLEEP seconds, then append a line to ``path`` (not safe to repeat)."""
     await anyio.sleep(float(os.environ.get("FIXTURE_SLEEP", "0")))
-    with open(path, "a", encoding="utf-8") as f:
-        f.write("written\n")
+    await anyio.Path(path).write_text("written\n", encoding="utf-8")
     return "written"
 
 
