@@ -139,3 +139,30 @@ def test_cancel_stops_an_mcp_call_in_flight():
         assert time.monotonic() - started < 10
         assert result.stop_reason == "cancelled"
         assert asyncio.run(by_name(server)["echo"].invoke({"text": "alive"})) == "alive"
+
+
+def test_closing_the_server_during_a_call_ends_the_call_with_an_error():
+    server = MCPServer.stdio(sys.executable, fixture_args(), name="fx")
+    script = [{"tool_calls": [{"name": "slow", "args": {"seconds": 30}}]}, "ok"]
+    agent = Agent(ScriptedModel(script), tools=server.tools(), store=None)
+    threading.Timer(1.0, server.close).start()
+    started = time.monotonic()
+    agent("go")
+    assert time.monotonic() - started < 15
+    (result,) = [r for m in agent.messages for r in m.tool_results]
+    assert result.is_error
+    assert result.content.startswith("Error: MCPToolError: MCP server 'fx' ")
+    server.close()
+
+
+def test_server_log_messages_go_to_python_logging(caplog):
+    with MCPServer.stdio(sys.executable, fixture_args(), name="fx") as server:
+        note = by_name(server)["note"]
+        with caplog.at_level("INFO", logger="tether.mcp.fx"):
+            assert asyncio.run(note.invoke({"text": "disk almost full"})) == "noted"
+            deadline = time.monotonic() + 5
+            while not caplog.records and time.monotonic() < deadline:
+                time.sleep(0.05)
+    (record,) = [r for r in caplog.records if r.name == "tether.mcp.fx"]
+    assert record.levelname == "WARNING"
+    assert record.getMessage() == "disk almost full"

@@ -100,6 +100,13 @@ async def slow_write(path: str) -> str:
 
 
 @server.tool(structured_output=False)
+async def note(text: str, ctx: Context) -> str:
+    """Send ``text`` as a warning log message to the client."""
+    await ctx.warning(text)
+    return "noted"
+
+
+@server.tool(structured_output=False)
 def pid() -> int:
     """The server's process id."""
     return os.getpid()

@@ -94,7 +94,16 @@ class Connection:
     async def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Run ``coroutine`` in the private loop; cancelling this await cancels it there."""
         loop = self._ensure_loop()
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, loop))
+        future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # our caller was cancelled
+            raise MCPToolError(
+                f"MCP server {self.label!r} was closed while the call was running"
+            ) from None
 
     def list_tools(self) -> list[mcp_types.Tool]:
         """Connect if needed and return the server's tools (blocking)."""
@@ -295,6 +304,13 @@ class Connection:
         live, self._live = self._live, None
         if live is not None:
             await self._teardown(live)
+        # Calls still waiting (for a restart, say) end now: their callers get an error.
+        me = asyncio.current_task()
+        rest = [t for t in asyncio.all_tasks() if t is not me]
+        for task in rest:
+            task.cancel()
+        if rest:
+            await asyncio.wait(rest, timeout=_TEARDOWN_TIMEOUT)
 
     async def _refresh(self, live: _Live) -> None:
         if live.session is None or live.closed.is_set():
