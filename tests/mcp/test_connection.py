@@ -11,7 +11,7 @@ import pytest
 
 from tether import Agent
 from tether.errors import ConfigurationError
-from tether.mcp import MCPConnectionError, MCPServer
+from tether.mcp import MCPConnectionError, MCPServer, MCPToolError
 from tether.models import ScriptedModel
 
 from .conftest import fixture_args
@@ -129,15 +129,22 @@ def test_a_call_past_its_timeout_fails_as_a_timeout():
         assert asyncio.run(by_name(server)["echo"].invoke({"text": "alive"})) == "alive"
 
 
-def test_cancel_stops_an_mcp_call_in_flight():
+def test_cancel_stops_an_mcp_call_in_flight_and_tells_the_server(tmp_path):
+    marker = tmp_path / "marker"
     with MCPServer.stdio(sys.executable, fixture_args()) as server:
-        script = [{"tool_calls": [{"name": "slow", "args": {"seconds": 30}}]}, "ok"]
-        agent = Agent(ScriptedModel(script), tools=server.tools(), store=None)
+        call = {"name": "wait", "args": {"path": str(marker), "seconds": 30}}
+        agent = Agent(
+            ScriptedModel([{"tool_calls": [call]}, "ok"]), tools=server.tools(), store=None
+        )
         threading.Timer(1.0, agent.cancel).start()
         started = time.monotonic()
         result = agent("go")
         assert time.monotonic() - started < 10
         assert result.stop_reason == "cancelled"
+        deadline = time.monotonic() + 5
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.read_text() == "cancelled"  # notifications/cancelled reached the server
         assert asyncio.run(by_name(server)["echo"].invoke({"text": "alive"})) == "alive"
 
 
@@ -166,3 +173,23 @@ def test_server_log_messages_go_to_python_logging(caplog):
     (record,) = [r for r in caplog.records if r.name == "tether.mcp.fx"]
     assert record.levelname == "WARNING"
     assert record.getMessage() == "disk almost full"
+
+
+def test_roots_are_offered_only_when_configured(tmp_path):
+    with MCPServer.stdio(
+        sys.executable, fixture_args(), roots=[tmp_path, "file:///srv/data"]
+    ) as server:
+        listed = asyncio.run(by_name(server)["roots"].invoke({}))
+    assert listed == f"{tmp_path.resolve().as_uri()}, file:///srv/data"
+    with (
+        MCPServer.stdio(sys.executable, fixture_args(), name="fx") as server,
+        pytest.raises(MCPToolError) as info,
+    ):
+        asyncio.run(by_name(server)["roots"].invoke({}))
+    assert (
+        str(info.value) == "MCP server 'fx' refused the call to 'roots': List roots not supported"
+    )
+    with pytest.raises(
+        ConfigurationError, match="roots= takes directories or file:// URIs, got 'https://x/y'"
+    ):
+        MCPServer.stdio(sys.executable, fixture_args(), roots=["https://x/y"])

@@ -107,6 +107,25 @@ async def note(text: str, ctx: Context) -> str:
 
 
 @server.tool(structured_output=False)
+async def wait(path: str, seconds: float) -> str:
+    """Sleep; if the client cancels the call, write "cancelled" to ``path``."""
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await anyio.Path(path).write_text("cancelled", encoding="utf-8")
+        raise
+    return "waited"
+
+
+@server.tool(structured_output=False)
+async def roots(ctx: Context) -> str:
+    """The client's roots, comma-separated."""
+    listed = await ctx.session.list_roots()
+    return ", ".join(str(root.uri) for root in listed.roots)
+
+
+@server.tool(structured_output=False)
 def pid() -> int:
     """The server's process id."""
     return os.getpid()

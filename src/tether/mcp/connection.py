@@ -63,8 +63,10 @@ class Connection:
         startup_timeout: float,
         list_timeout: float,
         on_tools: Callable[[list[mcp_types.Tool]], None],
+        roots: list[tuple[str, str]] | None = None,
     ) -> None:
         self.label = label
+        self.roots = roots
         self.transport = transport
         self.startup_timeout = startup_timeout
         self.list_timeout = list_timeout
@@ -244,6 +246,7 @@ class Connection:
                     write,
                     logging_callback=self._on_log,
                     message_handler=lambda message: self._on_message(live, message),
+                    list_roots_callback=self._list_roots if self.roots is not None else None,
                     client_info=Implementation(name="tether", version="0.1.0"),
                 )
                 await stack.enter_async_context(session)
@@ -338,6 +341,12 @@ class Connection:
                 self._log.warning("MCP server %r sent an unreadable message: %s", self.label, text)
         elif isinstance(message, ToolListChangedNotification):
             asyncio.get_running_loop().create_task(self._refresh(live))
+
+    async def _list_roots(self, context: Any) -> mcp_types.ListRootsResult:
+        from mcp_types import ListRootsResult, Root
+
+        roots = [Root(uri=uri, name=name) for uri, name in self.roots or ()]  # type: ignore[arg-type]
+        return ListRootsResult(roots=roots)
 
     async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
         level = _LOG_LEVELS.get(str(params.level), logging.INFO)

@@ -6,6 +6,7 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import ConfigurationError
@@ -36,8 +37,10 @@ class MCPServer:
     ``hints`` (per server tool name, a dict overriding :class:`ToolHints` fields: the
     server's annotations are untrusted), ``trust_annotations`` (False: ignore them, every
     tool counts as a destructive, non-idempotent write unless ``hints`` say otherwise),
-    ``startup_timeout`` / ``list_timeout`` / ``call_timeout`` (seconds) and
-    ``max_result_chars`` (a longer result is an error the model sees).
+    ``startup_timeout`` / ``list_timeout`` / ``call_timeout`` (seconds),
+    ``max_result_chars`` (a longer result is an error the model sees) and ``roots``
+    (directories, or ``file://`` URIs, the server may work in; None: the client offers
+    no roots capability).
     """
 
     def __init__(
@@ -54,6 +57,7 @@ class MCPServer:
         list_timeout: float = 30.0,
         call_timeout: float | None = 120.0,
         max_result_chars: int = 200_000,
+        roots: Iterable[str | os.PathLike[str]] | None = None,
     ) -> None:
         label = name or transport.label
         if not isinstance(prefix, str) or not _PREFIX.fullmatch(prefix):
@@ -89,6 +93,7 @@ class MCPServer:
             startup_timeout=startup_timeout,
             list_timeout=list_timeout,
             on_tools=self._offer,
+            roots=None if roots is None else [_root(r, label) for r in roots],
         )
 
     @classmethod
@@ -233,3 +238,16 @@ def _names(values: Iterable[str], what: str, label: str) -> list[str]:
     if bad:
         raise ConfigurationError(f"MCP server {label!r}: {what}= takes tool names, got {bad[0]!r}")
     return names
+
+
+def _root(value: str | os.PathLike[str], label: str) -> tuple[str, str]:
+    """(file:// URI, name) of a root given as a path or a file:// URI."""
+    text = os.fspath(value)
+    if isinstance(text, str) and text.startswith("file://"):
+        return text, text.rstrip("/").rsplit("/", 1)[-1]
+    if not isinstance(text, str) or "://" in text:
+        raise ConfigurationError(
+            f"MCP server {label!r}: roots= takes directories or file:// URIs, got {value!r}"
+        )
+    path = Path(text).resolve()
+    return path.as_uri(), path.name
