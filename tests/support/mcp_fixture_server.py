@@ -19,7 +19,13 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
-from mcp.types import EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
+from mcp.types import (
+    EmbeddedResource,
+    SamplingMessage,
+    TextContent,
+    TextResourceContents,
+    ToolAnnotations,
+)
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
@@ -123,6 +129,17 @@ async def roots(ctx: Context) -> str:
     """The client's roots, comma-separated."""
     listed = await ctx.session.list_roots()
     return ", ".join(str(root.uri) for root in listed.roots)
+
+
+@server.tool(structured_output=False)
+async def ask(question: str, ctx: Context) -> str:
+    """Ask the client's model (sampling) and return its answer."""
+    answer = await ctx.session.create_message(
+        [SamplingMessage(role="user", content=TextContent(type="text", text=question))],
+        max_tokens=100,
+        system_prompt="Answer in one word.",
+    )
+    return f"{answer.model} said: {answer.content.text}"
 
 
 @server.tool(structured_output=False)

@@ -64,9 +64,11 @@ class Connection:
         list_timeout: float,
         on_tools: Callable[[list[mcp_types.Tool]], None],
         roots: list[tuple[str, str]] | None = None,
+        sampling: Callable[..., Any] | None = None,
     ) -> None:
         self.label = label
         self.roots = roots
+        self.sampling = sampling
         self.transport = transport
         self.startup_timeout = startup_timeout
         self.list_timeout = list_timeout
@@ -247,6 +249,7 @@ class Connection:
                     logging_callback=self._on_log,
                     message_handler=lambda message: self._on_message(live, message),
                     list_roots_callback=self._list_roots if self.roots is not None else None,
+                    sampling_callback=self.sampling,
                     client_info=Implementation(name="tether", version="0.1.0"),
                 )
                 await stack.enter_async_context(session)

@@ -13,12 +13,14 @@ from tether.errors import ConfigurationError
 from tether.mcp.connection import Connection
 from tether.mcp.errors import MCPToolError
 from tether.mcp.results import result_text
+from tether.mcp.sampling import SamplingAnswerer
 from tether.mcp.tool import MCPTool, ToolHints, local_name
 from tether.mcp.transports import HTTPTransport, StdioTransport, Transport
 
 if TYPE_CHECKING:
     import mcp_types
 
+    from tether.agent import Agent
     from tether.tools.base import Tool
 
 _PREFIX = re.compile(r"[A-Za-z0-9_-]*")
@@ -40,7 +42,9 @@ class MCPServer:
     ``startup_timeout`` / ``list_timeout`` / ``call_timeout`` (seconds),
     ``max_result_chars`` (a longer result is an error the model sees) and ``roots``
     (directories, or ``file://`` URIs, the server may work in; None: the client offers
-    no roots capability).
+    no roots capability). ``sampling``: an Agent (without tools, not the one calling
+    this server) that answers the server's ``sampling/createMessage`` requests under its
+    own hooks and interventions; None (default): sampling is refused.
     """
 
     def __init__(
@@ -58,6 +62,7 @@ class MCPServer:
         call_timeout: float | None = 120.0,
         max_result_chars: int = 200_000,
         roots: Iterable[str | os.PathLike[str]] | None = None,
+        sampling: Agent | None = None,
     ) -> None:
         label = name or transport.label
         if not isinstance(prefix, str) or not _PREFIX.fullmatch(prefix):
@@ -94,6 +99,7 @@ class MCPServer:
             list_timeout=list_timeout,
             on_tools=self._offer,
             roots=None if roots is None else [_root(r, label) for r in roots],
+            sampling=None if sampling is None else SamplingAnswerer(sampling, label),
         )
 
     @classmethod
