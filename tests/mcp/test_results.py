@@ -29,6 +29,11 @@ def run_one(server: MCPServer, name: str, args: dict, tools: list | None = None)
     return result
 
 
+def test_headers_are_sent_with_every_request(start_http):
+    with MCPServer.http(start_http(), headers={"X-Api-Key": "k-123"}) as server:
+        assert run_one(server, "header", {"name": "X-Api-Key"}).content == "k-123"
+
+
 def test_text_and_structured_content(fixture_http):
     assert run_one(fixture_http, "echo", {"text": "hello"}).content == "hello"
     square = run_one(fixture_http, "square", {"n": 7})

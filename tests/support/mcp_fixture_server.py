@@ -142,6 +142,12 @@ async def ask(question: str, ctx: Context) -> str:
     return f"{answer.model} said: {answer.content.text}"
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=True), structured_output=False)
+def header(name: str, ctx: Context) -> str:
+    """The value of request header ``name`` (HTTP only), or "none"."""
+    return (ctx.headers or {}).get(name.lower(), "none")
+
+
 @server.tool(structured_output=False)
 def pid() -> int:
     """The server's process id."""
