@@ -193,3 +193,17 @@ def test_roots_are_offered_only_when_configured(tmp_path):
         ConfigurationError, match="roots= takes directories or file:// URIs, got 'https://x/y'"
     ):
         MCPServer.stdio(sys.executable, fixture_args(), roots=["https://x/y"])
+
+
+def test_concurrent_first_calls_share_one_connection_before_and_after_a_close():
+    with MCPServer.stdio(sys.executable, fixture_args()) as server:
+        echo = by_name(server)["echo"]
+        server.close()  # the next calls race to reconnect
+
+        async def both() -> list[str]:
+            return await asyncio.gather(echo.invoke({"text": "a"}), echo.invoke({"text": "b"}))
+
+        assert asyncio.run(both()) == ["a", "b"]
+        server.close()
+        assert asyncio.run(both()) == ["a", "b"]
+        assert server.connects == 3

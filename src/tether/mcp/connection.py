@@ -133,6 +133,7 @@ class Connection:
             future.result(_TEARDOWN_TIMEOUT + 5)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(_TEARDOWN_TIMEOUT)
+        self._opening = None  # bound to the stopped loop
 
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
         with self._thread_lock:
@@ -173,7 +174,7 @@ class Connection:
             raise MCPToolError(
                 f"MCP server {self.label!r} refused the call to {tool_label!r}: {exc.error.message}"
             ) from None
-        except RuntimeError as exc:  # the SDK's result checks (output schema, input required)
+        except (RuntimeError, ValueError) as exc:  # the SDK's result checks, malformed results
             raise MCPToolError(
                 f"MCP server {self.label!r} answered the call to {tool_label!r} with a result "
                 f"tether cannot use: {exc}"

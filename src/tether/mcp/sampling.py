@@ -24,7 +24,7 @@ class SamplingAnswerer:
     def __init__(self, agent: Agent, label: str) -> None:
         self.agent = agent
         self.label = label
-        self._lock: asyncio.Lock | None = None  # created in the connection's loop
+        self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}  # per connection loop
         self.answered = 0
 
     async def __call__(
@@ -42,10 +42,13 @@ class SamplingAnswerer:
                     message="tether answers sampling requests made of text only",
                 )
             messages.append(Message(message.role, [TextBlock(str(t)) for t in texts]))
-        if self._lock is None:
-            self._lock = asyncio.Lock()
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            self._locks = {k: v for k, v in self._locks.items() if not k.is_closed()}
+            lock = self._locks[loop] = asyncio.Lock()
         agent = self.agent
-        async with self._lock:
+        async with lock:
             kept = agent.system_prompt
             if params.system_prompt:
                 agent.system_prompt = params.system_prompt
