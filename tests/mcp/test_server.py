@@ -184,6 +184,10 @@ def test_filters_and_hints_naming_what_the_server_lacks_are_errors(options, mess
 
 def test_bad_options_are_refused_at_construction():
     with pytest.raises(
+        ConfigurationError, match="args must be a sequence of strings, got the string '-v'"
+    ):
+        MCPServer.stdio(TIME_SERVER, "-v")
+    with pytest.raises(
         ConfigurationError, match=r"prefix must use only letters, digits, '_' or '-', got 'a\.b'"
     ):
         MCPServer.stdio(TIME_SERVER, prefix="a.b")
@@ -191,7 +195,9 @@ def test_bad_options_are_refused_at_construction():
         ConfigurationError, match="allow= takes a list of tool names, got the string 'x'"
     ):
         MCPServer.stdio(TIME_SERVER, allow="x")
-    with pytest.raises(ValueError, match="url must be an http:// or https:// URL, got 'ftp://h/x'"):
+    with pytest.raises(
+        ConfigurationError, match="url must be an http:// or https:// URL, got 'ftp://h/x'"
+    ):
         MCPServer.http("ftp://h/x")
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tether.mcp.errors import MCPConnectionError, MCPToolError
+from tether.mcp.plumbing import WatchedStream, describe, serve_forever
 
 if TYPE_CHECKING:
     import mcp_types
@@ -141,7 +142,7 @@ class Connection:
                 return self._loop
             loop = asyncio.new_event_loop()
             thread = threading.Thread(
-                target=_serve, args=(loop,), name=f"tether-mcp-{self.label}", daemon=True
+                target=serve_forever, args=(loop,), name=f"tether-mcp-{self.label}", daemon=True
             )
             thread.start()
             self._loop, self._thread = loop, thread
@@ -224,7 +225,7 @@ class Connection:
         except Exception as exc:
             await self._teardown(live)
             raise MCPConnectionError(
-                f"could not start MCP server {self.label!r}: {_describe(exc)}{self._why()}"
+                f"could not start MCP server {self.label!r}: {describe(exc)}{self._why()}"
             ) from None
         self.connects += 1
         live.tools = tools
@@ -245,7 +246,7 @@ class Connection:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self.transport.open())
                 session = ClientSession(
-                    _WatchedStream(read, live),
+                    WatchedStream(read, live.closed.set),
                     write,
                     logging_callback=self._on_log,
                     message_handler=lambda message: self._on_message(live, message),
@@ -332,7 +333,7 @@ class Connection:
         from mcp_types import ToolListChangedNotification
 
         if isinstance(message, Exception):
-            text = _describe(message)
+            text = describe(message)
             if not live.ready.done():
                 live.ready.set_exception(
                     MCPConnectionError(
@@ -355,64 +356,3 @@ class Connection:
     async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
         level = _LOG_LEVELS.get(str(params.level), logging.INFO)
         self._log.log(level, "%s", params.data)
-
-
-class _WatchedStream:
-    """The session's read stream; sets ``live.closed`` when the server hangs up."""
-
-    def __init__(self, inner: Any, live: _Live) -> None:
-        self._inner = inner
-        self._live = live
-
-    @property
-    def last_context(self) -> Any:
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> Any:
-        import anyio
-
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._live.closed.set()
-            raise
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    def __aiter__(self) -> _WatchedStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        import anyio
-
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _WatchedStream:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: object) -> bool | None:
-        return await self._inner.__aexit__(*exc)  # type: ignore[no-any-return]
-
-
-def _serve(loop: asyncio.AbstractEventLoop) -> None:
-    asyncio.set_event_loop(loop)
-    try:
-        loop.run_forever()
-    finally:
-        with contextlib.suppress(Exception):
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
-
-
-def _describe(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]  # anyio task groups wrap the one error that matters
-    text = str(exc).strip() or type(exc).__name__
-    if len(text) > 300:
-        text = text[:297] + "..."
-    return text if isinstance(exc, MCPConnectionError) else f"{type(exc).__name__}: {text}"

@@ -11,6 +11,8 @@ from contextlib import AbstractAsyncContextManager
 from typing import IO, Any, Protocol
 from urllib.parse import urlsplit
 
+from tether.errors import ConfigurationError
+
 _STDERR_TAIL = 800
 
 
@@ -40,9 +42,11 @@ class StdioTransport:
         cwd: str | os.PathLike[str] | None,
     ) -> None:
         if not isinstance(command, str) or not command:
-            raise TypeError(f"MCPServer.stdio: command must be a non-empty string, got {command!r}")
+            raise ConfigurationError(
+                f"MCPServer.stdio: command must be a non-empty string, got {command!r}"
+            )
         if isinstance(args, str):
-            raise TypeError(
+            raise ConfigurationError(
                 f"MCPServer.stdio: args must be a sequence of strings, got the string {args!r} "
                 "(wrap it in a list)"
             )
