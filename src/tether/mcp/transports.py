@@ -104,7 +104,9 @@ class HTTPTransport:
     def __init__(self, url: str, headers: Mapping[str, str] | None, timeout: float) -> None:
         parts = urlsplit(url) if isinstance(url, str) else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"MCPServer.http: url must be an http:// or https:// URL, got {url!r}")
+            raise ConfigurationError(
+                f"MCPServer.http: url must be an http:// or https:// URL, got {url!r}"
+            )
         self.url = url
         self.headers = dict(headers or {})
         self.timeout = timeout
