@@ -167,12 +167,14 @@ def test_server_log_messages_go_to_python_logging(caplog):
         note = by_name(server)["note"]
         with caplog.at_level("INFO", logger="tether.mcp.fx"):
             assert asyncio.run(note.invoke({"text": "disk almost full"})) == "noted"
+            assert asyncio.run(note.invoke({"text": "\x1b[2Jcleared"})) == "noted"
             deadline = time.monotonic() + 5
-            while not caplog.records and time.monotonic() < deadline:
+            while len(caplog.records) < 2 and time.monotonic() < deadline:
                 time.sleep(0.05)
-    (record,) = [r for r in caplog.records if r.name == "tether.mcp.fx"]
-    assert record.levelname == "WARNING"
-    assert record.getMessage() == "disk almost full"
+    first, second = [r for r in caplog.records if r.name == "tether.mcp.fx"]
+    assert first.levelname == "WARNING"
+    assert first.getMessage() == "disk almost full"
+    assert second.getMessage() == "\\x1b[2Jcleared"  # no terminal control from a server
 
 
 def test_roots_are_offered_only_when_configured(tmp_path):

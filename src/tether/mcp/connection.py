@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tether.mcp.errors import MCPConnectionError, MCPToolError
-from tether.mcp.plumbing import WatchedStream, describe, serve_forever
+from tether.mcp.plumbing import WatchedStream, describe, printable, serve_forever
 
 if TYPE_CHECKING:
     import mcp_types
@@ -355,4 +355,4 @@ class Connection:
 
     async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
         level = _LOG_LEVELS.get(str(params.level), logging.INFO)
-        self._log.log(level, "%s", params.data)
+        self._log.log(level, "%s", printable(params.data))

@@ -71,3 +71,11 @@ def describe(exc: BaseException) -> str:
     if len(text) > 300:
         text = text[:297] + "..."
     return text if isinstance(exc, MCPConnectionError) else f"{type(exc).__name__}: {text}"
+
+
+def printable(value: Any) -> str:
+    """``value`` as text with control characters escaped (server text may reach a terminal)."""
+    text = value if isinstance(value, str) else repr(value)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in text)
