@@ -26,6 +26,7 @@ from mcp.types import (
     TextResourceContents,
     ToolAnnotations,
 )
+from pydantic import BaseModel
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
@@ -146,6 +147,27 @@ async def ask(question: str, ctx: Context) -> str:
 def header(name: str, ctx: Context) -> str:
     """The value of request header ``name`` (HTTP only), or "none"."""
     return (ctx.headers or {}).get(name.lower(), "none")
+
+
+class Choice(BaseModel):
+    ok: bool
+    note: str = ""
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True), structured_output=False)
+async def ask_read(topic: str, ctx: Context) -> str:
+    """Ask the user whether to read ``topic`` (elicitation), then say what they chose."""
+    answer = await ctx.elicit(f"Read {topic}?", Choice)
+    return f"{answer.action}: {answer.data if answer.action == 'accept' else ''}".strip()
+
+
+@server.tool(structured_output=False)
+async def ask_write(path: str, ctx: Context) -> str:
+    """Append a line to ``path`` (not safe to repeat), then ask the user to confirm."""
+    async with await anyio.open_file(path, "a", encoding="utf-8") as f:
+        await f.write("written\n")
+    answer = await ctx.elicit("Keep the line?", Choice)
+    return answer.action
 
 
 @server.tool(structured_output=False)

@@ -66,10 +66,12 @@ class Connection:
         on_tools: Callable[[list[mcp_types.Tool]], None],
         roots: list[tuple[str, str]] | None = None,
         sampling: Callable[..., Any] | None = None,
+        elicitation: Callable[..., Any] | None = None,
     ) -> None:
         self.label = label
         self.roots = roots
         self.sampling = sampling
+        self.elicitation = elicitation
         self.transport = transport
         self.startup_timeout = startup_timeout
         self.list_timeout = list_timeout
@@ -252,6 +254,7 @@ class Connection:
                     message_handler=lambda message: self._on_message(live, message),
                     list_roots_callback=self._list_roots if self.roots is not None else None,
                     sampling_callback=self.sampling,
+                    elicitation_callback=self.elicitation,
                     client_info=Implementation(name="tether", version="0.1.0"),
                 )
                 await stack.enter_async_context(session)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import threading
@@ -11,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from tether.errors import ConfigurationError
 from tether.mcp.connection import Connection
+from tether.mcp.elicitation import Elicitations, ask
 from tether.mcp.errors import MCPToolError
 from tether.mcp.results import result_text
 from tether.mcp.sampling import SamplingAnswerer
-from tether.mcp.tool import MCPTool, ToolHints, local_name
+from tether.mcp.tool import CONTEXT_KEY, MCPTool, ToolHints, local_name
 from tether.mcp.transports import HTTPTransport, StdioTransport, Transport
 
 if TYPE_CHECKING:
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 
     from tether.agent import Agent
     from tether.tools.base import Tool
+    from tether.tools.context import ToolContext
 
 _PREFIX = re.compile(r"[A-Za-z0-9_-]*")
 
@@ -44,7 +47,9 @@ class MCPServer:
     (directories, or ``file://`` URIs, the server may work in; None: the client offers
     no roots capability). ``sampling``: an Agent (without tools, not the one calling
     this server) that answers the server's ``sampling/createMessage`` requests under its
-    own hooks and interventions; None (default): sampling is refused.
+    own hooks and interventions; None (default): sampling is refused. ``elicitation``:
+    True lets the server ask the user for input during a call (see
+    :mod:`tether.mcp.elicitation`); False (default): it cannot ask.
     """
 
     def __init__(
@@ -63,6 +68,7 @@ class MCPServer:
         max_result_chars: int = 200_000,
         roots: Iterable[str | os.PathLike[str]] | None = None,
         sampling: Agent | None = None,
+        elicitation: bool = False,
     ) -> None:
         label = name or transport.label
         if not isinstance(prefix, str) or not _PREFIX.fullmatch(prefix):
@@ -89,6 +95,7 @@ class MCPServer:
         self.call_timeout = call_timeout
         self.max_result_chars = max_result_chars
         self.transport = transport
+        self._elicitations = Elicitations(label) if elicitation else None
         self._lock = threading.Lock()
         self._tools: dict[str, MCPTool] = {}  # by server tool name
         self._error: ConfigurationError | None = None
@@ -100,6 +107,7 @@ class MCPServer:
             on_tools=self._offer,
             roots=None if roots is None else [_root(r, label) for r in roots],
             sampling=None if sampling is None else SamplingAnswerer(sampling, label),
+            elicitation=self._elicitations,
         )
 
     @classmethod
@@ -180,6 +188,7 @@ class MCPServer:
                             hints=hints,
                             call_timeout=self.call_timeout,
                             call=self._call,
+                            wants_context=self._elicitations is not None,
                         )
             except ConfigurationError as exc:
                 self._error = exc
@@ -225,13 +234,50 @@ class MCPServer:
         return chosen
 
     async def _call(self, tool: MCPTool, arguments: dict[str, Any]) -> str:
+        context = arguments.pop(CONTEXT_KEY, None)
         if tool.gone:
             raise MCPToolError(
                 f"tool {tool.name!r} is no longer offered by MCP server {self.label!r} "
                 "(its tool list changed)"
             )
-        result = await self._connection.call_tool(tool.mcp_name, arguments, tool.name)
+        if self._elicitations is None:
+            result = await self._connection.call_tool(tool.mcp_name, arguments, tool.name)
+        else:
+            result = await self._call_answering(tool, arguments, context, self._elicitations)
         return result_text(result, tool.name, self.max_result_chars)
+
+    async def _call_answering(
+        self,
+        tool: MCPTool,
+        arguments: dict[str, Any],
+        context: ToolContext | None,
+        elicitations: Elicitations,
+    ) -> mcp_types.CallToolResult:
+        """The call, answering the server's questions while it runs (see elicitation.py)."""
+        from mcp_types import ElicitResult
+
+        asking = elicitations.open()
+        call = asyncio.ensure_future(
+            self._connection.call_tool(tool.mcp_name, arguments, tool.name)
+        )
+        try:
+            while True:
+                question = asyncio.ensure_future(asking.queue.get())
+                done, _ = await asyncio.wait({call, question}, return_when=asyncio.FIRST_COMPLETED)
+                if call in done:
+                    question.cancel()
+                    return call.result()
+                params, reply = question.result()
+                try:
+                    reply.set_result(await ask(self.label, tool, asking, params, context))
+                finally:
+                    if not reply.done():  # an interrupt or a cancel: the call ends
+                        reply.set_result(ElicitResult(action="cancel"))
+        finally:
+            elicitations.close(asking)
+            if not call.done():
+                call.cancel()
+                await asyncio.gather(call, return_exceptions=True)
 
 
 def _names(values: Iterable[str], what: str, label: str) -> list[str]:

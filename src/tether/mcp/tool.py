@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     import mcp_types
 
 _INVALID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+CONTEXT_KEY = "__tether_context__"
+"""The keyword that carries the ToolContext to the call (servers with elicitation on)."""
 _MAX_ERRORS = 5
 
 
@@ -98,6 +100,7 @@ class MCPTool(Tool):
         hints: ToolHints,
         call_timeout: float | None,
         call: Callable[[MCPTool, dict[str, Any]], Awaitable[str]],
+        wants_context: bool = False,
     ) -> None:
         async def run(**arguments: Any) -> str:
             return await call(self, arguments)
@@ -106,6 +109,7 @@ class MCPTool(Tool):
         self.server = server
         self.mcp_name = definition.name
         self.gone = False
+        self._wants_context = wants_context
         self._apply(definition, name, hints, call_timeout, run)
 
     def update(
@@ -141,7 +145,7 @@ class MCPTool(Tool):
             description or f"Tool {definition.name!r} of MCP server {self.server!r}.",
             schema,
             validate,
-            None,
+            CONTEXT_KEY if self._wants_context else None,
             read_only=hints.read_only,
             path_params=(),
             interactive=hints.interactive,
