@@ -53,6 +53,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/durability.py
 	$(BIN)/python bench/streaming.py
 	$(BIN)/python bench/workers.py
+	$(BIN)/python bench/mcp_overhead.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -36,8 +36,13 @@ from tether.models import ScriptedModel
 SRC = Path(tether.__file__).parent
 
 # Python protocols kept on purpose (docs/design.md, "Errors"): a module's lazy
-# __getattr__ must raise AttributeError; an abstract method raises NotImplementedError.
-PROTOCOL = {"AttributeError": "__getattr__", "NotImplementedError": None}
+# __getattr__ must raise AttributeError; an abstract method raises NotImplementedError;
+# an async iterator's __anext__ ends with StopAsyncIteration.
+PROTOCOL = {
+    "AttributeError": "__getattr__",
+    "NotImplementedError": None,
+    "StopAsyncIteration": "__anext__",
+}
 CONTROL_FLOW = {"StopRun", "InterruptSignal"}
 
 

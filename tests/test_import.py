@@ -18,6 +18,11 @@ HEAVY = (
     "agent_hooks",
     "starlette",
     "tether.durable.memory",
+    "tether.mcp",
+    "mcp",
+    "mcp_types",
+    "jsonschema",
+    "anyio",
 )
 
 

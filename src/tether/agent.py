@@ -31,7 +31,7 @@ from tether.messages import JSONValue, Message
 from tether.models.base import Model
 from tether.result import Result
 from tether.session_ids import validate_session_id
-from tether.tools import Tool, as_tool
+from tether.tools import Tool, ToolSource, expand_tools, tool_sources
 from tether.tools.context import CancelSignal
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class Agent:
         self,
         model: Model | str | None = None,
         *,
-        tools: Iterable[Tool | Callable[..., Any]] = (),
+        tools: Iterable[Tool | Callable[..., Any] | ToolSource] = (),
         system_prompt: str | None = None,
         hooks: Iterable[HookProvider] = (),
         interventions: Iterable[InterventionHandler] = (),
@@ -80,14 +80,11 @@ class Agent:
         execution: Execution | None = None,
     ) -> None:
         self.model: Model = resolve_model(model)
-        self.tools: list[Tool] = [as_tool(t) for t in tools]
-        self.tool_map: dict[str, Tool] = {}
-        for t in self.tools:
-            if t.name in self.tool_map:
-                raise ConfigurationError(
-                    f"two tools are named {t.name!r}; tool names must be unique"
-                )
-            self.tool_map[t.name] = t
+        items = list(tools)
+        self.tools: list[Tool] = expand_tools(items)  # names are unique, or it raises
+        self.tool_sources: list[ToolSource] = tool_sources(items)
+        """Sources of several tools (e.g. MCP servers), closed by :meth:`close`."""
+        self.tool_map: dict[str, Tool] = {t.name: t for t in self.tools}
         self.tool_specs: list[dict[str, Any]] = [t.spec() for t in self.tools]
         self.system_prompt = system_prompt
         self.limits = limits
@@ -385,10 +382,19 @@ class Agent:
         self.conversation.clear(session_id)
 
     def close(self) -> None:
-        """Release the tool thread pool (the agent stays usable)."""
+        """Release the tool thread pool and close tool sources such as MCP connections
+        (the agent stays usable: both come back on first use)."""
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
+        for source in self.tool_sources:
+            source.close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def __repr__(self) -> str:
         return f"Agent(model={self.model.name!r}, tools={[t.name for t in self.tools]}, session_id={self.session_id!r})"

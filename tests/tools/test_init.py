@@ -10,12 +10,15 @@ def test_public_names() -> None:
         "CancelSignal",
         "Tool",
         "ToolContext",
+        "ToolSource",
         "as_tool",
         "describe_available",
+        "expand_tools",
         "format_tool_output",
         "plan_batches",
         "repair_tool_name",
         "tool",
+        "tool_sources",
     }
 
 

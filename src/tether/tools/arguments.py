@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic_core import ErrorDetails, ValidationError
 
@@ -41,6 +41,15 @@ _JSON_KINDS: dict[type, str] = {
     float: "a number",
     bool: "a boolean",
 }
+
+
+class Validates(Protocol):
+    """What a Tool validates its arguments with: the model's (``__call__``, which may
+    coerce) and a person's edit (``strict``, which never does)."""
+
+    def __call__(self, arguments: Any, tool_name: str) -> dict[str, Any]: ...
+
+    def strict(self, arguments: dict[str, Any], tool_name: str) -> dict[str, Any]: ...
 
 
 class ArgumentValidator:

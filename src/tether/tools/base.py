@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tether.messages import ToolCall
-    from tether.tools.arguments import ArgumentValidator
+    from tether.tools.arguments import Validates
+
 from tether.errors import ConfigurationError
 from tether.tools.context import ToolContext
 
@@ -81,10 +82,41 @@ class Tool:
                     f"tool {name!r}: path_params names {param!r}, which is not a parameter; "
                     f"parameters are: {', '.join(built.parameters) or '(none)'}"
                 )
+        self._setup(
+            fn,
+            name,
+            built.description,
+            built.input_schema,
+            built.validator,
+            built.context_param,
+            read_only=read_only,
+            path_params=path_params,
+            interactive=interactive,
+            idempotent=idempotent,
+            reconcile=reconcile,
+            timeout=timeout,
+        )
 
+    def _setup(
+        self,
+        fn: Callable[..., Any],
+        name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        validate: Validates,
+        context_param: str | None,
+        *,
+        read_only: bool,
+        path_params: tuple[str, ...],
+        interactive: bool,
+        idempotent: bool,
+        reconcile: Callable[[ToolCall], Any] | None,
+        timeout: float | None,
+    ) -> None:
+        """Set every attribute; subclasses whose schema does not come from ``fn`` call this."""
         self.name = name
-        self.description = built.description
-        self.input_schema = built.input_schema
+        self.description = description
+        self.input_schema = input_schema
         self.read_only = read_only
         self.path_params = path_params
         self.interactive = interactive
@@ -102,8 +134,8 @@ class Tool:
         self.fn = fn
         self.__wrapped__ = fn
         self.__doc__ = getattr(fn, "__doc__", None)
-        self._validate: ArgumentValidator = built.validator
-        self._context_param = built.context_param
+        self._validate = validate
+        self._context_param = context_param
         self._spec: dict[str, Any] = {
             "name": name,
             "description": self.description,

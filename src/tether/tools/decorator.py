@@ -85,6 +85,11 @@ def as_tool(obj: Tool | Callable[..., Any]) -> Tool:
     """Return ``obj`` if it is a Tool, else wrap a function with the default options."""
     if isinstance(obj, Tool):
         return obj
+    if not callable(obj) and callable(getattr(obj, "tools", None)):
+        raise ConfigurationError(
+            f"{obj!r:.80} offers several tools, not one: put it in an agent's tools list, "
+            "Agent(tools=[source, ...]), or expand it with tether.tools.expand_tools([...])"
+        )
     if isinstance(obj, type) or not callable(obj):
         kind = f"the class {obj.__name__}" if isinstance(obj, type) else type(obj).__name__
         raise ConfigurationError(

@@ -1,0 +1,363 @@
+"""One MCP client connection, owned by a background thread and its event loop.
+
+An MCP ClientSession (anyio task groups inside) belongs to the task that entered it,
+while an Agent may run in any event loop (the sync facade keeps one asyncio.Runner per
+thread). So the session lives in a private loop on a daemon thread: callers in any loop
+or thread submit coroutines to it and await the result. Cancelling the caller's await
+cancels the call in the private loop, which sends the protocol's cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from tether.mcp.errors import MCPConnectionError, MCPToolError
+from tether.mcp.plumbing import WatchedStream, describe, printable, serve_forever
+
+if TYPE_CHECKING:
+    import mcp_types
+
+    from mcp import ClientSession
+    from tether.mcp.transports import Transport
+
+T = TypeVar("T")
+_LOG = logging.getLogger("tether.mcp")
+_TEARDOWN_TIMEOUT = 10.0
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+@dataclass(eq=False)
+class _Live:
+    """One open session; ``closed`` is set when the server hangs up or we close it."""
+
+    closed: asyncio.Event
+    ready: asyncio.Future[list[mcp_types.Tool]]
+    task: asyncio.Task[None] | None = None
+    session: ClientSession | None = None
+    tools: list[mcp_types.Tool] = field(default_factory=list)
+
+
+class Connection:
+    """Opens on first use, shared by every call, reopened after the server goes away."""
+
+    def __init__(
+        self,
+        label: str,
+        transport: Transport,
+        *,
+        startup_timeout: float,
+        list_timeout: float,
+        on_tools: Callable[[list[mcp_types.Tool]], None],
+        roots: list[tuple[str, str]] | None = None,
+        sampling: Callable[..., Any] | None = None,
+        elicitation: Callable[..., Any] | None = None,
+    ) -> None:
+        self.label = label
+        self.roots = roots
+        self.sampling = sampling
+        self.elicitation = elicitation
+        self.transport = transport
+        self.startup_timeout = startup_timeout
+        self.list_timeout = list_timeout
+        self._on_tools = on_tools
+        self._thread_lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._live: _Live | None = None
+        self._opening: asyncio.Lock | None = None  # created in the private loop
+        self._log = logging.getLogger(f"tether.mcp.{label}")
+        self.connects = 0
+        """How many times a session was opened (1 + the restarts)."""
+
+    # -- called from any thread or loop ---------------------------------------------------
+
+    def run_sync(self, coroutine: Coroutine[Any, Any, T], timeout: float) -> T:
+        """Run ``coroutine`` in the private loop and wait for it (blocking)."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._ensure_loop())
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise MCPConnectionError(
+                f"MCP server {self.label!r} did not answer within {timeout:g} s"
+            ) from None
+
+    async def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run ``coroutine`` in the private loop; cancelling this await cancels it there."""
+        loop = self._ensure_loop()
+        future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # our caller was cancelled
+            raise MCPToolError(
+                f"MCP server {self.label!r} was closed while the call was running"
+            ) from None
+
+    def list_tools(self) -> list[mcp_types.Tool]:
+        """Connect if needed and return the server's tools (blocking)."""
+        return self.run_sync(self._list_now(), self.startup_timeout + self.list_timeout + 5)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], tool_label: str
+    ) -> mcp_types.CallToolResult:
+        """Call a tool; a server that went away between calls is restarted first."""
+        return await self.run(self._call(name, arguments, tool_label))
+
+    def close(self) -> None:
+        """Close the session and stop the private loop; the connection can reopen later."""
+        with self._thread_lock:
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+        if loop is None or thread is None:
+            return
+        if thread is threading.current_thread():
+            raise MCPConnectionError(
+                "MCPServer.close() cannot be called from its own connection thread"
+            )
+        future = asyncio.run_coroutine_threadsafe(self._shutdown(), loop)
+        with contextlib.suppress(Exception):
+            future.result(_TEARDOWN_TIMEOUT + 5)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(_TEARDOWN_TIMEOUT)
+        self._opening = None  # bound to the stopped loop
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._thread_lock:
+            if self._loop is not None:
+                return self._loop
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(
+                target=serve_forever, args=(loop,), name=f"tether-mcp-{self.label}", daemon=True
+            )
+            thread.start()
+            self._loop, self._thread = loop, thread
+            return loop
+
+    # -- in the private loop ---------------------------------------------------------------
+
+    async def _list_now(self) -> list[mcp_types.Tool]:
+        return (await self._session()).tools
+
+    async def _call(
+        self, name: str, arguments: dict[str, Any], tool_label: str
+    ) -> mcp_types.CallToolResult:
+        from mcp_types import CONNECTION_CLOSED
+
+        from mcp import MCPError
+
+        live = await self._session()
+        assert live.session is not None
+        try:
+            return await live.session.call_tool(name, arguments)
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                live.closed.set()
+                raise MCPToolError(
+                    f"MCP server {self.label!r} closed the connection during the call to "
+                    f"{tool_label!r}; the call may or may not have taken effect (the server "
+                    "is restarted on the next call)"
+                ) from None
+            raise MCPToolError(
+                f"MCP server {self.label!r} refused the call to {tool_label!r}: {exc.error.message}"
+            ) from None
+        except (RuntimeError, ValueError) as exc:  # the SDK's result checks, malformed results
+            raise MCPToolError(
+                f"MCP server {self.label!r} answered the call to {tool_label!r} with a result "
+                f"tether cannot use: {exc}"
+            ) from None
+
+    async def _session(self) -> _Live:
+        live = self._live
+        if live is not None and live.session is not None and not live.closed.is_set():
+            return live
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            live = self._live
+            if live is not None and live.session is not None and not live.closed.is_set():
+                return live
+            restarting = self.connects > 0
+            if live is not None:
+                await self._teardown(live)
+                self._live = None
+            try:
+                self._live = await self._connect()
+            except MCPConnectionError as exc:
+                if restarting:
+                    raise MCPConnectionError(
+                        f"MCP server {self.label!r} went away and could not be restarted: {exc}"
+                    ) from None
+                raise
+            return self._live
+
+    async def _connect(self) -> _Live:
+        loop = asyncio.get_running_loop()
+        live = _Live(closed=asyncio.Event(), ready=loop.create_future())
+        live.task = asyncio.create_task(self._own(live))
+        try:
+            async with asyncio.timeout(self.startup_timeout):
+                tools = await asyncio.shield(live.ready)
+        except TimeoutError:
+            await self._teardown(live)
+            raise MCPConnectionError(
+                f"MCP server {self.label!r} did not finish starting within "
+                f"{self.startup_timeout:g} s (startup_timeout){self._why()}; check that it "
+                "is an MCP server and that it starts, or raise startup_timeout"
+            ) from None
+        except MCPConnectionError:
+            await self._teardown(live)
+            raise
+        except Exception as exc:
+            await self._teardown(live)
+            raise MCPConnectionError(
+                f"could not start MCP server {self.label!r}: {describe(exc)}{self._why()}"
+            ) from None
+        self.connects += 1
+        live.tools = tools
+        self._on_tools(tools)
+        return live
+
+    def _why(self) -> str:
+        text = self.transport.diagnostics()
+        return f" ({text})" if text else ""
+
+    async def _own(self, live: _Live) -> None:
+        """Open the transport and session in this task, hold them until ``closed``."""
+        from mcp_types import Implementation
+
+        from mcp import ClientSession
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(self.transport.open())
+                session = ClientSession(
+                    WatchedStream(read, live.closed.set),
+                    write,
+                    logging_callback=self._on_log,
+                    message_handler=lambda message: self._on_message(live, message),
+                    list_roots_callback=self._list_roots if self.roots is not None else None,
+                    sampling_callback=self.sampling,
+                    elicitation_callback=self.elicitation,
+                    client_info=Implementation(name="tether", version="0.1.0"),
+                )
+                await stack.enter_async_context(session)
+                await session.initialize()
+                tools = await self._list(session)
+                live.session = session
+                if not live.ready.done():
+                    live.ready.set_result(tools)
+                await live.closed.wait()
+        except Exception as exc:
+            if not live.ready.done():
+                live.ready.set_exception(exc)
+            else:
+                self._log.warning("MCP server %r: the connection ended: %s", self.label, exc)
+        finally:
+            live.closed.set()
+            if not live.ready.done():
+                live.ready.set_exception(
+                    MCPConnectionError(
+                        f"MCP server {self.label!r} closed the connection{self._why()}"
+                    )
+                )
+
+    async def _list(self, session: ClientSession) -> list[mcp_types.Tool]:
+        from mcp_types import PaginatedRequestParams
+
+        tools: list[mcp_types.Tool] = []
+        cursor: str | None = None
+        try:
+            async with asyncio.timeout(self.list_timeout):
+                for _ in range(1000):
+                    params = PaginatedRequestParams(cursor=cursor) if cursor else None
+                    page = await session.list_tools(params=params)
+                    tools.extend(page.tools)
+                    cursor = page.next_cursor
+                    if not cursor:
+                        return tools
+        except TimeoutError:
+            raise MCPConnectionError(
+                f"MCP server {self.label!r} did not list its tools within "
+                f"{self.list_timeout:g} s (list_timeout)"
+            ) from None
+        raise MCPConnectionError(f"MCP server {self.label!r} listed more than 1000 pages of tools")
+
+    async def _teardown(self, live: _Live) -> None:
+        live.closed.set()
+        task = live.task
+        if task is None or task.done():
+            return
+        if live.session is None:
+            task.cancel()  # still starting: nothing to hand back
+        done, _ = await asyncio.wait({task}, timeout=_TEARDOWN_TIMEOUT)
+        if not done:
+            task.cancel()
+            await asyncio.wait({task}, timeout=_TEARDOWN_TIMEOUT)
+
+    async def _shutdown(self) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            await self._teardown(live)
+        # Calls still waiting (for a restart, say) end now: their callers get an error.
+        me = asyncio.current_task()
+        rest = [t for t in asyncio.all_tasks() if t is not me]
+        for task in rest:
+            task.cancel()
+        if rest:
+            await asyncio.wait(rest, timeout=_TEARDOWN_TIMEOUT)
+
+    async def _refresh(self, live: _Live) -> None:
+        if live.session is None or live.closed.is_set():
+            return
+        try:
+            live.tools = await self._list(live.session)
+            self._on_tools(live.tools)
+        except Exception as exc:
+            self._log.warning("MCP server %r: re-listing tools failed: %s", self.label, exc)
+
+    async def _on_message(self, live: _Live, message: Any) -> None:
+        from mcp_types import ToolListChangedNotification
+
+        if isinstance(message, Exception):
+            text = describe(message)
+            if not live.ready.done():
+                live.ready.set_exception(
+                    MCPConnectionError(
+                        f"MCP server {self.label!r} sent something that is not an MCP message "
+                        f"({text}); a stdio server must write only JSON-RPC lines to stdout "
+                        "(logs go to stderr)"
+                    )
+                )
+            else:
+                self._log.warning("MCP server %r sent an unreadable message: %s", self.label, text)
+        elif isinstance(message, ToolListChangedNotification):
+            asyncio.get_running_loop().create_task(self._refresh(live))
+
+    async def _list_roots(self, context: Any) -> mcp_types.ListRootsResult:
+        from mcp_types import ListRootsResult, Root
+
+        roots = [Root(uri=uri, name=name) for uri, name in self.roots or ()]  # type: ignore[arg-type]
+        return ListRootsResult(roots=roots)
+
+    async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
+        level = _LOG_LEVELS.get(str(params.level), logging.INFO)
+        self._log.log(level, "%s", printable(params.data))

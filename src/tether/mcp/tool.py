@@ -1,0 +1,225 @@
+"""MCPTool: one tool of an MCP server as an ordinary tether Tool."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
+
+from tether.errors import ConfigurationError, ToolArgumentError
+from tether.tools.base import Tool
+
+if TYPE_CHECKING:
+    import mcp_types
+
+_INVALID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+CONTEXT_KEY = "__tether_context__"
+"""The keyword that carries the ToolContext to the call (servers with elicitation on)."""
+_MAX_ERRORS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class ToolHints:
+    """How tether treats a tool: from the server's annotations, then the user's overrides.
+
+    ``read_only`` (``readOnlyHint``): may run in parallel with other read-only calls;
+    ``idempotent`` (``idempotentHint``, or read-only): crash recovery may re-run it;
+    ``destructive`` (``destructiveHint``, MCP default true for tools that write) and
+    ``open_world`` (``openWorldHint``, MCP default true) are for hooks and interventions;
+    ``timeout``: seconds before a call fails (None: the server's ``call_timeout``).
+    """
+
+    read_only: bool = False
+    idempotent: bool = False
+    destructive: bool = True
+    open_world: bool = True
+    interactive: bool = False
+    timeout: float | None = None
+
+    @classmethod
+    def from_annotations(cls, annotations: mcp_types.ToolAnnotations | None) -> ToolHints:
+        """Apply MCP's defaults to a server's (untrusted) annotations."""
+        if annotations is None:
+            return cls()
+        read_only = annotations.read_only_hint is True
+        return cls(
+            read_only=read_only,
+            idempotent=read_only or annotations.idempotent_hint is True,
+            destructive=not read_only and annotations.destructive_hint is not False,
+            open_world=annotations.open_world_hint is not False,
+        )
+
+    def override(self, tool: str, values: Mapping[str, Any]) -> ToolHints:
+        """These hints with the user's ``values`` (checked: names and types)."""
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigurationError(
+                f"hints for MCP tool {tool!r} name unknown keys {unknown}; "
+                f"the keys are: {', '.join(sorted(known))}"
+            )
+        for key, value in values.items():
+            ok = (
+                (value is None or (isinstance(value, int | float) and value > 0))
+                if key == "timeout"
+                else isinstance(value, bool)
+            )
+            if not ok:
+                want = (
+                    "a positive number of seconds or None" if key == "timeout" else "True or False"
+                )
+                raise ConfigurationError(
+                    f"hints for MCP tool {tool!r}: {key} must be {want}, got {value!r}"
+                )
+        return replace(self, **values)
+
+
+class MCPTool(Tool):
+    """A tool offered by an MCP server; calling it calls the server.
+
+    Beyond a Tool's attributes: ``server`` (the server's label), ``mcp_name`` (the
+    tool's name on the server, before any prefix), ``destructive`` and ``open_world``
+    (from :class:`ToolHints`), ``annotations`` (what the server sent, untrusted) and
+    ``gone`` (the server stopped offering it).
+    """
+
+    server: str
+    mcp_name: str
+    destructive: bool
+    open_world: bool
+    annotations: dict[str, Any]
+    gone: bool
+
+    def __init__(
+        self,
+        definition: mcp_types.Tool,
+        *,
+        name: str,
+        server: str,
+        hints: ToolHints,
+        call_timeout: float | None,
+        call: Callable[[MCPTool, dict[str, Any]], Awaitable[str]],
+        wants_context: bool = False,
+    ) -> None:
+        async def run(**arguments: Any) -> str:
+            return await call(self, arguments)
+
+        run.__name__ = name
+        self.server = server
+        self.mcp_name = definition.name
+        self.gone = False
+        self._wants_context = wants_context
+        self._apply(definition, name, hints, call_timeout, run)
+
+    def update(
+        self, definition: mcp_types.Tool, hints: ToolHints, call_timeout: float | None
+    ) -> None:
+        """Take the server's new definition (after ``tools/list_changed``) in place.
+
+        The spec dict keeps its identity, so an agent that holds it sees the change.
+        """
+        spec = self._spec
+        self._apply(definition, self.name, hints, call_timeout, self.fn)
+        spec.clear()
+        spec.update(self._spec)
+        self._spec = spec
+        self.gone = False
+
+    def _apply(
+        self,
+        definition: mcp_types.Tool,
+        name: str,
+        hints: ToolHints,
+        call_timeout: float | None,
+        fn: Callable[..., Any],
+    ) -> None:
+        schema = dict(definition.input_schema)
+        validate = _schema_validator(schema, server=self.server, tool=definition.name)
+        description = definition.description or (
+            definition.annotations.title if definition.annotations is not None else None
+        )
+        self._setup(
+            fn,
+            name,
+            description or f"Tool {definition.name!r} of MCP server {self.server!r}.",
+            schema,
+            validate,
+            CONTEXT_KEY if self._wants_context else None,
+            read_only=hints.read_only,
+            path_params=(),
+            interactive=hints.interactive,
+            idempotent=hints.idempotent,
+            reconcile=None,
+            timeout=hints.timeout if hints.timeout is not None else call_timeout,
+        )
+        self.destructive = hints.destructive
+        self.open_world = hints.open_world
+        self.annotations = (
+            definition.annotations.model_dump(by_alias=True, exclude_none=True)
+            if definition.annotations is not None
+            else {}
+        )
+
+    def __repr__(self) -> str:
+        return f"MCPTool({self.name!r}, server={self.server!r})"
+
+
+def local_name(mcp_name: str, prefix: str) -> str:
+    """The tether name of a server's tool: prefix + name, characters providers refuse as '_'."""
+    return (prefix + _INVALID_CHARS.sub("_", mcp_name))[:64]
+
+
+def _schema_validator(schema: dict[str, Any], *, server: str, tool: str) -> _SchemaValidator:
+    """A validator of the model's arguments against the tool's JSON schema."""
+    from jsonschema import validators  # type: ignore[import-untyped]
+    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+
+    if schema.get("type") != "object":
+        raise ConfigurationError(
+            f"MCP server {server!r} offers tool {tool!r} with an input schema whose type is "
+            f"{schema.get('type')!r}, not 'object'; a model can only call it with an object: "
+            f"leave it out with deny=[{tool!r}]"
+        )
+    try:
+        cls = validators.validator_for(schema)
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        raise ConfigurationError(
+            f"MCP server {server!r} offers tool {tool!r} with an invalid input schema "
+            f"({exc.message}); leave it out with deny=[{tool!r}]"
+        ) from None
+    return _SchemaValidator(cls(schema))
+
+
+class _SchemaValidator:
+    """JSON-schema validation: it never coerces, so a person's edit (``strict``) is checked
+    exactly like the model's arguments."""
+
+    __slots__ = ("_validator",)
+
+    def __init__(self, validator: Any) -> None:
+        self._validator = validator
+
+    def __call__(self, arguments: Any, tool_name: str) -> dict[str, Any]:
+        from tether.tools.arguments import _as_dict
+
+        if type(arguments) is not dict:
+            arguments = _as_dict(arguments, tool_name)
+        errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path))
+        if not errors:
+            return dict(arguments)
+        parts = [_explain(e) for e in errors[:_MAX_ERRORS]]
+        if len(errors) > _MAX_ERRORS:
+            parts.append(f"and {len(errors) - _MAX_ERRORS} more errors")
+        raise ToolArgumentError(f"tool {tool_name!r}: " + "; ".join(parts))
+
+    strict = __call__
+
+
+def _explain(error: Any) -> str:
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.path).lstrip(".")
+    message = str(error.message)
+    if len(message) > 200:
+        message = message[:197] + "..."
+    return f"argument {path!r}: {message}" if path else message
