@@ -69,7 +69,7 @@ async def run_invocation(
     except StopRun as stop:
         outcome.stop(stop.stop_reason, stop.reason)
     except InterruptSignal as signal:  # raised outside a tool call, e.g. BeforeModelCall
-        run.interrupts.append(signal.interrupt)
+        run.interrupts.extend(signal.interrupts)
         outcome.stop("interrupt", _pending_text(run.interrupts))
     except RunError as exc:
         outcome.fail(exc)
@@ -275,15 +275,20 @@ async def _tool_phase(
     async with aclosing(run_batch(run, calls, argument_errors, results)) as batch:
         async for event in batch:
             yield event
+    if run.blocked is not None:  # nobody is asked about a run that stops here
+        run.interrupts.clear()
     if run.interrupts:
         raise StopRun("interrupt", _pending_text(run.interrupts))
     if run.paused and None in results:
         raise StopRun("paused", "paused by agent.pause() between tool groups")
-    closing = run.close_open_calls("error", "no result was produced")
+    missing = "no result was produced" if run.blocked is None else f"the run stopped: {run.blocked}"
+    closing = run.close_open_calls("error", missing)
     assert closing is not None
     yield await run.add_message(closing)
     if run.journal is not None:
         await run.journal.state_if_changed(agent.conversation.state)
+    if run.blocked is not None:
+        raise StopRun("blocked", run.blocked)
     run.invalid_rounds = run.invalid_rounds + 1 if unknown else 0
     if run.invalid_rounds >= MAX_INVALID_TOOL_ROUNDS:
         raise ToolLoopError(

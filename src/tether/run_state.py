@@ -40,6 +40,7 @@ class RunState:
         "agent",
         "answers",
         "batch_position",
+        "blocked",
         "buffered",
         "cancel",
         "grace_used",
@@ -77,6 +78,9 @@ class RunState:
         self.answers: dict[str, JSONValue] = agent.conversation.answers
         self.interrupts: list[Interrupt] = []
         self.paused = False
+        self.blocked: str | None = None
+        """Why a hook stopped the run at the tool seam (``block``): it ends ``blocked``
+        once the current batch has settled; calls not started by then do not run."""
         self.invocation = next(_INVOCATIONS)
         self.journal: SessionJournal | None = None
         self.buffered: bool = agent.buffer_output

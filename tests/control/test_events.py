@@ -70,8 +70,8 @@ EXPECTED_WRITABLE: dict[type[HookEvent], set[str]] = {
     AfterMessageAdded: set(),
     BeforeModelCall: {"messages", "block"},
     AfterModelCall: {"response", "retry", "guidance", "block"},
-    BeforeToolCall: {"tool_call", "selected_tool", "cancel_tool"},
-    AfterToolCall: {"result", "retry"},
+    BeforeToolCall: {"tool_call", "selected_tool", "cancel_tool", "block"},
+    AfterToolCall: {"result", "retry", "block"},
     BeforeOutput: {"message", "block"},
 }
 

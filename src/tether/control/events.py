@@ -145,16 +145,26 @@ class BeforeToolCall(HookEvent):
     """A tool call is about to run.
 
     Writable: ``tool_call`` (rewrite the call), ``selected_tool`` (run another
-    tool) and ``cancel_tool`` (``True`` or a reason string: the tool does not
-    run and the model gets an error result with that reason).
+    tool), ``cancel_tool`` (``True`` or a reason string: the tool does not
+    run and the model gets an error result with that reason) and ``block`` (a
+    reason: the tool does not run, and the run stops with ``blocked`` once the
+    calls of its batch have settled).
     """
 
-    WRITABLE = frozenset({"tool_call", "selected_tool", "cancel_tool"})
+    WRITABLE = frozenset({"tool_call", "selected_tool", "cancel_tool", "block"})
     agent: Agent
     tool_call: ToolCall
     selected_tool: Tool | None
     cancel_tool: bool | str = False
     interrupter: Interrupter | None = None
+    block: str | None = None
+    approved: ToolCall | None = None
+    """The call exactly as a human approved it (a Confirm), else None. Read-only: a
+    later hook that changes the call or the tool makes the loop refuse to run it."""
+
+    def mark_approved(self, call: ToolCall) -> None:
+        """Record that a human approved exactly ``call`` (what runs must be this call)."""
+        object.__setattr__(self, "approved", call)
 
     def interrupt(self, name: str, reason: JSONValue = None) -> JSONValue:
         """Suspend the run before this tool call; returns the answer after ``agent.resume``.
@@ -166,9 +176,11 @@ class BeforeToolCall(HookEvent):
 
 @hook_event
 class AfterToolCall(HookEvent):
-    """A tool call ended. Writable: ``result`` (what the model sees) and ``retry``."""
+    """A tool call ended. Writable: ``result`` (what the model sees), ``retry`` and
+    ``block`` (a reason: the model gets a denied result instead, and the run stops with
+    ``blocked`` once the calls of its batch have settled)."""
 
-    WRITABLE = frozenset({"result", "retry"})
+    WRITABLE = frozenset({"result", "retry", "block"})
     REVERSE = True
     agent: Agent
     tool_call: ToolCall
@@ -176,6 +188,7 @@ class AfterToolCall(HookEvent):
     result: ToolResult
     exception: BaseException | None = None
     retry: bool = False
+    block: str | None = None
 
 
 @hook_event
