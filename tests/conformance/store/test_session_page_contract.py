@@ -50,7 +50,8 @@ async def test_a_page_counts_usage_and_pending_approvals_and_orders_by_activity(
         12,
     )
     assert (b.total_tokens, b.pending_approvals) == (52, 1)
-    assert page.sessions[0].model_calls == 0 and page.sessions[0].pending_approvals == 0
+    assert page.sessions[0].model_calls == 0
+    assert page.sessions[0].pending_approvals == 0
 
 
 async def test_status_and_search_filter_before_paging(store: Store) -> None:
