@@ -122,7 +122,7 @@ def main() -> None:
         while not server.started:
             time.sleep(0.02)
         base = f"http://127.0.0.1:{port}"
-        last = (args.sessions + 1) // 50 * 50
+        last = max(0, args.sessions + 1 - 50)  # the last full page
         cases = {
             "list, first page": "/api/sessions?limit=50",
             f"list, page at offset {last}": f"/api/sessions?limit=50&offset={last}",

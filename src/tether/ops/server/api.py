@@ -320,7 +320,9 @@ class Api:
             record = await self.run(self.store.load, session_id)
             if record is None:
                 raise HTTPException(404, f"no session {session_id!r} in this store")
-            entries = await self.run(self.store.read_entries, session_id, 0)
+            entries = record.entries  # the whole journal, unless a snapshot starts it
+            if record.snapshot is not None:
+                entries = await self.run(self.store.read_entries, session_id, 0)
         except CorruptEntry as exc:
             return self._not_readable(session_id, exc)
         # the whole journal, folded: the masks then cover every entry the timeline shows
