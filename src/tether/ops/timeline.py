@@ -23,10 +23,13 @@ from tether.durable.approval_types import MASK
 from tether.durable.redaction import redact_approval
 
 if TYPE_CHECKING:
-    from tether.durable import Approval, Entry, SessionRecord
+    from tether.durable import Approval, Entry, SessionRecord, Store
+    from tether.durable.approvals import Redactor
     from tether.durable.audit import AuditRecord
     from tether.durable.redaction import Masker, ShownSession
 
+AUDIT_ROWS: Final = 10_000
+"""Audit records of one session read for its timeline."""
 CLIP: Final = 2000
 """Characters of one text, argument list or result kept in a step's details."""
 FAILED: Final = frozenset({"error", "denied", "cancelled", "timeout", "failed", "in_doubt"})
@@ -393,3 +396,41 @@ def _axis(steps: list[_Step], start: float, active: float) -> dict[str, Any]:
 
     places = [{"x": at(s.start), "w": max(0.0, at(s.end) - at(s.start))} for s in steps]
     return {"places": places, "length": max((p["x"] + p["w"] for p in places), default=0.0)}
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineData:
+    """What a timeline is built from: the session row with its *whole* journal (no
+    snapshot), its approvals and its audit records."""
+
+    record: SessionRecord
+    approvals: list[Approval]
+    audit: list[AuditRecord]
+
+
+async def read_timeline(store: Store, session_id: str) -> TimelineData | None:
+    """Read what :func:`timeline_of` needs (None: no such session). Raises the store's
+    errors (``CorruptEntry`` for a row it cannot decode)."""
+    from dataclasses import replace
+
+    record = await store.load(session_id)
+    if record is None:
+        return None
+    entries = record.entries  # the whole journal, unless a snapshot starts it
+    if record.snapshot is not None:
+        entries = await store.read_entries(session_id, 0)
+    approvals = await store.approvals.find(session_id=session_id, limit=10_000)
+    audit = await store.audit.records(session_id, 0, AUDIT_ROWS)
+    return TimelineData(replace(record, snapshot=None, entries=entries), approvals, audit)
+
+
+def timeline_of(data: TimelineData, redactor: Redactor | None = None) -> dict[str, Any]:
+    """THE timeline of a session (API, page and ``tether sessions timeline``): the whole
+    journal folded and shown through :func:`~tether.durable.redaction.show_session`.
+    Raises KeyError/ValueError/TypeError for a journal the fold cannot use."""
+    from tether.durable.redaction import show_session
+    from tether.session import fold
+
+    record = data.record
+    shown = show_session(record, fold(record), data.approvals, redactor=redactor)
+    return build_timeline(record, record.entries, shown, data.approvals, data.audit)

@@ -47,8 +47,6 @@ AppFactory = Callable[..., "Agent"]
 """``factory(session_id=...) -> Agent``: the session's tools, to validate edited arguments."""
 APPROVAL_STATUSES: Final = ("pending", "approved", "denied", "expired", "any")
 MAX_LIMIT: Final = 1000
-AUDIT_ROWS: Final = 10_000
-"""Audit records of one session read for its timeline."""
 MAX_WAIT: Final = 25.0
 NOTE_MAX: Final = 2000
 DECISION_KEYS: Final = frozenset({"decision", "note", "edited_args"})
@@ -308,34 +306,22 @@ class Api:
     async def timeline(self, request: Request) -> JSONResponse:
         """One row per step of the session (see :mod:`tether.ops.timeline`), redacted
         through the same :func:`~tether.durable.redaction.show_session` as every view."""
-        from dataclasses import replace
-
-        from tether.durable.redaction import show_session
-        from tether.ops.timeline import build_timeline
-        from tether.session import fold
+        from tether.ops.timeline import read_timeline, timeline_of
 
         await authenticate(request, self.run, "read")
         session_id = request.path_params["session_id"]
         try:
-            record = await self.run(self.store.load, session_id)
-            if record is None:
-                raise HTTPException(404, f"no session {session_id!r} in this store")
-            entries = record.entries  # the whole journal, unless a snapshot starts it
-            if record.snapshot is not None:
-                entries = await self.run(self.store.read_entries, session_id, 0)
+            data = await self.run(read_timeline, self.store, session_id)
         except CorruptEntry as exc:
             return self._not_readable(session_id, exc)
-        # the whole journal, folded: the masks then cover every entry the timeline shows
-        whole = replace(record, snapshot=None, entries=entries)
-        try:
-            view = fold(whole)
-        except (KeyError, ValueError, TypeError) as exc:
-            return self._not_readable(session_id, exc)
+        if data is None:
+            raise HTTPException(404, f"no session {session_id!r} in this store")
         redactor = self._redactor(session_id)
-        approvals = await self.run(self.store.approvals.find, session_id=session_id, limit=10_000)
-        audit = await self.run(self.store.audit.records, session_id, 0, AUDIT_ROWS)
-        shown = show_session(whole, view, approvals, redactor=redactor)
-        return ok(timeline_json(build_timeline(whole, entries, shown, approvals, audit), record))
+        try:
+            timeline = timeline_of(data, redactor)
+        except (KeyError, ValueError, TypeError) as exc:  # a decoded entry fold cannot use
+            return self._not_readable(session_id, exc)
+        return ok(timeline_json(timeline, data.record))
 
     def _redactor(self, session_id: str) -> Redactor | None:
         """The custom redactor of the session's Agent (``--app``), None without a factory."""
