@@ -111,6 +111,10 @@ async def test_sessions_list_timeline_charts_and_audit_view(tmp_path: Path) -> N
             await page.fill("#s-search", "")
             await page.wait_for_selector(f"#s-range:has-text('of {total}')")
             await page.screenshot(path=str(shots / "sessions.png"), full_page=False)
+            # the list updates by itself (the shared change cursor): a new session shows up
+            await store.create("zz/new")
+            await page.wait_for_selector(f"#s-range:has-text('1–50 of {total + 1}')")
+            await page.wait_for_selector("#session-list tr[data-session='zz/new']")
             await page.fill("#s-search", "pay-")
             await row.wait_for()
 
