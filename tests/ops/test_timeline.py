@@ -78,6 +78,26 @@ async def test_parallel_tools_count_once_in_the_split_and_the_wait_is_compressed
     assert sum(s["w"] for s in t["axis"]["places"]) < 1e6
 
 
+async def test_an_agent_hooks_denial_is_a_failed_row_with_its_reason() -> None:
+    record = {
+        "interception_point": "tool.pre",
+        "mode": "enforce",
+        "verdict": {"decision": "deny", "reason": "path outside the sandbox"},
+        "decided_by": 0,
+    }
+    t = await _timeline([_running(1.0), ("audit", {"agent_hooks": record})])
+    [hook] = [s for s in t["steps"] if s["kind"] == "hook"]
+    assert (hook["title"], hook["status"], hook["failed"]) == (
+        "AGENT-HOOKS tool.pre: deny",
+        "denied",
+        True,
+    )
+    assert (hook["detail"]["reason"], hook["detail"]["decided_by"]) == (
+        "path outside the sandbox",
+        0,
+    )
+
+
 def _result(call_id: str, status: str) -> dict[str, Any]:
     return {
         "tool_call_id": call_id,

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from tether.durable.approval_types import MASK
-from tether.durable.redaction import redact_approval
 
 if TYPE_CHECKING:
     from tether.durable import Approval, Entry, SessionRecord, Store
@@ -81,7 +80,7 @@ class _Builder:
     ) -> None:
         self.shown = shown
         self.masker = masker
-        self.approvals = {a.interrupt_id: redact_approval(a) for a in approvals}
+        self.approvals = {a.interrupt_id: a for a in approvals}  # decisions only: no arguments
         self.steps: list[_Step] = []
         self.tools: dict[str, _Step] = {}
         self.interrupts: dict[str, _Step] = {}
