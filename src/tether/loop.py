@@ -62,7 +62,9 @@ async def run_invocation(
     outcome = _Outcome()
     try:
         if journal is not None:
-            journal.defer("status", {"status": "running"}, status="running")
+            # when and by whom (lease holder: host:pid:token) this run started, for timelines
+            start = {"started_at": time.time(), "by": journal.lease.holder, "resume": bool(resume)}
+            journal.defer("status", {"status": "running", **start}, status="running")
         async with aclosing(_cycles(run, new_messages, resume)) as cycles:
             async for event in cycles:
                 yield event
