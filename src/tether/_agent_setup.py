@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -98,3 +99,16 @@ def install_audit(agent: Agent, policy: ApprovalPolicy | None) -> AuditTrail | N
     from tether.control.audit import install_audit as install
 
     return install(agent, policy)
+
+
+def install_tracing(agent: Agent, providers: list[Any]) -> None:
+    """OpenTelemetry tracing when the application configured a global tracer provider.
+
+    Free when it did not: OpenTelemetry is only looked at if something already imported
+    it, and nothing is registered unless a real provider is set (see tether.observe).
+    """
+    if "opentelemetry.trace" not in sys.modules:
+        return
+    from tether.observe.auto import auto_instrument
+
+    auto_instrument(agent, providers)

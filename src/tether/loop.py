@@ -60,11 +60,14 @@ async def run_invocation(
         run.last_assistant = _last_assistant(conversation.messages)
     conversation.run = run
     outcome = _Outcome()
+    observers = agent.observers
     try:
         if journal is not None:
             journal.defer("status", {"status": "running"}, status="running")
         async with aclosing(_cycles(run, new_messages, resume)) as cycles:
             async for event in cycles:
+                for observe in observers:
+                    observe(event)
                 yield event
     except StopRun as stop:
         outcome.stop(stop.stop_reason, stop.reason)
@@ -87,6 +90,8 @@ async def run_invocation(
     finally:
         conversation.run = None
     for event in await _finish(run, outcome):
+        for observe in observers:
+            observe(event)
         yield event
 
 
