@@ -107,7 +107,11 @@ def install_tracing(agent: Agent, providers: list[Any]) -> None:
     Free when it did not: OpenTelemetry is only looked at if something already imported
     it, and nothing is registered unless a real provider is set (see tether.observe).
     """
-    if "opentelemetry.trace" not in sys.modules:
+    otel_trace = sys.modules.get("opentelemetry.trace")
+    if otel_trace is None:
+        return
+    provider = otel_trace.get_tracer_provider()
+    if isinstance(provider, otel_trace.ProxyTracerProvider | otel_trace.NoOpTracerProvider):
         return
     from tether.observe.auto import auto_instrument
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry import trace
-
 if TYPE_CHECKING:
     from tether.agent import Agent
 
@@ -15,11 +13,8 @@ OFF_ENV = "TETHER_TRACING"
 
 
 def auto_instrument(agent: Agent, providers: list[Any]) -> None:
-    """Attach a default :class:`~tether.observe.Tracing` when the application configured a
-    tracer provider, unless one was passed in ``hooks=[...]`` or ``TETHER_TRACING=off``."""
-    provider = trace.get_tracer_provider()
-    if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
-        return
+    """Attach a default :class:`~tether.observe.Tracing` (the application configured a
+    global tracer provider: tether._agent_setup checked), unless one was passed in ``hooks=[...]`` or ``TETHER_TRACING=off``."""
     if os.environ.get(OFF_ENV, "").strip().lower() in ("off", "0", "false", "no"):
         return
     from tether.observe.tracing import Tracing, instrument

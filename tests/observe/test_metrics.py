@@ -1,0 +1,85 @@
+"""Metrics read back through the SDK's in-memory metric reader."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether import Agent, ToolContext, tool
+from tether.control import Deny, InterventionHandler
+from tether.models import FallbackChain, ScriptedModel
+
+from .test_spans import ADD, Down, Flaky, add
+
+
+def by_attrs(points: list[Any], key: str) -> dict[Any, Any]:
+    return {dict(p.attributes).get(key): p for p in points}
+
+
+def test_token_usage_and_operation_duration_histograms_per_model_call(otel: Any) -> None:
+    agent = Agent(model=ScriptedModel([ADD, "3"]), tools=[add])
+    otel.instrument(agent)
+    agent("add")
+    tokens = by_attrs(otel.points("gen_ai.client.token.usage"), "gen_ai.token.type")
+    assert set(tokens) == {"input", "output"}
+    assert tokens["input"].count == 2
+    assert tokens["input"].sum == agent.last_result.usage.input_tokens > 0
+    assert tokens["output"].sum == agent.last_result.usage.output_tokens > 0
+    assert dict(tokens["input"].attributes) == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "tether",
+        "gen_ai.request.model": "scripted",
+        "gen_ai.token.type": "input",
+    }
+    (duration,) = otel.points("gen_ai.client.operation.duration")
+    assert duration.count == 2
+    assert duration.sum > 0
+    (tool_calls,) = otel.points("tether.tool.calls")
+    assert dict(tool_calls.attributes) == {"gen_ai.tool.name": "add", "tether.tool.status": "ok"}
+    assert tool_calls.value == 1
+
+
+def test_counters_for_denied_calls_interrupts_retries_fallbacks_and_resumes(otel: Any) -> None:
+    class NoSub(InterventionHandler):
+        def before_tool_call(self, event: Any) -> Any:
+            if event.tool_call.name == "sub":
+                return Deny("no")
+            return None
+
+    @tool
+    def sub(a: int, b: int) -> int:
+        """Subtract."""
+        return a - b
+
+    @tool
+    def ask(question: str, ctx: ToolContext) -> str:
+        """Ask a human."""
+        return str(ctx.interrupt("ask", question))
+
+    calls = {"tool_calls": [{"name": "sub", "args": {"a": 1, "b": 2}}, ADD["tool_calls"][0]]}
+    asking = {"tool_calls": [{"name": "ask", "args": {"question": "sure?"}}]}
+    agent = Agent(
+        model=FallbackChain([Down(), Flaky()]), tools=[add, sub, ask], interventions=[NoSub()]
+    )
+    agent.model.models[1].inner = ScriptedModel([calls, asking, "done"])
+    otel.instrument(agent)
+    result = agent("go")
+    assert result.stop_reason == "interrupt"
+    agent.resume({result.interrupts[0].id: "yes"})
+    counted = {
+        (p.attributes["gen_ai.tool.name"], p.attributes["tether.tool.status"]): p.value
+        for p in otel.points("tether.tool.calls")
+    }
+    assert counted == {("sub", "denied"): 1, ("add", "ok"): 1, ("ask", "ok"): 1}
+    (interrupts,) = otel.points("tether.interrupts")
+    assert dict(interrupts.attributes) == {"tether.interrupt.source": "tool"}
+    assert interrupts.value == 1
+    retries = otel.points("tether.model.retries")
+    assert [(dict(p.attributes), p.value) for p in retries] == [
+        ({"tether.reason": "rate_limit"}, 3)
+    ]
+    fallbacks = otel.points("tether.model.fallbacks")
+    assert [(dict(p.attributes), p.value) for p in fallbacks] == [
+        ({"tether.reason": "overloaded"}, 2)
+    ]
+    (resumes,) = otel.points("tether.resumes")
+    assert resumes.value == 1
