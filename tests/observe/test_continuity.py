@@ -111,3 +111,39 @@ def test_a_resume_here_reads_the_context_another_process_journaled(
     assert format(resumed.context.trace_id, "032x") == asked["context"]["trace_id"].removeprefix(
         "0x"
     )
+
+
+async def test_only_the_context_of_the_run_being_resumed_is_continued(tmp_path: Path) -> None:
+    """A traced run suspends, an untraced process resumes it and it suspends again: the
+    next resume must not join the first run's (stale) trace."""
+    from tether.observe import continuity
+
+    store = SQLiteStore(str(tmp_path / "j.db"))
+    try:
+        await store.create("s")
+        saved = {"traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01", "interrupts": []}
+        traced_run = [
+            ("status", {"status": "running"}),
+            ("status", {"status": "suspended", "reason": None}),
+            ("audit", {"otel": saved}),
+        ]
+        written = await store.append("s", 0, traced_run)
+        version = written[-1].seq
+        assert await continuity.load(store, "s", version) == saved
+        untraced_run = [
+            ("interrupt_answered", {"answers": {}}),
+            ("status", {"status": "running"}),
+            ("status", {"status": "suspended", "reason": None}),
+        ]
+        written = await store.append("s", version, untraced_run)
+        assert await continuity.load(store, "s", written[-1].seq) is None
+    finally:
+        await store.close()
+
+
+def test_a_malformed_saved_context_starts_a_new_trace() -> None:
+    from tether.observe import continuity
+
+    assert continuity.span_context({"traceparent": "00-zz-11-01"}) is None
+    assert continuity.span_context({"traceparent": 42}) is None
+    assert continuity.span_context({}) is None
