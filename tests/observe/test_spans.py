@@ -286,3 +286,30 @@ def test_agent_hooks_verdicts_are_events_on_the_span_they_judged(otel: Any) -> N
     (root,) = otel.named("invoke_agent")
     points = {e["tether.agent_hooks.point"] for e in events(root, "tether.agent_hooks.verdict")}
     assert {"input", "output", "agent_startup"} <= points
+
+
+def test_tethers_log_records_carry_the_session_and_trace_ids_during_a_traced_run(
+    otel: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    @tool
+    def noisy() -> str:
+        """Log through tether's audit logger, as the audit trail does when a store is down."""
+        logging.getLogger("tether.audit").warning("store unavailable")
+        return "ok"
+
+    agent = Agent(
+        model=ScriptedModel([{"tool_calls": [{"name": "noisy", "args": {}}]}, "done"]),
+        tools=[noisy],
+    )
+    otel.instrument(agent)
+    with caplog.at_level(logging.WARNING, logger="tether.audit"):
+        agent("go")
+        logging.getLogger("tether.audit").warning("after the run")
+    during, after = caplog.records
+    (root,) = otel.named("invoke_agent")
+    assert during.tether_session_id == agent.session_id
+    assert during.otelTraceID == format(root.context.trace_id, "032x")
+    assert during.otelSpanID == format(root.context.span_id, "016x")
+    assert not hasattr(after, "otelTraceID")

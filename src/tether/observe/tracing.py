@@ -26,7 +26,7 @@ from tether.errors import ConfigurationError
 from tether.events import ModelFallback, ModelRetry, StreamEvent
 from tether.messages import ToolCall
 from tether.observe import attributes as A
-from tether.observe import continuity
+from tether.observe import continuity, logs
 from tether.observe.metrics import Instruments
 
 if TYPE_CHECKING:
@@ -120,6 +120,7 @@ class Tracing:
         self._runs: dict[int, _Run] = {}
         self._saved: dict[str, dict[str, Any]] = {}
         self._observed: weakref.WeakSet[Agent] = weakref.WeakSet()
+        logs.install()
 
     # -- attaching --------------------------------------------------------------------
 
@@ -198,6 +199,7 @@ class Tracing:
             from tether.durable.redaction import redactor_of
 
             redactor = redactor_of(agent)
+        logs.current.set((agent.session_id, span))  # this task's records carry the ids
         self._runs[id(agent)] = _Run(
             span,
             trace.set_span_in_context(span),
@@ -224,6 +226,7 @@ class Tracing:
         run = self._runs.pop(id(event.agent), None)
         if run is None:
             return
+        logs.current.set(None)
         agent, result = event.agent, event.result
         stop = result.stop_reason
         if run.chat is not None:
