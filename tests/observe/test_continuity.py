@@ -147,3 +147,37 @@ def test_a_malformed_saved_context_starts_a_new_trace() -> None:
     assert continuity.span_context({"traceparent": "00-zz-11-01"}) is None
     assert continuity.span_context({"traceparent": 42}) is None
     assert continuity.span_context({}) is None
+
+
+async def test_the_approval_decided_between_the_processes_is_a_span_in_the_trace(
+    tmp_path: Path,
+) -> None:
+    """Asked in process 1, decided by alice through the approvals store, resumed in process 2."""
+    import asyncio
+
+    first = step(tmp_path, "continue", "start")
+    (interrupt,) = first["interrupts"]
+    store = SQLiteStore(str(tmp_path / "t.db"))
+    try:
+        (row,) = await store.approvals.pending(session_id="ticket-42")
+        assert row.interrupt_id == interrupt
+        decided = await store.approvals.decide(row.id, "approve", decided_by="alice")
+    finally:
+        await store.close()
+    answers = json.dumps({interrupt: "approve"})
+    second = await asyncio.to_thread(step, tmp_path, "continue", "resume", answers)
+    assert second["stop_reason"] == "end_turn"
+    found = spans(tmp_path)
+    asked, resumed = roots(found)
+    (approval,) = [s for s in found if s["name"].startswith("approval ")]
+    assert approval["name"] == "approval confirm:AskFirst"
+    assert approval["context"]["trace_id"] == asked["context"]["trace_id"]
+    assert approval["parent_id"] == asked["context"]["span_id"]
+    assert approval["attributes"]["tether.approval.decided_by"] == "alice"
+    assert approval["attributes"]["tether.approval.decision"] == "approve"
+    assert approval["attributes"]["tether.approval.edited"] is False
+    assert approval["attributes"]["gen_ai.tool.name"] == "clean"
+    assert approval["start_time"] == approval["end_time"]
+    (answered,) = [e for e in resumed["events"] if e["name"] == "tether.interrupt.answered"]
+    assert answered["attributes"]["tether.approval.decided_by"] == "alice"
+    assert answered["attributes"]["tether.approval.decided_at"] == decided.decided_at

@@ -313,3 +313,19 @@ def test_tethers_log_records_carry_the_session_and_trace_ids_during_a_traced_run
     assert during.otelTraceID == format(root.context.trace_id, "032x")
     assert during.otelSpanID == format(root.context.span_id, "016x")
     assert not hasattr(after, "otelTraceID")
+
+
+async def test_a_stream_its_caller_abandons_is_ended_by_the_next_invocation(otel: Any) -> None:
+    agent = Agent(model=ScriptedModel([ADD, "3", "again"]), tools=[add])
+    otel.instrument(agent)
+    stream = agent.stream("add")
+    async for _ in stream:
+        break  # the caller stops reading: no AfterInvocation
+    await stream.aclose()
+    assert otel.named("invoke_agent") == []
+    await agent.invoke_async("more")
+    first, second = otel.named("invoke_agent")
+    assert first.attributes["tether.abandoned"] is True
+    assert first.attributes["tether.stop_reason"] == "cancelled"
+    assert first.end_time <= second.start_time
+    assert second.attributes["tether.stop_reason"] == "end_turn"

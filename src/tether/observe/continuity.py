@@ -3,16 +3,21 @@ journaled (an ``audit`` entry ``{"otel": {...}}``) and read back by the resume."
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from tether.errors import TetherError
+
 if TYPE_CHECKING:
     from tether.durable import Store
+    from tether.durable.approval_types import Approval
     from tether.session import SessionJournal
 
 KEY = "otel"
+_log = logging.getLogger("tether")
 _PROPAGATOR = TraceContextTextMapPropagator()
 _LOOKBACK = 64
 """Entries read back from the journal's end: the saved context follows the suspension's
@@ -36,14 +41,39 @@ def span_context(saved: dict[str, Any]) -> trace.SpanContext | None:
 
 
 async def save(journal: SessionJournal, saved: dict[str, Any]) -> None:
-    """Journal the context of a suspended invocation (the journal is still leased)."""
-    if not journal.failed:
+    """Journal the context of a suspended invocation (the journal is still leased).
+
+    Best effort: the suspension itself is already durable, so a failed write only means
+    the resume starts a new trace; it never fails the run."""
+    if journal.failed:
+        return
+    try:
         await journal.append("audit", {KEY: saved})
+    except TetherError as exc:
+        _log.warning("session %s: trace context not saved: %s", journal.session_id, exc)
+
+
+async def decided_approvals(store: Store, session_id: str) -> dict[str, Approval]:
+    """The session's decided approval rows by interrupt id (empty when unavailable)."""
+    approvals = getattr(store, "approvals", None)
+    if approvals is None:
+        return {}
+    try:
+        rows: list[Approval] = await approvals.find(session_id=session_id, limit=1000)
+    except TetherError as exc:
+        _log.warning("session %s: approvals not read for tracing: %s", session_id, exc)
+        return {}
+    return {r.interrupt_id: r for r in rows if r.decided_at is not None}
 
 
 async def load(store: Store, session_id: str, version: int) -> dict[str, Any] | None:
-    """The context saved by the run this resume continues (None: it was not traced)."""
-    entries = await store.read_entries(session_id, max(0, version - _LOOKBACK))
+    """The context saved by the run this resume continues (None: it was not traced, or
+    the journal could not be read: the resume then starts a new trace)."""
+    try:
+        entries = await store.read_entries(session_id, max(0, version - _LOOKBACK))
+    except TetherError as exc:
+        _log.warning("session %s: trace context not read: %s", session_id, exc)
+        return None
     for entry in reversed(entries):
         if entry.kind == "audit" and isinstance(entry.data.get(KEY), dict):
             found: dict[str, Any] = entry.data[KEY]

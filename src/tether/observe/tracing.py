@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.control.interrupts import Interrupt
     from tether.control.registry import HookRegistry
+    from tether.durable.approval_types import Approval
     from tether.durable.approval_types import Redactor
     from tether.result import Result
     from tether.session import SessionJournal
@@ -75,6 +76,8 @@ class _Run:
     chat_model: str = ""
     attempt: int = 0
     tools: dict[str, _Tool] = field(default_factory=dict)
+    last_seen: int = 0
+    """time_ns() of the last stream event (the end of a run its caller abandoned)."""
 
 
 class Tracing:
@@ -141,6 +144,7 @@ class Tracing:
         if agent not in self._observed:
             self._observed.add(agent)
             agent.observers.append(partial(self._stream_event, agent))
+            weakref.finalize(agent, self._runs.pop, id(agent), None)
             host = agent.agent_hooks
             if host is not None:  # tee the host's record sink: verdicts become span events
                 trail = host.trail
@@ -153,6 +157,9 @@ class Tracing:
 
     async def _invocation_start(self, event: BeforeInvocation) -> None:
         agent = event.agent
+        stale = self._runs.pop(id(agent), None)
+        if stale is not None:
+            _end_abandoned(stale)
         state = agent.conversation.run
         journal = state.journal if state is not None else None
         resumed = not event.messages  # a resume starts its invocation with no new input
@@ -193,7 +200,12 @@ class Tracing:
         )
         if saved is not None:
             self.instruments.resumes.add(1, {"tether.resume.mode": self.resume})
-            _answered(span, saved, agent.answers)
+            rows: dict[str, Approval] = {}
+            if journal is not None:
+                rows = await continuity.decided_approvals(journal.store, agent.session_id)
+            _answered(span, saved, agent.answers, rows)
+            if remote is not None:
+                self._decision_spans(remote, saved, agent, rows)
         redactor = None
         if self.capture:
             from tether.durable.redaction import redactor_of
@@ -209,6 +221,37 @@ class Tracing:
             redactor,
             resumed,
         )
+
+    def _decision_spans(
+        self,
+        remote: trace.SpanContext,
+        saved: dict[str, Any],
+        agent: Agent,
+        rows: dict[str, Approval],
+    ) -> None:
+        """One span per approval decided for the suspended run, in its trace, at the time
+        of the decision (built from the approval row when the session resumes)."""
+        parent = trace.set_span_in_context(NonRecordingSpan(remote))
+        for item in saved.get("interrupts") or ():
+            row = rows.get(str(item.get("id"))) if isinstance(item, dict) else None
+            if row is None or row.decided_at is None:
+                continue
+            at = int(row.decided_at * 1e9)
+            attributes = {
+                A.CONVERSATION: agent.session_id,
+                **_approval_attrs(row),
+                "tether.interrupt.id": row.interrupt_id,
+            }
+            if row.tool is not None:
+                attributes[A.TOOL_NAME] = row.tool
+            span = self.tracer.start_span(
+                f"approval {row.name}",
+                context=parent,
+                kind=SpanKind.INTERNAL,
+                attributes=attributes,
+                start_time=at,
+            )
+            span.end(end_time=at)
 
     def _invocation_checked(self, event: BeforeInvocation) -> None:
         run = self._runs.get(id(event.agent))
@@ -373,11 +416,12 @@ class Tracing:
         }
 
     def _stream_event(self, agent: Agent, event: StreamEvent) -> None:
-        kind = type(event)
-        if kind is not ModelRetry and kind is not ModelFallback:
-            return
         run = self._runs.get(id(agent))
-        if run is None or run.chat is None:
+        if run is None:
+            return
+        run.last_seen = time.time_ns()
+        kind = type(event)
+        if (kind is not ModelRetry and kind is not ModelFallback) or run.chat is None:
             return
         chat = run.chat
         if isinstance(event, ModelRetry):
@@ -569,7 +613,35 @@ def _interrupt_attrs(interrupt: Interrupt) -> dict[str, Any]:
     return attrs
 
 
-def _answered(span: Span, saved: dict[str, Any], answers: dict[str, Any]) -> None:
+def _end_abandoned(run: _Run) -> None:
+    """End the spans of a run whose caller stopped reading its stream (no AfterInvocation
+    fires then), at the time of its last event."""
+    end = run.last_seen or None
+    for span in [run.chat, *(t.span for t in run.tools.values())]:
+        if span is not None:
+            span.set_attribute("tether.abandoned", True)
+            span.end(end_time=end)
+    run.span.set_attributes({"tether.stop_reason": "cancelled", "tether.abandoned": True})
+    run.span.end(end_time=end)
+
+
+def _approval_attrs(row: Approval) -> dict[str, Any]:
+    attrs: dict[str, Any] = {
+        "tether.approval.id": row.id,
+        "tether.approval.status": row.status,
+        "tether.approval.decision": str(row.decision),
+        "tether.approval.edited": row.edited_args is not None,
+    }
+    if row.decided_by is not None:
+        attrs["tether.approval.decided_by"] = row.decided_by
+    if row.decided_at is not None:
+        attrs["tether.approval.decided_at"] = row.decided_at
+    return attrs
+
+
+def _answered(
+    span: Span, saved: dict[str, Any], answers: dict[str, Any], rows: dict[str, Approval]
+) -> None:
     """Events for the answers that let this resume go on (the approvals decided)."""
     from tether.control.audit import answer_kind
 
@@ -578,11 +650,12 @@ def _answered(span: Span, saved: dict[str, Any], answers: dict[str, Any]) -> Non
             continue
         source = item.get("source")
         name = "tether.in_doubt.settled" if source == "in_doubt" else "tether.interrupt.answered"
-        span.add_event(
-            name,
-            {
-                "tether.interrupt.id": str(item["id"]),
-                "tether.interrupt.source": str(source),
-                "tether.answer": answer_kind(answers[item["id"]]),
-            },
-        )
+        attrs = {
+            "tether.interrupt.id": str(item["id"]),
+            "tether.interrupt.source": str(source),
+            "tether.answer": answer_kind(answers[item["id"]]),
+        }
+        row = rows.get(item["id"])
+        if row is not None:
+            attrs.update(_approval_attrs(row))
+        span.add_event(name, attrs)
