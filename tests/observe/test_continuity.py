@@ -181,3 +181,21 @@ async def test_the_approval_decided_between_the_processes_is_a_span_in_the_trace
     (answered,) = [e for e in resumed["events"] if e["name"] == "tether.interrupt.answered"]
     assert answered["attributes"]["tether.approval.decided_by"] == "alice"
     assert answered["attributes"]["tether.approval.decided_at"] == decided.decided_at
+
+
+async def test_an_unreadable_store_means_a_new_trace_and_a_warning_not_a_failure(
+    tmp_path: Path, caplog: Any
+) -> None:
+    from tether.observe import continuity
+
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"not a database at all" * 100)
+    store = SQLiteStore(str(bad))
+    try:
+        assert await continuity.load(store, "s", 5) is None
+        assert await continuity.decided_approvals(store, "s") == {}
+    finally:
+        await store.close()
+    warned = [r.getMessage() for r in caplog.records if r.name == "tether"]
+    assert any("trace context not read" in w and "not an SQLite database" in w for w in warned)
+    assert any("approvals not read for tracing" in w for w in warned)
