@@ -37,8 +37,7 @@ if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.control.interrupts import Interrupt
     from tether.control.registry import HookRegistry
-    from tether.durable.approval_types import Approval
-    from tether.durable.approval_types import Redactor
+    from tether.durable.approval_types import Approval, Redactor
     from tether.result import Result
     from tether.session import SessionJournal
     from tether.tools import Tool
