@@ -30,8 +30,11 @@ def test_token_usage_and_operation_duration_histograms_per_model_call(otel: Any)
         "gen_ai.request.model": "scripted",
         "gen_ai.token.type": "input",
     }
+    assert list(tokens["input"].explicit_bounds) == [4**i for i in range(14)]  # the convention's
     (duration,) = otel.points("gen_ai.client.operation.duration")
     assert duration.count == 2
+    assert list(duration.explicit_bounds)[:3] == [0.01, 0.02, 0.04]
+    assert list(duration.explicit_bounds)[-1] == 81.92
     assert duration.sum > 0
     (tool_calls,) = otel.points("tether.tool.calls")
     assert dict(tool_calls.attributes) == {"gen_ai.tool.name": "add", "tether.tool.status": "ok"}

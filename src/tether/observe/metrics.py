@@ -6,7 +6,22 @@ from typing import Any
 
 from opentelemetry.metrics import Meter
 
-_TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304]
+_TOKEN_BUCKETS = [
+    1,
+    4,
+    16,
+    64,
+    256,
+    1024,
+    4096,
+    16384,
+    65536,
+    262144,
+    1048576,
+    4194304,
+    16777216,
+    67108864,
+]
 _DURATION_BUCKETS = [
     0.01,
     0.02,
