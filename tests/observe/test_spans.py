@@ -329,3 +329,32 @@ async def test_a_stream_its_caller_abandons_is_ended_by_the_next_invocation(otel
     assert first.attributes["tether.stop_reason"] == "cancelled"
     assert first.end_time <= second.start_time
     assert second.attributes["tether.stop_reason"] == "end_turn"
+
+
+def test_a_hook_requested_retry_and_a_guide_are_visible(otel: Any) -> None:
+    from tether.control import AfterModelCall, Guide
+
+    class Careful(InterventionHandler):
+        name = "careful"
+
+        def before_tool_call(self, event: Any) -> Guide:
+            return Guide("use sub instead")
+
+    agent = Agent(model=ScriptedModel(["draft", ADD, "3"]), tools=[add], interventions=[Careful()])
+    seen: list[int] = []
+
+    @agent.on(AfterModelCall)
+    def once(event: AfterModelCall) -> None:
+        seen.append(event.attempt)
+        if event.attempt == 1 and len(seen) == 1:
+            event.retry = True
+
+    otel.instrument(agent)
+    agent("go")
+    chats = otel.named("chat")
+    assert [c.attributes["tether.attempt"] for c in chats[:2]] == [1, 2]
+    assert events(chats[0], "tether.model_call.retry_requested") == [{"tether.guidance": False}]
+    (tool_span,) = otel.named("execute_tool")
+    (guide,) = events(tool_span, "tether.tool.guide")
+    assert guide["tether.reason"] == "not run. Guidance from policy 'careful': use sub instead"
+    assert tool_span.attributes["tether.tool.status"] == "denied"

@@ -151,7 +151,7 @@ class Tracing(StepSpans):
             A.CONVERSATION: agent.session_id,
             A.PROVIDER: provider,
             A.REQUEST_MODEL: model,
-            "tether.resumed": resumed and saved is not None,
+            "tether.resumed": resumed,
             **A.limit_attributes(agent.limits),
         }
         if agent.budget is not None:
