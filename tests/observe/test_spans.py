@@ -358,3 +358,72 @@ def test_a_hook_requested_retry_and_a_guide_are_visible(otel: Any) -> None:
     (guide,) = events(tool_span, "tether.tool.guide")
     assert guide["tether.reason"] == "not run. Guidance from policy 'careful': use sub instead"
     assert tool_span.attributes["tether.tool.status"] == "denied"
+
+
+def test_intervention_verdicts_name_the_handler_on_the_span_they_judged(otel: Any) -> None:
+    from tether.control import Transform
+
+    class Halve(InterventionHandler):
+        name = "halve"
+
+        def before_tool_call(self, event: Any) -> Transform:
+            def halve(call: Any) -> Any:
+                return type(call)(call.id, call.name, {"a": 0, "b": 1})
+
+            return Transform(halve)
+
+    asked: list[str] = []
+    agent = Agent(
+        model=ScriptedModel([ADD, "1"]),
+        tools=[add],
+        interventions=[AskFirst(), Halve()],
+        confirm=lambda request: asked.append(request.prompt) or True,
+    )
+    otel.instrument(agent)
+    agent("add")
+    assert asked == ["add them?"]
+    (tool_span,) = otel.named("execute_tool")
+    assert events(tool_span, "tether.policy.verdict") == [
+        {
+            "tether.policy": "ask-first",
+            "tether.action": "Confirm",
+            "tether.point": "before_tool_call",
+        },
+        {
+            "tether.policy": "halve",
+            "tether.action": "Transform",
+            "tether.point": "before_tool_call",
+        },
+    ]
+    assert events(tool_span, "tether.tool.rewritten") == [{}]
+    counted = {
+        (p.attributes["tether.policy"], p.attributes["tether.action"]): p.value
+        for p in otel.points("tether.interventions")
+    }
+    assert counted == {("ask-first", "Confirm"): 1, ("halve", "Transform"): 1}
+
+
+async def test_with_a_store_the_audit_trail_still_records_every_verdict(
+    otel: Any, tmp_path: Any
+) -> None:
+    from tether.durable import SQLiteStore
+
+    store = SQLiteStore(str(tmp_path / "a.db"))
+    try:
+        agent = Agent(
+            model=ScriptedModel([ADD, "ok"]),
+            tools=[add],
+            interventions=[NoAdd()],
+            store=store,
+            session_id="audited",
+        )
+        otel.instrument(agent)
+        await agent.invoke_async("add")
+        records = await store.audit.records(session_id="audited")
+    finally:
+        await store.close()
+    verdicts = [r.data for r in records if r.event == "policy.verdict"]
+    assert [(v["policy"], v["action"]) for v in verdicts] == [("no-add", "Deny")]
+    (tool_span,) = otel.named("execute_tool")
+    (event,) = events(tool_span, "tether.policy.verdict")
+    assert event["tether.policy"] == "no-add"

@@ -45,7 +45,7 @@ class Instruments:
     ``tether.tool.calls`` (by ``tether.tool.status``), ``tether.interrupts`` (by
     ``tether.interrupt.source``), ``tether.model.retries`` / ``tether.model.fallbacks``
     (by ``tether.reason``), ``tether.resumes`` and ``tether.policy.decisions`` (by
-    ``tether.decision``)."""
+    ``tether.decision``), ``tether.interventions`` (by ``tether.policy``, ``tether.action``)."""
 
     def __init__(self, meter: Meter) -> None:
         self.token_usage = meter.create_histogram(
@@ -74,6 +74,11 @@ class Instruments:
         )
         self.resumes = meter.create_counter(
             "tether.resumes", unit="{resume}", description="Suspended sessions resumed"
+        )
+        self.verdicts = meter.create_counter(
+            "tether.interventions",
+            unit="{verdict}",
+            description="Intervention verdicts other than Proceed, by policy and action",
         )
         self.decisions = meter.create_counter(
             "tether.policy.decisions",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Link, NonRecordingSpan, SpanKind, Status, StatusCode
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
     from tether.agent import Agent
+    from tether.control.audit import AuditTrail
     from tether.control.registry import HookRegistry
     from tether.durable.approval_types import Approval
     from tether.result import Result
@@ -112,6 +113,9 @@ class Tracing(StepSpans):
             self._observed.add(agent)
             agent.observers.append(partial(self._stream_event, agent))
             weakref.finalize(agent, self._runs.pop, id(agent), None)
+            if not isinstance(agent.audit_sink, G.VerdictTee):  # interventions' verdicts
+                tee = G.VerdictTee(agent.audit_sink, self._policy_verdict)
+                agent.audit_sink = cast("AuditTrail", tee)  # the same interface, forwarded
             host = agent.agent_hooks
             if host is not None:  # tee the host's record sink: verdicts become span events
                 trail = host.trail
@@ -261,6 +265,19 @@ class Tracing(StepSpans):
             span.set_status(Status(StatusCode.ERROR, "the run failed"))
 
     # -- model calls ------------------------------------------------------------------
+
+    def _policy_verdict(self, point: str, policy: str, action: str, event: Any) -> None:
+        """An intervention handler returned Deny, Guide, Confirm or Transform."""
+        run = self._runs.get(id(event.agent))
+        if run is None:
+            return
+        G.verdict_span(run, point, event).add_event(
+            "tether.policy.verdict",
+            {"tether.policy": policy, "tether.action": action, "tether.point": point},
+        )
+        self.instruments.verdicts.add(
+            1, {"tether.policy": policy, "tether.action": action, "tether.point": point}
+        )
 
     def _agent_hooks_record(
         self, agent: Agent, forward: Callable[[Any], None] | None, record: Any
