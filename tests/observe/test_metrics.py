@@ -86,3 +86,35 @@ def test_counters_for_denied_calls_interrupts_retries_fallbacks_and_resumes(otel
     ]
     (resumes,) = otel.points("tether.resumes")
     assert resumes.value == 1
+
+
+async def test_the_approvals_pending_gauge_follows_the_store(otel: Any, tmp_path: Any) -> None:
+    from tether.control import Confirm
+    from tether.durable import SQLiteStore
+
+    class AskFirst(InterventionHandler):
+        def before_tool_call(self, event: Any) -> Confirm:
+            return Confirm("add?")
+
+    store = SQLiteStore(str(tmp_path / "g.db"))
+    try:
+        agent = Agent(
+            model=ScriptedModel([ADD, "3"]),
+            tools=[add],
+            interventions=[AskFirst()],
+            store=store,
+            session_id="gauge",
+        )
+        otel.instrument(agent)
+        assert otel.points("tether.approvals.pending") == []  # not read before a suspension
+        result = await agent.invoke_async("add")
+        assert result.stop_reason == "interrupt"
+        (pending,) = otel.points("tether.approvals.pending")
+        assert pending.value == 1
+        (row,) = await store.approvals.pending(session_id="gauge")
+        await store.approvals.decide(row.id, "approve", decided_by="alice")
+        await agent.resume_async(await store.approvals.answers_for("gauge"))
+        (pending,) = otel.points("tether.approvals.pending")
+        assert pending.value == 0
+    finally:
+        await store.close()

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from tether.session import SessionJournal
 
 KEY = "otel"
+_PENDING_LIMIT = 100_000
 _log = logging.getLogger("tether")
 _PROPAGATOR = TraceContextTextMapPropagator()
 _LOOKBACK = 64
@@ -64,6 +65,18 @@ async def decided_approvals(store: Store, session_id: str) -> dict[str, Approval
         _log.warning("session %s: approvals not read for tracing: %s", session_id, exc)
         return {}
     return {r.interrupt_id: r for r in rows if r.decided_at is not None}
+
+
+async def pending_approvals(store: Store) -> int | None:
+    """How many approvals wait for a decision in ``store`` (None when unavailable)."""
+    approvals = getattr(store, "approvals", None)
+    if approvals is None:
+        return None
+    try:
+        return len(await approvals.pending(limit=_PENDING_LIMIT))
+    except TetherError as exc:
+        _log.warning("approvals not counted for tracing: %s", exc)
+        return None
 
 
 async def load(store: Store, session_id: str, version: int) -> dict[str, Any] | None:

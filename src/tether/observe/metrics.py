@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from opentelemetry.metrics import Meter
+from opentelemetry.metrics import CallbackOptions, Meter, Observation
 
 _TOKEN_BUCKETS = [
     1,
@@ -45,7 +46,8 @@ class Instruments:
     ``tether.tool.calls`` (by ``tether.tool.status``), ``tether.interrupts`` (by
     ``tether.interrupt.source``), ``tether.model.retries`` / ``tether.model.fallbacks``
     (by ``tether.reason``), ``tether.resumes`` and ``tether.policy.decisions`` (by
-    ``tether.decision``), ``tether.interventions`` (by ``tether.policy``, ``tether.action``)."""
+    ``tether.decision``), ``tether.interventions`` (by ``tether.policy``, ``tether.action``) and the gauge
+    ``tether.approvals.pending``."""
 
     def __init__(self, meter: Meter) -> None:
         self.token_usage = meter.create_histogram(
@@ -85,6 +87,19 @@ class Instruments:
             unit="{decision}",
             description="Hook and policy decisions that changed a run (deny, guide, block)",
         )
+
+        self.pending: int | None = None
+        """Approvals pending in the store, as last read (None: not read yet)."""
+        meter.create_observable_gauge(
+            "tether.approvals.pending",
+            callbacks=[self._observe_pending],
+            unit="{approval}",
+            description="Approvals waiting for a decision in the store (read when runs suspend or resume)",
+        )
+
+    def _observe_pending(self, options: CallbackOptions) -> Iterable[Observation]:
+        if self.pending is not None:
+            yield Observation(self.pending)
 
     def tokens(self, attributes: dict[str, Any], input_tokens: int, output_tokens: int) -> None:
         self.token_usage.record(input_tokens, {**attributes, "gen_ai.token.type": "input"})

@@ -193,6 +193,11 @@ class Tracing(StepSpans):
             resumed,
         )
 
+    async def _count_pending(self, store: Any) -> None:
+        pending = await continuity.pending_approvals(store)
+        if pending is not None:
+            self.instruments.pending = pending
+
     def _invocation_checked(self, event: BeforeInvocation) -> None:
         run = self._runs.get(id(event.agent))
         if run is not None and event.block:
@@ -238,6 +243,8 @@ class Tracing(StepSpans):
             self._saved[agent.session_id] = saved
             if run.journal is not None:
                 await continuity.save(run.journal, saved)
+        if run.journal is not None and (run.resumed or stop in ("interrupt", "paused")):
+            await self._count_pending(run.journal.store)
         run.span.end()
 
     def _finish_attributes(self, run: RunSpans, agent: Agent, result: Result) -> None:
