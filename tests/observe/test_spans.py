@@ -177,6 +177,27 @@ def test_a_confirm_answered_in_process_runs_the_tool_in_one_trace(otel: Any) -> 
     (span,) = otel.named("execute_tool")
     assert dict(span.attributes)["tether.tool.status"] == "ok"
     assert len({s.context.trace_id for s in otel.spans()}) == 1
+    assert events(span, "tether.confirm.answered") == [
+        {"tether.policy": "ask-first", "tether.approved": True}
+    ]
+
+
+def test_a_confirm_refused_in_process_is_a_denied_span_that_says_so(otel: Any) -> None:
+    agent = Agent(
+        model=ScriptedModel([ADD, "fine"]),
+        tools=[add],
+        interventions=[AskFirst()],
+        confirm=lambda request: False,
+    )
+    otel.instrument(agent)
+    agent("add")
+    (span,) = otel.named("execute_tool")
+    assert events(span, "tether.confirm.answered") == [
+        {"tether.policy": "ask-first", "tether.approved": False}
+    ]
+    assert span.attributes["tether.tool.status"] == "denied"
+    (deny,) = events(span, "tether.tool.deny")
+    assert deny["tether.reason"].startswith("not confirmed (ask-first: add them?)")
 
 
 def test_an_interrupt_closes_the_tool_span_and_is_an_event_on_both_spans(otel: Any) -> None:

@@ -21,6 +21,8 @@ class ToolSpan:
     call: ToolCall
     tool: Tool | None
     started: float
+    confirming: list[str] = field(default_factory=list)
+    """Interventions that returned Confirm for this call (their answer shows at the end)."""
 
 
 @dataclass(slots=True)

@@ -182,9 +182,16 @@ class StepSpans:
         if event.selected_tool is not entry.tool:
             chosen = getattr(event.selected_tool, "name", None)
             span.add_event("tether.tool.redirected", {"tether.tool.selected": str(chosen)})
+        text = None
         if event.cancel_tool:
             reason = event.cancel_tool
             text = reason if isinstance(reason, str) else "cancelled by a hook"
+        for policy in entry.confirming:  # answered in process (else the run suspended)
+            refused = text is not None and f"not confirmed ({policy}:" in text
+            span.add_event(
+                "tether.confirm.answered", {"tether.policy": policy, "tether.approved": not refused}
+            )
+        if text is not None:
             decision = "guide" if text.startswith("not run. Guidance") else "deny"
             span.add_event(f"tether.tool.{decision}", {"tether.reason": text})
             self._decided(decision, "before_tool_call")

@@ -278,6 +278,11 @@ class Tracing(StepSpans):
         run = self._runs.get(id(event.agent))
         if run is None:
             return
+        call = getattr(event, "tool_call", None)
+        if action == "Confirm" and point == "before_tool_call" and call is not None:
+            entry = run.tools.get(call.id)
+            if entry is not None:
+                entry.confirming.append(policy)
         G.verdict_span(run, point, event).add_event(
             "tether.policy.verdict",
             {"tether.policy": policy, "tether.action": action, "tether.point": point},
