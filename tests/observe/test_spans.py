@@ -448,3 +448,23 @@ async def test_with_a_store_the_audit_trail_still_records_every_verdict(
     (tool_span,) = otel.named("execute_tool")
     (event,) = events(tool_span, "tether.policy.verdict")
     assert event["tether.policy"] == "no-add"
+
+
+def test_an_mcp_tool_call_is_an_execute_tool_span_like_any_tool(otel: Any) -> None:
+    """MCP tools are ordinary tools: the fixture server's echo over stdio, a real process."""
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("mcp")
+    from tether.mcp import MCPServer
+
+    fixture = str(Path(__file__).parents[1] / "support" / "mcp_fixture_server.py")
+    turn = {"tool_calls": [{"name": "echo", "args": {"text": "hi"}}]}
+    with MCPServer.stdio(sys.executable, [fixture, "stdio"]) as server:
+        agent = Agent(model=ScriptedModel([turn, "done"]), tools=[server])
+        otel.instrument(agent)
+        agent("echo")
+    (span,) = otel.named("execute_tool")
+    assert span.name == "execute_tool echo"
+    assert span.attributes["tether.tool.status"] == "ok"
+    assert span.parent.span_id == otel.named("invoke_agent")[0].context.span_id
