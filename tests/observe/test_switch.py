@@ -99,3 +99,18 @@ def test_one_tracing_serves_several_agents_without_mixing_their_spans(otel: Any)
         two.session_id,
     ]
     assert roots[0].context.trace_id != roots[1].context.trace_id
+
+
+def test_instrumenting_a_traced_agent_twice_is_refused(otel: Any) -> None:
+    import pytest
+
+    from tether.errors import ConfigurationError
+    from tether.observe import instrument
+
+    agent = Agent(
+        model=ScriptedModel(["hi"]), hooks=[Tracing(tracer_provider=otel.tracer_provider)]
+    )
+    with pytest.raises(ConfigurationError, match="already traced"):
+        instrument(agent, tracer_provider=otel.tracer_provider)
+    agent("hello")
+    assert len(otel.named("invoke_agent")) == 1

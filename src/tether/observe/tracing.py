@@ -271,7 +271,7 @@ class Tracing(StepSpans):
             span.set_attribute(A.ERROR_TYPE, "tether.RunError")
             span.set_status(Status(StatusCode.ERROR, "the run failed"))
 
-    # -- model calls ------------------------------------------------------------------
+    # -- governance -------------------------------------------------------------------
 
     def _policy_verdict(self, point: str, policy: str, action: str, event: Any) -> None:
         """An intervention handler returned Deny, Guide, Confirm or Transform."""
@@ -313,6 +313,12 @@ def instrument(
     agent_name: str = "tether",
 ) -> Tracing:
     """Trace ``agent`` (built already) with a new :class:`Tracing`; returns it."""
+    if isinstance(agent.audit_sink, G.VerdictTee):
+        raise ConfigurationError(
+            f"agent (session {agent.session_id}) is already traced: by a Tracing in "
+            "hooks=[...], an earlier instrument(), or automatically because a global tracer "
+            "provider was set when it was built (TETHER_TRACING=off turns that off)"
+        )
     tracing = Tracing(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
