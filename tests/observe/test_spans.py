@@ -117,6 +117,7 @@ def test_retries_and_fallbacks_are_separate_chat_spans_with_the_reason(otel: Any
             "tether.fallback.to": "flaky-1",
         }
     ]
+    assert first["gen_ai.provider.name"] == second["gen_ai.provider.name"] == "openai"
     assert first["error.type"] == "rate_limit"
     assert events(chats[1], "tether.model.retry")[0]["tether.reason"] == "rate_limit"
     assert "error.type" not in second

@@ -52,6 +52,17 @@ def provider_of(model: Model) -> str:
     return "tether"
 
 
+def provider_named(model: Model, name: str) -> str | None:
+    """The provider of the model called ``name`` inside ``model`` (a FallbackChain), if any."""
+    if model.name == name:
+        return provider_of(model)
+    for inner in getattr(model, "models", None) or ():
+        found = provider_named(inner, name)
+        if found is not None:
+            return found
+    return None
+
+
 def first_model(model: Model) -> Model:
     """The model a call goes to first (a FallbackChain's primary)."""
     models = getattr(model, "models", None)

@@ -146,6 +146,7 @@ class StepSpans:
             self.instruments.fallbacks.add(1, {"tether.reason": event.reason})
             self._end_chat(run, None, error=event.reason)
             run.model = event.to_model  # a FallbackChain keeps it for the invocation
+            run.provider = A.provider_named(agent.model, event.to_model) or run.provider
             run.attempt = 1
             self._start_chat(run, event.to_model, {"tether.fallback_from": event.from_model})
 
