@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 from tether._agent_setup import (
     attach_agent_hooks,
     install_audit,
+    install_tracing,
     resolve_model,
     resolve_store,
 )
@@ -23,7 +24,7 @@ from tether.control.middleware import ModelMiddleware, ModelOnion, ToolMiddlewar
 from tether.control.registry import HookOrder, HookProvider, HookRegistry
 from tether.conversation import Conversation
 from tether.errors import AgentBusyError, ConfigurationError, InputError, SessionStateError
-from tether.events import FinalResult, StreamEvent
+from tether.events import FinalResult, StreamEvent, StreamObserver
 from tether.execution import Execution
 from tether.limits import IterationBudget, Limits
 from tether.loop import run_invocation
@@ -111,7 +112,10 @@ class Agent:
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._cancel = CancelSignal()
-        for provider in hooks:
+        self.observers: list[StreamObserver] = []
+        """Called with every stream event of a run before it is yielded (tether.observe)."""
+        providers = list(hooks)
+        for provider in providers:
             if _is_agent_hooks_host(provider):
                 raise ConfigurationError(
                     "an AgentHooksHost was passed in hooks=[...]; attach AGENT-HOOKS "
@@ -128,6 +132,7 @@ class Agent:
         buffer = self.execution.buffer_output
         self.buffer_output = self.agent_hooks is not None if buffer is None else buffer
         self.audit_sink = install_audit(self, approvals)
+        install_tracing(self, providers)
         self.hooks.emit_sync(AgentInitialized(self))
 
     # -- the conversation (views of self.conversation) -------------------------------

@@ -7,6 +7,7 @@ fail is ``FinalResult``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -150,3 +151,6 @@ StreamEvent: TypeAlias = (
     | InterruptRaised
     | FinalResult
 )
+
+StreamObserver: TypeAlias = Callable[[StreamEvent], None]
+"""Sees each stream event of a run as the loop yields it (``Agent.observers``)."""

@@ -60,6 +60,7 @@ async def run_invocation(
         run.last_assistant = _last_assistant(conversation.messages)
     conversation.run = run
     outcome = _Outcome()
+    observers = agent.observers
     try:
         if journal is not None:
             # when and by whom (lease holder: host:pid:token) this run started, for timelines
@@ -67,6 +68,8 @@ async def run_invocation(
             journal.defer("status", {"status": "running", **start}, status="running")
         async with aclosing(_cycles(run, new_messages, resume)) as cycles:
             async for event in cycles:
+                for observe in observers:
+                    observe(event)
                 yield event
     except StopRun as stop:
         outcome.stop(stop.stop_reason, stop.reason)
@@ -89,6 +92,8 @@ async def run_invocation(
     finally:
         conversation.run = None
     for event in await _finish(run, outcome):
+        for observe in observers:
+            observe(event)
         yield event
 
 

@@ -146,6 +146,17 @@ def show_session(
     return ShownSession(shown, shown_edits, masker=redact)
 
 
+def show_messages(messages: Sequence[Message], redactor: Redactor | None = None) -> list[Message]:
+    """Messages as a person (or an exported trace) may see them: every tool call's arguments
+    redacted like the session views, and what a mask hid scrubbed from all other text."""
+    redact = _Redact(redactor, {})
+    for message in messages:
+        for block in message.content:
+            if block.type == "tool_call":
+                redact.call(block)
+    return [redact.message(m) for m in messages]
+
+
 def _tool_of(call_id: str, calls: Iterable[ToolCall]) -> str | None:
     return next((c.name for c in calls if c.id == call_id), None)
 
