@@ -149,7 +149,7 @@ def show_session(
 def show_messages(messages: Sequence[Message], redactor: Redactor | None = None) -> list[Message]:
     """Messages as a person (or an exported trace) may see them: every tool call's arguments
     redacted like the session views, and what a mask hid scrubbed from all other text."""
-    redact = _Redact(redactor, {})
+    redact = Masker(redactor, {})
     for message in messages:
         for block in message.content:
             if block.type == "tool_call":
