@@ -17,6 +17,7 @@ from tether.control import (
     BeforeOutput,
     BeforeToolCall,
     HookEvent,
+    PolicyVerdict,
 )
 from tether.control.events import HOOK_EVENT_TYPES, hook_event
 from tether.messages import Usage
@@ -60,6 +61,9 @@ def make_events(agent: Agent) -> dict[type[HookEvent], HookEvent]:
         BeforeToolCall: BeforeToolCall(agent, call, add),
         AfterToolCall: AfterToolCall(agent, call, add, result),
         BeforeOutput: BeforeOutput(agent, Message.assistant("final")),
+        PolicyVerdict: PolicyVerdict(
+            agent, "before_tool_call", "Ask", "Confirm", BeforeToolCall(agent, call, add)
+        ),
     }
 
 
@@ -73,6 +77,7 @@ EXPECTED_WRITABLE: dict[type[HookEvent], set[str]] = {
     BeforeToolCall: {"tool_call", "selected_tool", "cancel_tool", "block"},
     AfterToolCall: {"result", "retry", "block"},
     BeforeOutput: {"message", "block"},
+    PolicyVerdict: set(),
 }
 
 # A fresh value of the right kind for every writable field.

@@ -206,6 +206,24 @@ class BeforeOutput(HookEvent):
     block: str | None = None
 
 
+@hook_event
+class PolicyVerdict(HookEvent):
+    """An intervention handler decided something other than Proceed (observe only).
+
+    ``point`` is where (``before_tool_call``, ...), ``policy`` the handler's name,
+    ``action`` one of Deny, Guide, Confirm, Transform, and ``subject`` the hook event
+    the verdict is about (its ``tool_call``, when there is one). The audit trail and
+    tracing record verdicts from here.
+    """
+
+    WRITABLE = frozenset()
+    agent: Agent
+    point: str
+    policy: str
+    action: str
+    subject: HookEvent
+
+
 def _raise(event: BeforeModelCall | BeforeToolCall, name: str, reason: JSONValue) -> JSONValue:
     if event.interrupter is None:
         raise SessionStateError(
@@ -224,4 +242,5 @@ HOOK_EVENT_TYPES: tuple[type[HookEvent], ...] = (
     BeforeToolCall,
     AfterToolCall,
     BeforeOutput,
+    PolicyVerdict,
 )

@@ -26,6 +26,7 @@ from tether.control.events import (
     BeforeOutput,
     BeforeToolCall,
     HookEvent,
+    PolicyVerdict,
 )
 from tether.control.interrupts import ConfirmDecision, InterruptSignal
 from tether.control.registry import HookOrder, HookRegistry
@@ -185,9 +186,12 @@ class _PointEvaluator:
             action = await self._ask(handler, event)
             if action is None or isinstance(action, Proceed):
                 continue
-            sink = getattr(event.agent, "audit_sink", None)  # only with a store
-            if sink is not None:
-                await sink.verdict(self.point, handler.label, type(action).__name__, event)
+            hooks = event.agent.hooks
+            if hooks.has(PolicyVerdict):  # the audit trail, tracing
+                verdict = PolicyVerdict(
+                    event.agent, self.point, handler.label, type(action).__name__, event
+                )
+                await hooks.emit(verdict)
             if isinstance(action, Deny):
                 _deny(self.point, event, f"denied by policy {handler.label!r}: {action.reason}")
                 return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
@@ -123,36 +122,6 @@ def agent_hooks_event(run: RunSpans, record: Any) -> str:
     attrs.update({k: v for k, v in optional.items() if v is not None})
     span.add_event("tether.agent_hooks.verdict", attrs)
     return point
-
-
-class VerdictTee:
-    """Stands in for ``agent.audit_sink``, the sink interventions report each non-proceed
-    action to (point, handler name, action): it tells tracing, then the agent's
-    AuditTrail when there is one (everything else is the trail's, unchanged)."""
-
-    def __init__(self, inner: Any, on_verdict: Callable[[str, str, str, Any], None]) -> None:
-        self.inner = inner
-        self.on_verdict = on_verdict
-
-    async def verdict(self, point: str, policy: str, action: str, event: Any) -> None:
-        self.on_verdict(point, policy, action, event)
-        if self.inner is not None:
-            await self.inner.verdict(point, policy, action, event)
-
-    async def suspended(self, session_id: str, interrupts: Any, *, again: bool = False) -> None:
-        if self.inner is not None:
-            await self.inner.suspended(session_id, interrupts, again=again)
-
-    async def answered(self, session_id: str, answers: dict[str, Any]) -> None:
-        if self.inner is not None:
-            await self.inner.answered(session_id, answers)
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "inner":  # not set yet (copy, pickle): no recursion
-            raise AttributeError(name)
-        if self.inner is None:  # no store: no trail, so no redactor, approvals or records
-            raise AttributeError(name)
-        return getattr(self.inner, name)
 
 
 def verdict_span(run: RunSpans, point: str, event: Any) -> Span:

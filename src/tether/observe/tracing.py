@@ -5,7 +5,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Link, NonRecordingSpan, SpanKind, Status, StatusCode
@@ -19,6 +19,7 @@ from tether.control.events import (
     BeforeModelCall,
     BeforeOutput,
     BeforeToolCall,
+    PolicyVerdict,
 )
 from tether.errors import ConfigurationError
 from tether.observe import attributes as A
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
     from tether.agent import Agent
-    from tether.control.audit import AuditTrail
     from tether.control.registry import HookRegistry
     from tether.durable.approval_types import Approval
     from tether.result import Result
@@ -46,6 +46,10 @@ LAST = 1_000_000
 """... and close, or record a decision, after every other hook has had its say."""
 _SCOPE = "tether"
 _MAX_SAVED = 1024
+
+
+_TRACED: weakref.WeakSet[Agent] = weakref.WeakSet()
+"""Agents some Tracing already watches (instrument() refuses to trace one twice)."""
 
 
 class Tracing(StepSpans):
@@ -106,6 +110,7 @@ class Tracing(StepSpans):
         registry.add(AfterToolCall, self._tool_end, LAST)
         registry.add(BeforeOutput, self._output_checked, LAST)
         registry.add(AfterInvocation, self._invocation_end, LAST)
+        registry.add(PolicyVerdict, self._policy_verdict, LAST)
 
     def observe(self, agent: Agent) -> None:
         """Watch ``agent``'s stream events (provider retries and fallbacks)."""
@@ -113,9 +118,7 @@ class Tracing(StepSpans):
             self._observed.add(agent)
             agent.observers.append(partial(self._stream_event, agent))
             weakref.finalize(agent, self._runs.pop, id(agent), None)
-            if not isinstance(agent.audit_sink, G.VerdictTee):  # interventions' verdicts
-                tee = G.VerdictTee(agent.audit_sink, self._policy_verdict)
-                agent.audit_sink = cast("AuditTrail", tee)  # the same interface, forwarded
+            _TRACED.add(agent)
             host = agent.agent_hooks
             if host is not None:  # tee the host's record sink: verdicts become span events
                 trail = host.trail
@@ -273,9 +276,11 @@ class Tracing(StepSpans):
 
     # -- governance -------------------------------------------------------------------
 
-    def _policy_verdict(self, point: str, policy: str, action: str, event: Any) -> None:
+    def _policy_verdict(self, verdict: PolicyVerdict) -> None:
         """An intervention handler returned Deny, Guide, Confirm or Transform."""
-        run = self._runs.get(id(event.agent))
+        point, policy, action = verdict.point, verdict.policy, verdict.action
+        event: Any = verdict.subject
+        run = self._runs.get(id(verdict.agent))
         if run is None:
             return
         call = getattr(event, "tool_call", None)
@@ -313,7 +318,7 @@ def instrument(
     agent_name: str = "tether",
 ) -> Tracing:
     """Trace ``agent`` (built already) with a new :class:`Tracing`; returns it."""
-    if isinstance(agent.audit_sink, G.VerdictTee):
+    if agent in _TRACED:
         raise ConfigurationError(
             f"agent (session {agent.session_id}) is already traced: by a Tracing in "
             "hooks=[...], an earlier instrument(), or automatically because a global tracer "
