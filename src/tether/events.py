@@ -130,6 +130,13 @@ class InterruptRaised:
 
 
 @dataclass(slots=True)
+class Steered:
+    """Guidance from ``agent.steer(text)`` joined the conversation (as a user message)."""
+
+    text: str
+
+
+@dataclass(slots=True)
 class FinalResult:
     """The run is over; ``result`` is what ``invoke`` returns."""
 
@@ -148,5 +155,6 @@ StreamEvent: TypeAlias = (
     | ToolFinished
     | MessageCompleted
     | InterruptRaised
+    | Steered
     | FinalResult
 )

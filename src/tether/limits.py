@@ -71,6 +71,10 @@ class IterationBudget:
     stops with ``budget_exhausted``.
     """
 
+    grace: bool = True
+    """Whether the agent drawing on this budget gets the wrap-up call when it is spent
+    (a sub-agent's ``SharedBudget`` does not: only the top level does)."""
+
     def __init__(self, total: int) -> None:
         if isinstance(total, bool) or not isinstance(total, int) or total < 0:
             raise ConfigurationError(f"IterationBudget(total) must be an int >= 0, got {total!r}")

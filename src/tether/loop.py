@@ -17,6 +17,7 @@ from tether.events import (
     InterruptRaised,
     ModelCallFinished,
     ReasoningDelta,
+    Steered,
     StreamEvent,
     TextDelta,
 )
@@ -25,6 +26,7 @@ from tether.modelcall import ModelCall
 from tether.result import Result, StopReason
 from tether.run_state import RunState, StopRun, Suspension
 from tether.session import SessionJournal, SessionView, journal_end
+from tether.structured import output_step
 from tether.toolcalls import repair_names, run_batch
 
 if TYPE_CHECKING:
@@ -143,6 +145,8 @@ async def _finish(run: RunState, outcome: _Outcome) -> list[StreamEvent]:
     )
     if outcome.stop_reason == "interrupt":
         result.interrupts = list(run.interrupts)
+    elif outcome.stop_reason == "end_turn":
+        result.output = run.output
     conversation.last_result = result
     if agent.hooks.has(AfterInvocation):
         await outcome.guard(agent.hooks.emit(AfterInvocation(agent, result)))
@@ -217,8 +221,13 @@ async def _cycles(
             yield event
     while True:
         _check_boundary(run)
+        steering = agent.conversation.steering
+        while steering:  # agent.steer(...) from any thread: delivered before the next call
+            text = steering.popleft()
+            yield Steered(text)
+            yield await run.add_message(Message.user(text))
         if agent.budget is not None and not agent.budget.consume():
-            if run.grace_used:
+            if run.grace_used or not agent.budget.grace:
                 raise StopRun("budget_exhausted", "the shared iteration budget is used up")
             run.grace_used = True
             yield await run.add_message(Message("user", [TextBlock(GRACE_MESSAGE)]))
@@ -233,8 +242,18 @@ async def _cycles(
         assert response is not None  # events() ends by raising or with a response
         calls = response.tool_calls
         unknown = repair_names(run, calls) if calls else 0
+        if not calls and run.output_spec is not None:
+            feedback = output_step(run, response.message)
+            if feedback is not None:  # invalid structured output: the model tries again
+                if held:
+                    for released in _release(response.message):
+                        yield released
+                yield ModelCallFinished(response)
+                yield await run.add_message(response.message)
+                yield await run.add_message(feedback)
+                continue
         if not calls and hooks.has(BeforeOutput):
-            output = await hooks.emit(BeforeOutput(agent, response.message))
+            output = await hooks.emit(BeforeOutput(agent, response.message, output=run.output))
             if output.block:
                 raise StopRun("blocked", output.block)
             if output.message is not response.message:

@@ -19,6 +19,7 @@ from tether.tools.context import CancelSignal
 if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.session import SessionJournal
+    from tether.structured import OutputSpec
 
 
 _INVOCATIONS = itertools.count(1)
@@ -50,6 +51,9 @@ class RunState:
         "last_assistant",
         "loop",
         "messages",
+        "output",
+        "output_retries",
+        "output_spec",
         "paused",
         "pending",
         "started",
@@ -80,6 +84,10 @@ class RunState:
         self.invocation = next(_INVOCATIONS)
         self.journal: SessionJournal | None = None
         self.buffered: bool = agent.buffer_output
+        self.output_spec: OutputSpec | None = agent.conversation.output_spec
+        self.output: object = None
+        """The validated structured output (with an output type, once the run answered)."""
+        self.output_retries = 0
         """Hold model text/reasoning deltas until the post_model_call and output verdicts."""
 
     def cancel_tasks(self) -> None:

@@ -184,13 +184,15 @@ class BeforeOutput(HookEvent):
 
     Fires before the message is appended, journaled or streamed (with buffered
     output). Writable: ``message`` (what the caller gets and the history keeps) and
-    ``block`` (a reason: drop the answer and stop with ``blocked``).
+    ``block`` (a reason: drop the answer and stop with ``blocked``). ``output`` is the
+    validated structured output when the invocation has an ``output_type``.
     """
 
     WRITABLE = frozenset({"message", "block"})
     agent: Agent
     message: Message
     block: str | None = None
+    output: Any = None
 
 
 def _raise(event: BeforeModelCall | BeforeToolCall, name: str, reason: JSONValue) -> JSONValue:

@@ -1,0 +1,250 @@
+"""Sub-agents as tools: child sessions, shared budget, usage roll-up, nested interrupts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether import Agent, ConfigurationError, IterationBudget, tool
+from tether.agents import address, as_tool, child_session_id
+from tether.control import BeforeToolCall, Deny, InterventionHandler
+from tether.durable import SQLiteStore
+from tether.models import ScriptedModel
+from tether.session_ids import validate_session_id
+
+SUPPORT = Path(__file__).parents[1] / "support"
+sys.path.insert(0, str(SUPPORT))
+
+import agent_tree  # noqa: E402
+
+
+def delegating(tool_name: str, task: str = "look it up") -> Any:
+    """A parent script: delegate once, then answer with the tool's result."""
+
+    def turn(messages: list[Any], specs: list[Any]) -> Any:
+        tools = [m for m in messages if m.role == "tool"]
+        if tools:  # (a grace message may follow the tool results)
+            return "parent: " + tools[-1].tool_results[0].content
+        return {"tool_calls": [{"id": "d1", "name": tool_name, "args": {"task": task}}]}
+
+    return turn
+
+
+def test_an_agent_as_a_tool_answers_with_its_final_text_and_rolls_up_usage() -> None:
+    child = Agent(model=ScriptedModel(lambda m, s: f"child read: {m[0].text}"))
+    parent = Agent(
+        model=ScriptedModel(delegating("researcher")),
+        tools=[child.as_tool("researcher", "Researches a question")],
+    )
+    result = parent("go")
+    assert result.text == "parent: child read: look it up"
+    spec = parent.tool_map["researcher"].spec()
+    assert spec["input_schema"]["required"] == ["task"]
+    assert spec["description"] == "Researches a question"
+    child_usage = result.usage.by_agent["researcher#d1"]
+    assert child_usage.model_calls == 1
+    assert result.usage.model_calls == 3  # two of the parent's, one of the child's
+    assert child.session_id == child_session_id(parent.session_id, "researcher", 1, "d1")
+    assert validate_session_id(child.session_id).startswith(parent.session_id + "/")
+
+
+def test_a_factory_gives_each_call_a_fresh_child_and_parallel_calls_overlap() -> None:
+    built: list[Agent] = []
+
+    def researcher() -> Agent:
+        agent = Agent(model=ScriptedModel(lambda m, s: f"on {m[0].text}"))
+        built.append(agent)
+        return agent
+
+    def turn(messages: list[Any], specs: list[Any]) -> Any:
+        if messages[-1].role == "tool":
+            return " | ".join(r.content for r in messages[-1].tool_results)
+        calls = [{"id": f"c{i}", "name": "r", "args": {"task": t}} for i, t in enumerate("xy")]
+        return {"tool_calls": calls}
+
+    parent = Agent(model=ScriptedModel(turn), tools=[as_tool(researcher, name="r", parallel=True)])
+    assert parent("go").text == "on x | on y"
+    assert len(built) == 2
+    assert built[0].session_id != built[1].session_id
+    assert all(len(a.messages) == 2 for a in built)  # each child kept only its own call
+
+
+def test_a_long_or_odd_call_id_still_gives_a_valid_child_session_id() -> None:
+    sid = child_session_id("p" * 250, "researcher", 3, "call\x00id")
+    assert validate_session_id(sid).startswith("sub_")
+    assert sid == child_session_id("p" * 250, "researcher", 3, "call\x00id")
+
+
+def test_a_child_with_its_own_store_is_refused_with_the_fix(tmp_path: Path) -> None:
+    child = Agent(model=ScriptedModel(["x"]), store=SQLiteStore(str(tmp_path / "c.db")))
+    with pytest.raises(ConfigurationError, match="build it with store=None"):
+        child.as_tool("researcher")
+    with pytest.raises(ConfigurationError, match="parallel=True needs an agent factory"):
+        as_tool(Agent(model=ScriptedModel(["x"])), name="r", parallel=True)
+
+
+def test_children_draw_on_the_parents_budget_and_get_no_grace_call() -> None:
+    looping = {"tool_calls": [{"name": "noop", "args": {}}]}
+
+    @tool
+    def noop() -> str:
+        """Do nothing."""
+        return "ok"
+
+    child = Agent(model=ScriptedModel(lambda m, s: looping), tools=[noop])
+    budget = IterationBudget(4)
+    parent = Agent(
+        model=ScriptedModel(delegating("worker")),
+        tools=[child.as_tool("worker")],
+        budget=budget,
+    )
+    result = parent("go")
+    # parent call 1, child calls 2..4 (budget spent: the child stops, no grace turn),
+    # then the parent's own grace call answers.
+    assert "stopped with budget_exhausted" in result.text
+    assert result.stop_reason == "end_turn"
+    assert result.usage.by_agent["worker#d1"].model_calls == 3
+    assert budget.remaining == 0
+
+
+def test_a_child_with_its_own_cap_stops_at_it_and_the_parent_budget_counts_it() -> None:
+    looping = {"tool_calls": [{"name": "noop", "args": {}}]}
+
+    @tool
+    def noop() -> str:
+        """Do nothing."""
+        return "ok"
+
+    child = Agent(
+        model=ScriptedModel(lambda m, s: looping), tools=[noop], budget=IterationBudget(2)
+    )
+    budget = IterationBudget(10)
+    parent = Agent(
+        model=ScriptedModel(delegating("worker")), tools=[child.as_tool("worker")], budget=budget
+    )
+    result = parent("go")
+    assert result.usage.by_agent["worker#d1"].model_calls == 2
+    assert budget.remaining == 10 - 2 - 2  # two parent calls, two child calls
+
+
+class DenyRm(InterventionHandler):
+    def before_tool_call(self, event: BeforeToolCall) -> Deny | None:
+        return Deny("rm is not allowed") if event.tool_call.name == "rm" else None
+
+
+def test_delegating_a_denied_call_to_a_child_is_still_denied() -> None:
+    removed: list[str] = []
+
+    @tool
+    def rm(path: str) -> str:
+        """Remove a file."""
+        removed.append(path)
+        return "removed"
+
+    def child_turn(messages: list[Any], specs: list[Any]) -> Any:
+        if messages[-1].role == "tool":
+            return "child saw: " + messages[-1].tool_results[0].content
+        return {"tool_calls": [{"name": "rm", "args": {"path": "/etc"}}]}
+
+    # The child has the tool and no policy of its own: the parent's Deny still applies.
+    child = Agent(model=ScriptedModel(child_turn), tools=[rm])
+    parent = Agent(
+        model=ScriptedModel(delegating("helper", "remove /etc")),
+        tools=[rm, child.as_tool("helper")],
+        interventions=[DenyRm()],
+    )
+    result = parent("go")
+    assert removed == []
+    assert "Denied: denied by policy 'DenyRm': rm is not allowed" in result.text
+    assert any(isinstance(h, DenyRm) for h in child.interventions)
+
+
+def test_a_nested_confirm_suspends_the_tree_and_resume_continues_the_child(
+    tmp_path: Path,
+) -> None:
+    effects = tmp_path / "effects.txt"
+    top = agent_tree.build(None, effects)
+    first = top("plan")
+    assert first.stop_reason == "interrupt"
+    names = sorted(i.name for i in first.interrupts)
+    assert names == [
+        "researcher#p1/coder#k1/confirm:ConfirmWrites",
+        "researcher#p1/coder#k2/confirm:ConfirmWrites",
+    ]
+    assert sorted(address(i) for i in first.interrupts) == [
+        ["researcher#p1", "coder#k1"],
+        ["researcher#p1", "coder#k2"],
+    ]
+    assert {i.tool_call.arguments["text"] for i in first.interrupts} == {"a", "b"}
+    assert not effects.exists()
+    one, two = sorted(first.interrupts, key=lambda i: i.name)
+    waiting = top.resume({one.id: "approve"})
+    assert waiting.stop_reason == "interrupt"
+    assert [i.id for i in waiting.interrupts] == [two.id]
+    assert not effects.exists()
+    done = top.resume({two.id: "approve"})
+    assert done.stop_reason == "end_turn", done.reason
+    assert done.text == "planner done: researcher done: wrote a + wrote b"
+    assert sorted(effects.read_text().split()) == ["a", "b"]
+    paths = set(done.usage.by_agent)
+    assert {"researcher#p1", "researcher#p1/coder#k1", "researcher#p1/coder#k2"} <= paths
+
+
+def test_a_denied_nested_confirm_reaches_the_child_as_a_denial(tmp_path: Path) -> None:
+    effects = tmp_path / "effects.txt"
+    top = agent_tree.build(None, effects)
+    first = top("plan")
+    done = top.resume({i.id: "deny" for i in first.interrupts})
+    assert done.stop_reason == "end_turn"
+    assert not effects.exists()
+
+
+def _step(db: Path, effects: Path, *args: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, str(SUPPORT / "agent_tree.py"), str(db), str(effects), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+def test_a_three_level_tree_is_answered_in_two_resumes_from_two_processes(
+    tmp_path: Path,
+) -> None:
+    db, effects = tmp_path / "tether.db", tmp_path / "effects.txt"
+    first = _step(db, effects, "start")
+    assert first["stop_reason"] == "interrupt"
+    assert len(first["interrupts"]) == 2
+    assert all(i["point"].startswith("researcher#p1/coder#k") for i in first["interrupts"])
+    one, two = (i["id"] for i in first["interrupts"])
+    second = _step(db, effects, "resume", json.dumps({one: "approve"}))
+    assert second["stop_reason"] == "interrupt"
+    assert [i["id"] for i in second["interrupts"]] == [two]
+    assert not effects.exists()
+    third = _step(db, effects, "resume", json.dumps({two: "approve"}))
+    assert third["stop_reason"] == "end_turn", third
+    assert third["text"] == "planner done: researcher done: wrote a + wrote b"
+    assert sorted(effects.read_text().split()) == ["a", "b"]
+    # every child is a journaled session of its own in the parent's store, and the
+    # approvals inbox has the tree's two questions under the top session
+    store = SQLiteStore(str(db))
+    import asyncio
+
+    async def look() -> tuple[list[str], list[Any]]:
+        ids = [s.session_id for s in await store.list_sessions()]
+        return ids, await store.approvals.find(session_id="tree-1")
+
+    ids, approvals = asyncio.run(look())
+    assert "tree-1/researcher#1.p1" in ids
+    assert "tree-1/researcher#1.p1/coder#1.k1" in ids
+    assert sorted(a.name for a in approvals) == sorted(i["name"] for i in first["interrupts"])
+    assert {a.tool for a in approvals} == {"write"}
