@@ -248,3 +248,49 @@ def test_a_three_level_tree_is_answered_in_two_resumes_from_two_processes(
     assert "tree-1/researcher#1.p1/coder#1.k1" in ids
     assert sorted(a.name for a in approvals) == sorted(i["name"] for i in first["interrupts"])
     assert {a.tool for a in approvals} == {"write"}
+
+
+def test_a_sigkill_while_a_grandchilds_tool_runs_resumes_without_repeating_it(
+    tmp_path: Path,
+) -> None:
+    import os
+    import signal
+    import time
+
+    db, effects = tmp_path / "tether.db", tmp_path / "effects.txt"
+    env = {**os.environ, "TETHER_TREE_CRASH": "1", "TETHER_TREE_HANG": "a"}
+    script = [sys.executable, str(SUPPORT / "agent_tree.py"), str(db), str(effects)]
+    proc = subprocess.Popen([*script, "start"], env=env, stdout=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while "a" not in (effects.read_text().split() if effects.exists() else []):
+            assert time.monotonic() < deadline
+            assert proc.poll() is None
+            time.sleep(0.05)
+        time.sleep(0.3)  # let the sibling coder finish (or not): both outcomes must hold
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    time.sleep(1.2)  # the dead process's 1 s leases expire
+    env.pop("TETHER_TREE_HANG")
+
+    def step(*args: str) -> dict[str, Any]:
+        done = subprocess.run(
+            [*script, *args], env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        return out
+
+    recovered = step("resume", "{}")
+    assert recovered["stop_reason"] == "interrupt", recovered
+    doubts = recovered["interrupts"]
+    assert [i["point"] for i in doubts if "coder#k1" in i["point"]] == [
+        "researcher#p1/coder#k1/in_doubt"
+    ]
+    assert all(i["source"] == "in_doubt" for i in doubts)
+    answers = {i["id"]: {"skip": "ok (done before the crash)"} for i in doubts}
+    done = step("resume", json.dumps(answers))
+    assert done["stop_reason"] == "end_turn", done
+    assert done["text"].startswith("planner done: researcher done: wrote a + wrote b")
+    assert sorted(effects.read_text().split()) == ["a", "b"]  # each side effect once

@@ -6,12 +6,16 @@ store=None: their sessions live in the planner's SQLite store.
 
 Usage: python agent_tree.py DB EFFECTS start | resume ANSWERS_JSON
 Prints one JSON line: stop_reason, text, interrupts (id, name, point, source).
+With TETHER_TREE_CRASH=1 the tree runs without the Confirm and with 1 s leases, and
+the coder writing TETHER_TREE_HANG hangs after its write (the test SIGKILLs it there).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +60,13 @@ def coder_turn(messages: list[Any], specs: list[Any]) -> Any:
     return {"tool_calls": [{"id": "w1", "name": "write", "args": {"text": messages[0].text}}]}
 
 
-def build(db: str | None, effects: Path, lease_ttl: float = 30.0) -> Agent:
+def build(
+    db: str | None,
+    effects: Path,
+    lease_ttl: float = 30.0,
+    confirm: bool = True,
+    hang_on: str | None = None,
+) -> Agent:
     execution = Execution(lease_ttl=lease_ttl)
 
     @tool
@@ -64,6 +74,8 @@ def build(db: str | None, effects: Path, lease_ttl: float = 30.0) -> Agent:
         """Write text (a side effect that must happen once)."""
         with effects.open("a", encoding="utf-8") as f:
             f.write(f"{text}\n")
+        if text == hang_on:
+            time.sleep(3600)  # killed here, after the side effect, before its result is saved
         return f"ok {text}"
 
     def coder() -> Agent:
@@ -79,7 +91,7 @@ def build(db: str | None, effects: Path, lease_ttl: float = 30.0) -> Agent:
     return Agent(
         model=ScriptedModel(planner_turn),
         tools=[as_tool(researcher, name="researcher")],
-        interventions=[ConfirmWrites()],
+        interventions=[ConfirmWrites()] if confirm else [],
         store=SQLiteStore(db) if db is not None else None,
         session_id="tree-1" if db is not None else None,
         execution=execution,
@@ -101,7 +113,11 @@ def report(result: Any) -> str:
 
 def main() -> None:
     db, effects, mode, *rest = sys.argv[1:]
-    agent = build(db, Path(effects))
+    if os.environ.get("TETHER_TREE_CRASH"):
+        hang = os.environ.get("TETHER_TREE_HANG") or None
+        agent = build(db, Path(effects), lease_ttl=1.0, confirm=False, hang_on=hang)
+    else:
+        agent = build(db, Path(effects))
     result = agent("plan") if mode == "start" else agent.resume(json.loads(rest[0]))
     print(report(result), flush=True)
 
