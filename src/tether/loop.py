@@ -250,6 +250,8 @@ async def _cycles(
                         yield released
                 yield ModelCallFinished(response)
                 yield await run.add_message(response.message)
+                if isinstance(feedback, RunError):
+                    raise feedback
                 yield await run.add_message(feedback)
                 continue
         if not calls and hooks.has(BeforeOutput):

@@ -78,10 +78,10 @@ class OutputSpec:
         return checked.value
 
 
-def output_step(run: RunState, message: Message) -> Message | None:
+def output_step(run: RunState, message: Message) -> Message | OutputValidationError | None:
     """Check the run's final answer: set ``run.output`` and return None when it is valid,
-    else return the feedback message for another try (OutputValidationError past the
-    bound)."""
+    else the feedback message for another try, or past the bound the error to raise
+    (after the loop keeps the answer in the history)."""
     spec = run.output_spec
     assert spec is not None
     checked = spec.check(message.text)
@@ -89,7 +89,7 @@ def output_step(run: RunState, message: Message) -> Message | None:
         run.output = checked.value
         return None
     if run.output_retries >= spec.retries:
-        raise OutputValidationError(
+        return OutputValidationError(
             f"{checked.error} (after {spec.retries} retr{'y' if spec.retries == 1 else 'ies'}; "
             "the model did not produce a valid answer)"
         )

@@ -294,3 +294,55 @@ def test_a_sigkill_while_a_grandchilds_tool_runs_resumes_without_repeating_it(
     assert done["stop_reason"] == "end_turn", done
     assert done["text"].startswith("planner done: researcher done: wrote a + wrote b")
     assert sorted(effects.read_text().split()) == ["a", "b"]  # each side effect once
+
+
+def test_a_child_with_an_output_type_returns_its_object_as_json() -> None:
+    from pydantic import BaseModel
+
+    class Verdict(BaseModel):
+        label: str
+        score: int
+
+    child = Agent(model=ScriptedModel(['{"label": "spam", "score": 9}']))
+    parent = Agent(
+        model=ScriptedModel(delegating("classify")),
+        tools=[child.as_tool("classify", output_type=Verdict)],
+    )
+    result = parent("go")
+    tool_text = parent.messages[2].tool_results[0].content
+    assert json.loads(tool_text) == {"label": "spam", "score": 9}
+    assert result.text == "parent: " + tool_text
+
+
+def test_cancelling_the_parent_reaches_the_running_child_and_its_tool() -> None:
+    import asyncio
+    import threading
+
+    started = threading.Event()
+    outcome: list[str] = []
+
+    @tool
+    async def slow() -> str:
+        """Take a long time."""
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            outcome.append("cancelled")
+            raise
+        return "slept"
+
+    child = Agent(
+        model=ScriptedModel(lambda m, s: {"tool_calls": [{"name": "slow", "args": {}}]}),
+        tools=[slow],
+    )
+    parent = Agent(model=ScriptedModel(delegating("sleeper")), tools=[child.as_tool("sleeper")])
+    results: list[Any] = []
+    runner = threading.Thread(target=lambda: results.append(parent("go")))
+    runner.start()
+    assert started.wait(10)
+    parent.cancel()
+    runner.join(10)
+    assert not runner.is_alive()
+    assert results[0].stop_reason == "cancelled"
+    assert outcome == ["cancelled"]
