@@ -33,7 +33,8 @@ def test_a_valid_answer_becomes_result_output_and_before_output_sees_it() -> Non
     assert result.output == Verdict(label="spam", score=9)
     assert seen == [Verdict(label="spam", score=9)]
     # the model was told the schema
-    assert '"score"' in agent.messages[1].text and "JSON" in agent.messages[1].text
+    assert '"score"' in agent.messages[1].text
+    assert "JSON" in agent.messages[1].text
 
 
 def test_a_dataclass_in_a_code_fence_is_accepted() -> None:
@@ -46,7 +47,8 @@ def test_an_invalid_answer_goes_back_to_the_model_with_the_error() -> None:
     result = agent.run("classify", output_type=Verdict)
     assert result.output == Verdict(label="spam", score=3)
     feedback = agent.messages[-2]
-    assert feedback.role == "user" and "score: Field required" in feedback.text
+    assert feedback.role == "user"
+    assert "score: Field required" in feedback.text
 
 
 def test_past_the_retry_bound_the_run_fails_naming_the_fields() -> None:
@@ -54,10 +56,13 @@ def test_past_the_retry_bound_the_run_fails_naming_the_fields() -> None:
     with pytest.raises(OutputValidationError) as info:
         agent.run("classify", output_type=Verdict)
     message = str(info.value)
-    assert "does not fit Verdict" in message and "label" in message and "score" in message
+    assert "does not fit Verdict" in message
+    assert "label" in message
+    assert "score" in message
     assert "after 2 retries" in message
     assert isinstance(info.value, RunError)
-    assert info.value.result is not None and info.value.result.stop_reason == "error"
+    assert info.value.result is not None
+    assert info.value.result.stop_reason == "error"
     assert len(agent.messages) == 7  # nothing lost: prompt, instruction, 3 answers, 2 feedbacks
 
 
