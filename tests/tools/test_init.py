@@ -12,6 +12,7 @@ def test_public_names() -> None:
         "ToolContext",
         "ToolSource",
         "as_tool",
+        "delegate",
         "describe_available",
         "expand_tools",
         "format_tool_output",

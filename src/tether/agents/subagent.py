@@ -40,6 +40,9 @@ class SubAgentTool(Tool):
     ``parallel=True``).
     """
 
+    _instance: Agent | None
+    _factory: AgentFactory | None
+
     def __init__(
         self,
         source: Agent | AgentFactory,
@@ -51,8 +54,7 @@ class SubAgentTool(Tool):
     ) -> None:
         from tether.agent import Agent
 
-        self._instance: Agent | None = None
-        self._factory: AgentFactory | None = None
+        self._init_state(output_type)
         if isinstance(source, Agent):
             check_child(source, name)
             if parallel:
@@ -69,10 +71,6 @@ class SubAgentTool(Tool):
                 f"as_tool takes an Agent or a function returning a fresh Agent, got "
                 f"{type(source).__name__}"
             )
-        self.output_type = output_type
-        self._live: dict[str, Agent] = {}  # factory children that stopped for an interrupt
-        self._conversations: dict[str, Conversation] = {}  # the instance's, likewise
-        self._busy = threading.Lock()
 
         async def delegate(task: str, context: ToolContext) -> str:
             """Args:
@@ -87,6 +85,14 @@ class SubAgentTool(Tool):
             read_only=parallel,  # the planner's flag for "may run alongside other calls"
             idempotent=True,  # a re-run continues the child's session, never repeats it
         )
+
+    def _init_state(self, output_type: Any) -> None:
+        self._instance = None
+        self._factory = None
+        self.output_type = output_type
+        self._live: dict[str, Agent] = {}  # factory children that stopped for an interrupt
+        self._conversations: dict[str, Conversation] = {}  # the instance's, likewise
+        self._busy = threading.Lock()
 
     def make_child(self, context: ToolContext) -> Agent:
         """A fresh child for one call (factory mode)."""
