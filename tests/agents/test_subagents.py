@@ -239,13 +239,22 @@ def test_a_three_level_tree_is_answered_in_two_resumes_from_two_processes(
     store = SQLiteStore(str(db))
     import asyncio
 
-    async def look() -> tuple[list[str], list[Any]]:
-        ids = [s.session_id for s in await store.list_sessions()]
-        return ids, await store.approvals.find(session_id="tree-1")
+    async def look() -> tuple[dict[str, Any], list[Any]]:
+        leaf = await store.load("tree-1/researcher#1.p1/coder#1.k1")
+        mid = await store.load("tree-1/researcher#1.p1")
+        assert leaf is not None and mid is not None
+        meta = {"mid": mid.metadata, "leaf": leaf.metadata}
+        return meta, await store.approvals.find(session_id="tree-1")
 
-    ids, approvals = asyncio.run(look())
-    assert "tree-1/researcher#1.p1" in ids
-    assert "tree-1/researcher#1.p1/coder#1.k1" in ids
+    meta, approvals = asyncio.run(look())
+    assert meta["mid"]["tether_subagent"] == {
+        "parent_session": "tree-1",
+        "agent_path": "researcher#p1",
+    }
+    assert meta["leaf"]["tether_subagent"] == {
+        "parent_session": "tree-1/researcher#1.p1",
+        "agent_path": "researcher#p1/coder#k1",
+    }
     assert sorted(a.name for a in approvals) == sorted(i["name"] for i in first["interrupts"])
     assert {a.tool for a in approvals} == {"write"}
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tether.agents.addresses import child_session_id, lift, lifted_id, step
-from tether.agents.inherit import bind, check_child
+from tether.agents.inherit import agent_path, bind, check_child
 from tether.control.interrupts import InterruptSignal
 from tether.errors import AgentBusyError, ConfigurationError, SubAgentError
 from tether.messages import JSONValue
@@ -148,7 +148,7 @@ class SubAgentTool(Tool):
         call = context.tool_call
         bind(child, parent, where)
         conversation = child.conversation
-        await _load(child)
+        await _load(child, parent)
         try:
             if conversation.suspension is not None:
                 answers: dict[str, Any] = {}
@@ -207,17 +207,21 @@ class SubAgentTool(Tool):
         self._live.pop(sid, None)
 
 
-async def _load(child: Agent) -> None:
-    """Bring a child object up to date with its session in the store (if it has one)."""
+async def _load(child: Agent, parent: Agent) -> None:
+    """Bring a child object up to date with its session in the store (if it has one);
+    a new child session is created with its place in the tree as metadata."""
     store = child.store
     conversation = child.conversation
     if store is None or conversation.synced_version != -1:
         return
     record = await store.load(child.session_id)
-    if record is not None:
-        from tether.session import fold
+    if record is None:
+        tree = {"parent_session": parent.session_id, "agent_path": agent_path(child)}
+        await store.create(child.session_id, metadata={"tether_subagent": tree})
+        return
+    from tether.session import fold
 
-        conversation.adopt(fold(record))
+    conversation.adopt(fold(record))
 
 
 def _reply(result: Result) -> str:

@@ -19,6 +19,14 @@ if TYPE_CHECKING:
     from tether.agents.delegate import DelegateTool
 
 
+def clarify(name: str = "clarify") -> Tool:
+    """The opt-in ``clarify`` tool (``tether.tools.clarify``): the model asks the user a
+    question; the run suspends and the answer is the tool's result."""
+    from tether.tools.clarify import clarify as build
+
+    return build(name)
+
+
 def delegate(**options: Any) -> DelegateTool:
     """The opt-in ``delegate`` tool (``tether.agents.delegate``: a child agent with a
     subset of the parent's tools, bounded by depth and count)."""
@@ -33,6 +41,7 @@ __all__ = [
     "ToolContext",
     "ToolSource",
     "as_tool",
+    "clarify",
     "delegate",
     "describe_available",
     "expand_tools",
