@@ -242,7 +242,8 @@ def test_a_three_level_tree_is_answered_in_two_resumes_from_two_processes(
     async def look() -> tuple[dict[str, Any], list[Any]]:
         leaf = await store.load("tree-1/researcher#1.p1/coder#1.k1")
         mid = await store.load("tree-1/researcher#1.p1")
-        assert leaf is not None and mid is not None
+        assert leaf is not None
+        assert mid is not None
         meta = {"mid": mid.metadata, "leaf": leaf.metadata}
         return meta, await store.approvals.find(session_id="tree-1")
 

@@ -52,5 +52,6 @@ def test_a_childs_question_reaches_the_top_with_its_path() -> None:
 
     top = Agent(model=ScriptedModel(top_turn), tools=[as_tool(child, name="painter")])
     [asked] = top("go").interrupts
-    assert asked.name == "painter#t1/clarify" and asked.reason == "Which colour?"
+    assert asked.name == "painter#t1/clarify"
+    assert asked.reason == "Which colour?"
     assert top.resume({asked.id: "green"}).text == "top: painting it green"
