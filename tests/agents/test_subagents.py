@@ -204,9 +204,18 @@ def test_a_denied_nested_confirm_reaches_the_child_as_a_denial(tmp_path: Path) -
     assert not effects.exists()
 
 
-def _step(db: Path, effects: Path, *args: str) -> dict[str, Any]:
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where the tree's store lives: a SQLite file or a fresh PostgreSQL schema."""
+    if request.param == "sqlite":
+        return str(tmp_path / "tether.db")
+    dsn: str = request.getfixturevalue("pg_dsn")
+    return dsn
+
+
+def _step(db: str, effects: Path, *args: str) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, str(SUPPORT / "agent_tree.py"), str(db), str(effects), *args],
+        [sys.executable, str(SUPPORT / "agent_tree.py"), db, str(effects), *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -218,9 +227,9 @@ def _step(db: Path, effects: Path, *args: str) -> dict[str, Any]:
 
 
 def test_a_three_level_tree_is_answered_in_two_resumes_from_two_processes(
-    tmp_path: Path,
+    db: str, tmp_path: Path
 ) -> None:
-    db, effects = tmp_path / "tether.db", tmp_path / "effects.txt"
+    effects = tmp_path / "effects.txt"
     first = _step(db, effects, "start")
     assert first["stop_reason"] == "interrupt"
     assert len(first["interrupts"]) == 2
@@ -236,16 +245,18 @@ def test_a_three_level_tree_is_answered_in_two_resumes_from_two_processes(
     assert sorted(effects.read_text().split()) == ["a", "b"]
     # every child is a journaled session of its own in the parent's store, and the
     # approvals inbox has the tree's two questions under the top session
-    store = SQLiteStore(str(db))
     import asyncio
 
     async def look() -> tuple[dict[str, Any], list[Any]]:
+        store = agent_tree.open_store(db)
         leaf = await store.load("tree-1/researcher#1.p1/coder#1.k1")
         mid = await store.load("tree-1/researcher#1.p1")
         assert leaf is not None
         assert mid is not None
         meta = {"mid": mid.metadata, "leaf": leaf.metadata}
-        return meta, await store.approvals.find(session_id="tree-1")
+        found = await store.approvals.find(session_id="tree-1")
+        await store.close()
+        return meta, found
 
     meta, approvals = asyncio.run(look())
     assert meta["mid"]["tether_subagent"] == {
@@ -261,15 +272,15 @@ def test_a_three_level_tree_is_answered_in_two_resumes_from_two_processes(
 
 
 def test_a_sigkill_while_a_grandchilds_tool_runs_resumes_without_repeating_it(
-    tmp_path: Path,
+    db: str, tmp_path: Path
 ) -> None:
     import os
     import signal
     import time
 
-    db, effects = tmp_path / "tether.db", tmp_path / "effects.txt"
+    effects = tmp_path / "effects.txt"
     env = {**os.environ, "TETHER_TREE_CRASH": "1", "TETHER_TREE_HANG": "a"}
-    script = [sys.executable, str(SUPPORT / "agent_tree.py"), str(db), str(effects)]
+    script = [sys.executable, str(SUPPORT / "agent_tree.py"), db, str(effects)]
     proc = subprocess.Popen([*script, "start"], env=env, stdout=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60

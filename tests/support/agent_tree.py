@@ -22,7 +22,7 @@ from typing import Any
 from tether import Agent, Execution, tool
 from tether.agents import as_tool
 from tether.control import BeforeToolCall, Confirm, InterventionHandler
-from tether.durable import SQLiteStore
+from tether.durable import PostgresStore, SQLiteStore, Store
 from tether.models import ScriptedModel
 
 
@@ -60,6 +60,13 @@ def coder_turn(messages: list[Any], specs: list[Any]) -> Any:
     return {"tool_calls": [{"id": "w1", "name": "write", "args": {"text": messages[0].text}}]}
 
 
+def open_store(db: str) -> Store:
+    """DB is a SQLite path or a PostgreSQL conninfo / URL."""
+    if db.startswith("postgres") or "=" in db:
+        return PostgresStore(db, max_size=2)
+    return SQLiteStore(db)
+
+
 def build(
     db: str | None,
     effects: Path,
@@ -92,7 +99,7 @@ def build(
         model=ScriptedModel(planner_turn),
         tools=[as_tool(researcher, name="researcher")],
         interventions=[ConfirmWrites()] if confirm else [],
-        store=SQLiteStore(db) if db is not None else None,
+        store=open_store(db) if db is not None else None,
         session_id="tree-1" if db is not None else None,
         execution=execution,
     )
