@@ -242,6 +242,9 @@ async def _cycles(
         assert response is not None  # events() ends by raising or with a response
         calls = response.tool_calls
         unknown = repair_names(run, calls) if calls else 0
+        if calls and agent.budget is not None and agent.budget.refund_cheap and not run.grace_used:
+            if all(getattr(agent.tool_map.get(c.name), "cheap", False) for c in calls):
+                agent.budget.refund()
         if not calls and run.output_spec is not None:
             feedback = output_step(run, response.message)
             if feedback is not None:  # invalid structured output: the model tries again

@@ -13,7 +13,7 @@ class SharedBudget(IterationBudget):
     grace = False
 
     def __init__(self, parent: IterationBudget, own: IterationBudget | None = None) -> None:
-        super().__init__(0)
+        super().__init__(0, refund_cheap=parent.refund_cheap)
         self.parent = parent
         self.own = own
 
