@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
@@ -21,7 +21,7 @@ from tether.events import (
     StreamEvent,
     TextDelta,
 )
-from tether.messages import Message, ReasoningBlock, TextBlock
+from tether.messages import Message, ReasoningBlock, TextBlock, ToolCall
 from tether.modelcall import ModelCall
 from tether.result import Result, StopReason
 from tether.run_state import RunState, StopRun, Suspension
@@ -242,9 +242,8 @@ async def _cycles(
         assert response is not None  # events() ends by raising or with a response
         calls = response.tool_calls
         unknown = repair_names(run, calls) if calls else 0
-        if calls and agent.budget is not None and agent.budget.refund_cheap and not run.grace_used:
-            if all(getattr(agent.tool_map.get(c.name), "cheap", False) for c in calls):
-                agent.budget.refund()
+        if calls and agent.budget is not None and agent.budget.refund_cheap:
+            _refund_cheap(run, calls)
         if not calls and run.output_spec is not None:
             feedback = output_step(run, response.message)
             if feedback is not None:  # invalid structured output: the model tries again
@@ -317,6 +316,15 @@ async def _tool_phase(
         )
     if run.cancel.cancelled:
         raise StopRun("cancelled", "cancelled while the tools ran")
+
+
+def _refund_cheap(run: RunState, calls: Sequence[ToolCall]) -> None:
+    """Hermes' rule: a turn that only calls ``cheap`` tools gives its iteration back."""
+    budget = run.agent.budget
+    tools = run.agent.tool_map
+    cheap = all(getattr(tools.get(c.name), "cheap", False) for c in calls)
+    if budget is not None and cheap and not run.grace_used:
+        budget.refund()
 
 
 def _release(message: Message) -> list[TextDelta | ReasoningDelta]:
