@@ -141,6 +141,14 @@ class Agent:
         return self.conversation.session_id
 
     @property
+    def path(self) -> str:
+        """This agent's path in an agent tree (``researcher#c1/coder#c4``; ``""`` at the
+        top): every hook event carries it as ``event.agent.path``."""
+        from tether.agents.inherit import agent_path
+
+        return agent_path(self)
+
+    @property
     def messages(self) -> list[Message]:
         """The conversation so far."""
         return self.conversation.messages

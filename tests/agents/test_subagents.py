@@ -367,3 +367,21 @@ def test_cancelling_the_parent_reaches_the_running_child_and_its_tool() -> None:
     assert not runner.is_alive()
     assert results[0].stop_reason == "cancelled"
     assert outcome == ["cancelled"]
+
+
+def test_hooks_of_every_agent_in_the_tree_see_its_path(tmp_path: Path) -> None:
+    seen: list[tuple[str, str]] = []
+
+    class Record(InterventionHandler):  # the top's policy runs in every child too
+        def before_tool_call(self, event: BeforeToolCall) -> None:
+            seen.append((event.agent.path, event.tool_call.name))
+
+    top = agent_tree.build(None, tmp_path / "effects.txt", confirm=False, policies=(Record(),))
+    assert top("plan").stop_reason == "end_turn"
+    assert sorted(seen) == [
+        ("", "researcher"),
+        ("researcher#p1", "coder"),
+        ("researcher#p1", "coder"),
+        ("researcher#p1/coder#k1", "write"),
+        ("researcher#p1/coder#k2", "write"),
+    ]

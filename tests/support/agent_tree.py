@@ -73,6 +73,7 @@ def build(
     lease_ttl: float = 30.0,
     confirm: bool = True,
     hang_on: str | None = None,
+    policies: tuple[InterventionHandler, ...] = (),
 ) -> Agent:
     execution = Execution(lease_ttl=lease_ttl)
 
@@ -98,7 +99,7 @@ def build(
     return Agent(
         model=ScriptedModel(planner_turn),
         tools=[as_tool(researcher, name="researcher")],
-        interventions=[ConfirmWrites()] if confirm else [],
+        interventions=([ConfirmWrites()] if confirm else []) + list(policies),
         store=open_store(db) if db is not None else None,
         session_id="tree-1" if db is not None else None,
         execution=execution,
