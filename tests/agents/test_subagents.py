@@ -385,3 +385,32 @@ def test_hooks_of_every_agent_in_the_tree_see_its_path(tmp_path: Path) -> None:
         ("researcher#p1/coder#k1", "write"),
         ("researcher#p1/coder#k2", "write"),
     ]
+
+
+def test_tether_worker_resumes_a_tree_once_its_approvals_are_decided(tmp_path: Path) -> None:
+    import asyncio
+
+    from tether.ops.worker import Worker, WorkerConfig
+
+    db, effects = str(tmp_path / "tether.db"), tmp_path / "effects.txt"
+    first = agent_tree.build(db, effects)("plan")
+    assert first.stop_reason == "interrupt"
+    assert len(first.interrupts) == 2
+
+    async def decide_and_work() -> list[Any]:
+        store = SQLiteStore(db)
+        for approval in await store.approvals.pending(session_id="tree-1"):
+            await store.approvals.decide(approval.id, "approve", decided_by="alice")
+
+        def factory(session_id: str) -> Agent:
+            assert session_id == "tree-1"  # child sessions are never claimed by themselves
+            return agent_tree.build(db, effects)
+
+        worker = Worker(store, factory, WorkerConfig(poll=0.05, listen=False))
+        outcomes = await worker.run(once=True)
+        await store.close()
+        return outcomes
+
+    outcomes = asyncio.run(decide_and_work())
+    assert [(o.session_id, o.outcome) for o in outcomes] == [("tree-1", "completed")]
+    assert sorted(effects.read_text().split()) == ["a", "b"]
