@@ -17,12 +17,18 @@ from tether._agent_setup import (
     resolve_model,
     resolve_store,
 )
-from tether.control.events import AgentInitialized, HookEvent
+from tether.control.events import AfterInvocation, AgentInitialized, HookEvent
 from tether.control.interrupts import Interrupt
 from tether.control.middleware import ModelMiddleware, ModelOnion, ToolMiddleware, ToolOnion
 from tether.control.registry import HookOrder, HookProvider, HookRegistry
 from tether.conversation import Conversation
-from tether.errors import AgentBusyError, ConfigurationError, InputError, SessionStateError
+from tether.errors import (
+    AgentBusyError,
+    ConfigurationError,
+    InputError,
+    RetryLimitError,
+    SessionStateError,
+)
 from tether.events import FinalResult, StreamEvent
 from tether.execution import Execution
 from tether.limits import IterationBudget, Limits
@@ -50,6 +56,8 @@ E = TypeVar("E", bound=HookEvent)
 Middleware: TypeAlias = ModelMiddleware | ToolMiddleware
 
 _thread_state = threading.local()
+MAX_FOLLOW_UPS = 5
+"""Invocations AfterInvocation hooks may start in a row with ``resume``."""
 
 
 class Agent:
@@ -261,7 +269,9 @@ class Agent:
         try:
             self._refuse_if_suspended()
             messages = self._expect(spec, messages)
-            events = run_invocation(self, messages, self._cancel, journal=journal)
+            events = self._chain(
+                run_invocation(self, messages, self._cancel, journal=journal), journal
+            )
             async with contextlib.aclosing(events) as stream:
                 async for event in stream:
                     yield event
@@ -280,9 +290,13 @@ class Agent:
         try:
             self._refuse_if_suspended()
             messages = self._expect(spec, messages)
-            async for event in run_invocation(self, messages, self._cancel, journal=journal):
-                if type(event) is FinalResult:
-                    result = event.result
+            events = self._chain(
+                run_invocation(self, messages, self._cancel, journal=journal), journal
+            )
+            async with contextlib.aclosing(events) as stream:
+                async for event in stream:
+                    if type(event) is FinalResult:
+                        result = event.result
         finally:
             await self._close(journal)
         assert result is not None
@@ -315,8 +329,36 @@ class Agent:
         finally:
             self._lock.release()
 
+    def _chain(
+        self, events: AsyncGenerator[StreamEvent, None], journal: SessionJournal | None
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """``events``, then the invocations AfterInvocation hooks ask for (``resume``)."""
+        if not self.hooks.has(AfterInvocation):
+            return events
+        return self._follow_ups(events, journal)
+
+    async def _follow_ups(
+        self, events: AsyncGenerator[StreamEvent, None], journal: SessionJournal | None
+    ) -> AsyncGenerator[StreamEvent, None]:
+        for rounds in range(MAX_FOLLOW_UPS + 1):
+            async with contextlib.aclosing(events) as stream:
+                async for event in stream:
+                    yield event
+            prompt = self.conversation.follow_up
+            self.conversation.follow_up = None
+            if prompt is None or self.conversation.suspension is not None:
+                return
+            if rounds == MAX_FOLLOW_UPS:
+                raise RetryLimitError(
+                    f"AfterInvocation hooks asked to resume session {self.session_id} "
+                    f"{MAX_FOLLOW_UPS + 1} times in a row; the limit is {MAX_FOLLOW_UPS}"
+                )
+            messages = _prompt_messages(prompt)
+            events = run_invocation(self, messages, self._cancel, journal=journal)
+
     def _expect(self, spec: OutputSpec | None, messages: list[Message]) -> list[Message]:
         """Set this invocation's output type; with one, the prompt asks for it."""
+        self.conversation.follow_up = None
         self.conversation.output_spec = spec
         return messages if spec is None else [*messages, spec.instruction()]
 
@@ -368,7 +410,10 @@ class Agent:
         try:
             if spec is not None:
                 self.conversation.output_spec = spec
-            events = resume_events(self, responses or {}, self._cancel, journal)
+            self.conversation.follow_up = None
+            events = self._chain(
+                resume_events(self, responses or {}, self._cancel, journal), journal
+            )
             async with contextlib.aclosing(events) as events:
                 async for event in events:
                     yield event

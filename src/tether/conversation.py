@@ -38,6 +38,8 @@ class Conversation:
     synced_state: str | None = None
     output_spec: OutputSpec | None = None
     """The output type of the current (or suspended) invocation, if it has one."""
+    follow_up: Any = None
+    """A prompt an AfterInvocation hook set as ``resume``: the next invocation to start."""
     steering: deque[str] = field(default_factory=deque)
     """Guidance from ``Agent.steer`` not yet delivered (a deque: thread-safe appends)."""
 

@@ -149,7 +149,9 @@ async def _finish(run: RunState, outcome: _Outcome) -> list[StreamEvent]:
         result.output = run.output
     conversation.last_result = result
     if agent.hooks.has(AfterInvocation):
-        await outcome.guard(agent.hooks.emit(AfterInvocation(agent, result)))
+        after = await outcome.guard(agent.hooks.emit(AfterInvocation(agent, result)))
+        if after is not None and outcome.failure is None:
+            conversation.follow_up = after.resume
         result.stop_reason, result.reason = outcome.stop_reason, outcome.reason
     if outcome.failure is not None:
         outcome.failure.result = result

@@ -82,11 +82,17 @@ class BeforeInvocation(HookEvent):
 
 @hook_event
 class AfterInvocation(HookEvent):
-    """An invocation ended (also after errors); ``result`` is what the caller gets."""
+    """An invocation ended (also after errors); ``result`` is what the caller gets.
 
+    Writable: ``resume`` (a prompt: start another invocation with it at once, in the
+    same call, when this one ended without suspending or failing; bounded).
+    """
+
+    WRITABLE = frozenset({"resume"})
     REVERSE = True
     agent: Agent
     result: Result
+    resume: str | Message | list[Message] | None = None
 
 
 @hook_event
