@@ -48,7 +48,7 @@ def test_stream_yields_a_final_result_per_invocation() -> None:
 def test_endless_resumes_stop_at_the_bound_with_a_clear_error() -> None:
     agent = Agent(model=ScriptedModel(lambda m, s: "again"))
     agent.on(AfterInvocation)(lambda e: setattr(e, "resume", "once more"))
-    with pytest.raises(RetryLimitError, match="asked to resume session .* 6 times in a row"):
+    with pytest.raises(RetryLimitError, match=r"asked to resume session .* 6 times in a row"):
         agent("go")
     assert len([m for m in agent.messages if m.role == "assistant"]) == 6  # nothing lost
 
@@ -56,5 +56,5 @@ def test_endless_resumes_stop_at_the_bound_with_a_clear_error() -> None:
 def test_other_fields_stay_read_only() -> None:
     agent = Agent(model=ScriptedModel(["x"]))
     agent.on(AfterInvocation)(lambda e: setattr(e, "result", None))
-    with pytest.raises(Exception, match="AfterInvocation.result is read-only"):
+    with pytest.raises(Exception, match=r"AfterInvocation\.result is read-only"):
         agent("go")
