@@ -4,7 +4,7 @@ The planner's policy (Confirm before ``write``) is inherited by every coder; the
 ``write`` appends to EFFECTS, so a repeated side effect shows. Children are built with
 store=None: their sessions live in the planner's SQLite store.
 
-Usage: python agent_tree.py DB EFFECTS start | resume ANSWERS_JSON
+Usage: python agent_tree.py DB EFFECTS start | resume ANSWERS_JSON | race ANSWERS_JSON GO_FILE
 Prints one JSON line: stop_reason, text, interrupts (id, name, point, source).
 With TETHER_TREE_CRASH=1 the tree runs without the Confirm and with 1 s leases, and
 the coder writing TETHER_TREE_HANG hangs after its write (the test SIGKILLs it there).
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tether import Agent, Execution, tool
+from tether import Agent, Execution, TetherError, tool
 from tether.agents import as_tool
 from tether.control import BeforeToolCall, Confirm, InterventionHandler
 from tether.durable import PostgresStore, SQLiteStore, Store
@@ -126,7 +126,18 @@ def main() -> None:
         agent = build(db, Path(effects), lease_ttl=1.0, confirm=False, hang_on=hang)
     else:
         agent = build(db, Path(effects))
-    result = agent("plan") if mode == "start" else agent.resume(json.loads(rest[0]))
+    if mode == "race":  # wait at the barrier (a file), then resume; report a refusal
+        go = Path(rest[1])
+        Path(f"{go}.ready.{os.getpid()}").touch()
+        while not go.exists():
+            time.sleep(0.002)
+        try:
+            result = agent.resume(json.loads(rest[0]))
+        except TetherError as exc:
+            print(json.dumps({"error": type(exc).__name__}), flush=True)
+            return
+    else:
+        result = agent("plan") if mode == "start" else agent.resume(json.loads(rest[0]))
     print(report(result), flush=True)
 
 
