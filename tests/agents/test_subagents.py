@@ -414,3 +414,29 @@ def test_tether_worker_resumes_a_tree_once_its_approvals_are_decided(tmp_path: P
     outcomes = asyncio.run(decide_and_work())
     assert [(o.session_id, o.outcome) for o in outcomes] == [("tree-1", "completed")]
     assert sorted(effects.read_text().split()) == ["a", "b"]
+
+
+def test_the_approvals_cli_lists_the_trees_questions_with_their_paths(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from tether.ops.cli import app
+
+    db, effects = str(tmp_path / "tether.db"), tmp_path / "effects.txt"
+    agent_tree.build(db, effects)("plan")
+    env: dict[str, str | None] = {"COLUMNS": "250", "NO_COLOR": "1", "TETHER_STORE": None}
+    listed = CliRunner(env=env).invoke(app, ["approvals", "list", "--store", db])
+    assert listed.exit_code == 0, listed.output
+    assert listed.output.count("tree-1") == 2  # both under the top session
+    shown = CliRunner(env=env).invoke(
+        app, ["approvals", "show", _approval_id(db, "coder#k1"), "--store", db]
+    )
+    assert "researcher#p1/coder#k1/confirm:ConfirmWrites" in shown.output
+    assert "write 'a'?" in shown.output
+
+
+def _approval_id(db: str, step: str) -> str:
+    import asyncio
+
+    rows = asyncio.run(SQLiteStore(db).approvals.pending(session_id="tree-1"))
+    [row] = [r for r in rows if step in r.name]
+    return row.id
