@@ -76,3 +76,27 @@ def test_an_output_type_pydantic_cannot_use_is_refused_before_the_run() -> None:
 def test_without_output_type_result_output_is_none() -> None:
     agent = Agent(model=ScriptedModel(["plain"]))
     assert agent.run("x").output is None
+
+
+def test_the_model_request_carries_the_schema_for_native_structured_output() -> None:
+    from collections.abc import AsyncGenerator
+
+    from tether.events import ModelStop, TextDelta
+    from tether.models.base import ModelRequest
+
+    seen: list[tuple[Any, str]] = []
+
+    class Capturing:
+        name = "capturing"
+
+        async def stream(self, request: ModelRequest) -> AsyncGenerator[Any, None]:
+            seen.append((request.output_schema, request.output_name))
+            yield TextDelta('{"x": 1, "y": 2}')
+            yield ModelStop("end_turn")
+
+    agent = Agent(model=Capturing())
+    assert agent.run("where", output_type=Point).output == Point(1, 2)
+    assert seen[0][1] == "Point"
+    assert seen[0][0]["required"] == ["x", "y"]
+    agent.run("plain")
+    assert seen[1] == (None, "output")

@@ -49,6 +49,7 @@ class OutputSpec:
             ) from exc
         self.output_type = output_type
         self.name = getattr(output_type, "__name__", repr(output_type))
+        self.schema_name = re.sub(r"[^A-Za-z0-9_-]", "_", self.name)[:64] or "output"
         self.retries = retries
 
     def instruction(self) -> Message:
