@@ -22,13 +22,7 @@ from tether.control.interrupts import Interrupt
 from tether.control.middleware import ModelMiddleware, ModelOnion, ToolMiddleware, ToolOnion
 from tether.control.registry import HookOrder, HookProvider, HookRegistry
 from tether.conversation import Conversation
-from tether.errors import (
-    AgentBusyError,
-    ConfigurationError,
-    InputError,
-    RetryLimitError,
-    SessionStateError,
-)
+from tether.errors import AgentBusyError, ConfigurationError, InputError, SessionStateError
 from tether.events import FinalResult, StreamEvent
 from tether.execution import Execution
 from tether.limits import IterationBudget, Limits
@@ -56,8 +50,6 @@ E = TypeVar("E", bound=HookEvent)
 Middleware: TypeAlias = ModelMiddleware | ToolMiddleware
 
 _thread_state = threading.local()
-MAX_FOLLOW_UPS = 5
-"""Invocations AfterInvocation hooks may start in a row with ``resume``."""
 
 
 class Agent:
@@ -335,26 +327,9 @@ class Agent:
         """``events``, then the invocations AfterInvocation hooks ask for (``resume``)."""
         if not self.hooks.has(AfterInvocation):
             return events
-        return self._follow_ups(events, journal)
+        from tether.follow_up import follow_ups
 
-    async def _follow_ups(
-        self, events: AsyncGenerator[StreamEvent, None], journal: SessionJournal | None
-    ) -> AsyncGenerator[StreamEvent, None]:
-        for rounds in range(MAX_FOLLOW_UPS + 1):
-            async with contextlib.aclosing(events) as stream:
-                async for event in stream:
-                    yield event
-            prompt = self.conversation.follow_up
-            self.conversation.follow_up = None
-            if prompt is None or self.conversation.suspension is not None:
-                return
-            if rounds == MAX_FOLLOW_UPS:
-                raise RetryLimitError(
-                    f"AfterInvocation hooks asked to resume session {self.session_id} "
-                    f"{MAX_FOLLOW_UPS + 1} times in a row; the limit is {MAX_FOLLOW_UPS}"
-                )
-            messages = _prompt_messages(prompt)
-            events = run_invocation(self, messages, self._cancel, journal=journal)
+        return follow_ups(self, events, self._cancel, journal, _prompt_messages)
 
     def _expect(self, spec: OutputSpec | None, messages: list[Message]) -> list[Message]:
         """Set this invocation's output type; with one, the prompt asks for it."""
