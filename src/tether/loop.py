@@ -297,9 +297,14 @@ async def _tool_phase(
         raise StopRun("cancelled", "cancelled before the tools ran")
     if run.paused:
         raise StopRun("paused", "paused by agent.pause() before the tools ran")
+    forwarded = run.forwarded
     async with aclosing(run_batch(run, calls, argument_errors, results)) as batch:
         async for event in batch:
+            while forwarded:  # sub-agents' events, in order, before their call's end
+                yield forwarded.popleft()
             yield event
+    while forwarded:
+        yield forwarded.popleft()
     if run.interrupts:
         raise StopRun("interrupt", _pending_text(run.interrupts))
     if run.paused and None in results:

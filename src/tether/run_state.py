@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tether.control.events import AfterMessageAdded
 from tether.control.interrupts import Interrupt
-from tether.events import MessageCompleted
+from tether.events import MessageCompleted, StreamEvent
 from tether.messages import ContentBlock, JSONValue, Message, ToolCall, ToolResult
 from tether.result import RunUsage, StopReason
 from tether.tools.context import CancelSignal
@@ -43,6 +44,7 @@ class RunState:
         "batch_position",
         "buffered",
         "cancel",
+        "forwarded",
         "grace_used",
         "interrupts",
         "invalid_rounds",
@@ -88,6 +90,8 @@ class RunState:
         self.output: object = None
         """The validated structured output (with an output type, once the run answered)."""
         self.output_retries = 0
+        self.forwarded: deque[StreamEvent] = deque()
+        """Stream events of sub-agents (``SubAgentEvent``) waiting to join this run's stream."""
         """Hold model text/reasoning deltas until the post_model_call and output verdicts."""
 
     def cancel_tasks(self) -> None:

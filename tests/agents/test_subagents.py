@@ -440,3 +440,36 @@ def _approval_id(db: str, step: str) -> str:
     rows = asyncio.run(SQLiteStore(db).approvals.pending(session_id="tree-1"))
     [row] = [r for r in rows if step in r.name]
     return row.id
+
+
+def test_childrens_stream_events_reach_the_parents_stream_tagged_with_their_path(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    from tether.events import FinalResult, SubAgentEvent, TextDelta, ToolFinished, ToolStarted
+
+    top = agent_tree.build(None, tmp_path / "effects.txt", confirm=False)
+
+    async def collect() -> list[Any]:
+        return [event async for event in top.stream("plan")]
+
+    events = asyncio.run(collect())
+    assert isinstance(events[-1], FinalResult)
+    forwarded = [e for e in events if isinstance(e, SubAgentEvent)]
+    texts = {(e.path, e.event.text) for e in forwarded if isinstance(e.event, TextDelta)}
+    assert ("researcher#p1/coder#k1", "wrote a") in texts
+    assert ("researcher#p1/coder#k2", "wrote b") in texts
+    writes = [e.path for e in forwarded if isinstance(e.event, ToolStarted)]
+    assert sorted(writes) == [
+        "researcher#p1",  # the researcher's two coder calls
+        "researcher#p1",
+        "researcher#p1/coder#k1",
+        "researcher#p1/coder#k2",
+    ]
+    # in order: the researcher call starts, its tree's events, then it finishes
+    kinds = [type(e) for e in events]
+    first_started = kinds.index(ToolStarted)
+    finished = next(i for i, e in enumerate(events) if isinstance(e, ToolFinished))
+    assert all(isinstance(e, SubAgentEvent) for e in events[first_started + 1 : finished])
+    assert not any(isinstance(e, FinalResult) for e in events[:-1])  # children's are not forwarded

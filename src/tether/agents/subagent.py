@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from tether.agents.addresses import child_session_id, lift, lifted_id, step
 from tether.agents.inherit import agent_path, bind, check_child
 from tether.control.interrupts import InterruptSignal
 from tether.errors import AgentBusyError, ConfigurationError, SubAgentError
+from tether.events import FinalResult, InterruptRaised, StreamEvent, SubAgentEvent
 from tether.messages import JSONValue
 from tether.tools.base import Tool
 from tether.tools.context import ToolContext
@@ -156,11 +158,14 @@ class SubAgentTool(Tool):
                     key = lifted_id(interrupt.id, self.name, call.id, position)
                     if key in parent.answers:
                         answers[interrupt.id] = parent.answers[key]
-                result = await child.resume_async(answers, output_type=self.output_type)
+                events = child.resume_stream(answers, output_type=self.output_type)
+                result = await _forward(events, parent, where)
             elif conversation.messages:  # finished before a crash lost the parent's record
                 return self._answer_of(child)
             else:
-                result = await child.invoke_async(task, output_type=self.output_type)
+                result = await _forward(
+                    child.stream(task, output_type=self.output_type), parent, where
+                )
         except asyncio.CancelledError:
             child.cancel()
             raise
@@ -205,6 +210,25 @@ class SubAgentTool(Tool):
     def _forget(self, sid: str) -> None:
         self._conversations.pop(sid, None)
         self._live.pop(sid, None)
+
+
+async def _forward(events: AsyncGenerator[StreamEvent, None], parent: Agent, where: str) -> Result:
+    """Drive a child's stream to its (last) Result, forwarding its events to the parent's
+    run, tagged with their path (a grandchild's path is prefixed, not nested)."""
+    run = parent.conversation.run
+    result: Result | None = None
+    async with aclosing(events) as stream:
+        async for event in stream:
+            if isinstance(event, FinalResult):
+                result = event.result
+            elif run is None or isinstance(event, InterruptRaised):
+                continue  # the parent raises the lifted interrupts itself
+            elif isinstance(event, SubAgentEvent):
+                run.forwarded.append(SubAgentEvent(f"{where}/{event.path}", event.event))
+            else:
+                run.forwarded.append(SubAgentEvent(where, event))
+    assert result is not None
+    return result
 
 
 async def _load(child: Agent, parent: Agent) -> None:
