@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +12,7 @@ if TYPE_CHECKING:
     from tether.result import Result
     from tether.run_state import RunState, Suspension
     from tether.session import SessionView
+    from tether.structured import OutputSpec
 
 
 @dataclass(slots=True, eq=False)
@@ -34,6 +36,12 @@ class Conversation:
     """The invocation extending this conversation right now (None between invocations)."""
     synced_version: int = -1
     synced_state: str | None = None
+    output_spec: OutputSpec | None = None
+    """The output type of the current (or suspended) invocation, if it has one."""
+    follow_up: Any = None
+    """A prompt an AfterInvocation hook set as ``resume``: the next invocation to start."""
+    steering: deque[str] = field(default_factory=deque)
+    """Guidance from ``Agent.steer`` not yet delivered (a deque: thread-safe appends)."""
 
     def clear(self, session_id: str) -> None:
         """Forget everything: a fresh conversation under ``session_id``."""
@@ -45,6 +53,8 @@ class Conversation:
         self.last_result = None
         self.synced_version = -1
         self.synced_state = None
+        self.output_spec = None
+        self.steering.clear()
 
     def adopt(self, view: SessionView) -> None:
         """Take the journal's fold as this conversation (a newer version was found)."""

@@ -79,6 +79,9 @@ class ModelCall:
             error: Exception | None = None
             try:
                 request = ModelRequest(messages, specs, agent.system_prompt, run.invocation)
+                if run.output_spec is not None:
+                    request.output_schema = run.output_spec.schema
+                    request.output_name = run.output_spec.schema_name
                 if agent.model_onion is None:  # fast path: assemble inline, no extra layer
                     assembler = ResponseAssembler()
                     add = assembler.add

@@ -34,6 +34,10 @@ class RunUsage:
     tool_calls: int = 0
     model_retries: int = 0
     model_fallbacks: int = 0
+    by_agent: dict[str, RunUsage] = field(default_factory=dict)
+    """Usage of the sub-agents this invocation ran, by agent path (``researcher#c1``,
+    ``researcher#c1/coder#c4``): each entry is that agent's totals, its own sub-agents
+    included. The totals above include every sub-agent."""
 
     @property
     def total_tokens(self) -> int:
@@ -43,6 +47,13 @@ class RunUsage:
         self.model_calls += 1
         self.input_tokens += usage.input_tokens
         self.output_tokens += usage.output_tokens
+
+    def add_child(self, path: str, usage: RunUsage) -> None:
+        """Roll a sub-agent's usage (its own sub-agents included) into these totals."""
+        _add(self, usage)
+        _add(self.by_agent.setdefault(path, RunUsage()), usage)
+        for sub, nested in usage.by_agent.items():
+            _add(self.by_agent.setdefault(f"{path}/{sub}", RunUsage()), nested)
 
     def to_dict(self) -> dict[str, int]:
         return {
@@ -72,6 +83,8 @@ class Result:
     session_id: str
     reason: str | None = None
     interrupts: list[Any] = field(default_factory=list)
+    output: Any = None
+    """The validated structured output (``run(..., output_type=T)``), else None."""
 
     @property
     def text(self) -> str:
@@ -80,3 +93,12 @@ class Result:
 
     def __str__(self) -> str:
         return self.text
+
+
+def _add(target: RunUsage, usage: RunUsage) -> None:
+    target.input_tokens += usage.input_tokens
+    target.output_tokens += usage.output_tokens
+    target.model_calls += usage.model_calls
+    target.tool_calls += usage.tool_calls
+    target.model_retries += usage.model_retries
+    target.model_fallbacks += usage.model_fallbacks

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tether.control.events import AfterMessageAdded
 from tether.control.interrupts import Interrupt
-from tether.events import MessageCompleted
+from tether.events import MessageCompleted, StreamEvent
 from tether.messages import ContentBlock, JSONValue, Message, ToolCall, ToolResult
 from tether.result import RunUsage, StopReason
 from tether.tools.context import CancelSignal
@@ -19,6 +20,7 @@ from tether.tools.context import CancelSignal
 if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.session import SessionJournal
+    from tether.structured import OutputSpec
 
 
 _INVOCATIONS = itertools.count(1)
@@ -43,6 +45,7 @@ class RunState:
         "blocked",
         "buffered",
         "cancel",
+        "forwarded",
         "grace_used",
         "interrupts",
         "invalid_rounds",
@@ -51,6 +54,9 @@ class RunState:
         "last_assistant",
         "loop",
         "messages",
+        "output",
+        "output_retries",
+        "output_spec",
         "paused",
         "pending",
         "started",
@@ -84,6 +90,12 @@ class RunState:
         self.invocation = next(_INVOCATIONS)
         self.journal: SessionJournal | None = None
         self.buffered: bool = agent.buffer_output
+        self.output_spec: OutputSpec | None = agent.conversation.output_spec
+        self.output: object = None
+        """The validated structured output (with an output type, once the run answered)."""
+        self.output_retries = 0
+        self.forwarded: deque[StreamEvent] = deque()
+        """Stream events of sub-agents (``SubAgentEvent``) waiting to join this run's stream."""
         """Hold model text/reasoning deltas until the post_model_call and output verdicts."""
 
     def cancel_tasks(self) -> None:

@@ -70,7 +70,7 @@ def make_events(agent: Agent) -> dict[type[HookEvent], HookEvent]:
 EXPECTED_WRITABLE: dict[type[HookEvent], set[str]] = {
     AgentInitialized: set(),
     BeforeInvocation: {"messages", "block"},
-    AfterInvocation: set(),
+    AfterInvocation: {"resume"},
     AfterMessageAdded: set(),
     BeforeModelCall: {"messages", "block"},
     AfterModelCall: {"response", "retry", "guidance", "block"},
@@ -92,6 +92,7 @@ NEW_VALUES: dict[str, Any] = {
     "cancel_tool": "not allowed",
     "result": ToolResult("c1", "add", "replaced"),
     "message": Message.assistant("replaced"),
+    "resume": "another prompt",
 }
 
 ALL_FIELDS = [

@@ -82,11 +82,17 @@ class BeforeInvocation(HookEvent):
 
 @hook_event
 class AfterInvocation(HookEvent):
-    """An invocation ended (also after errors); ``result`` is what the caller gets."""
+    """An invocation ended (also after errors); ``result`` is what the caller gets.
 
+    Writable: ``resume`` (a prompt: start another invocation with it at once, in the
+    same call, when this one ended without suspending or failing; bounded).
+    """
+
+    WRITABLE = frozenset({"resume"})
     REVERSE = True
     agent: Agent
     result: Result
+    resume: str | Message | list[Message] | None = None
 
 
 @hook_event
@@ -197,13 +203,15 @@ class BeforeOutput(HookEvent):
 
     Fires before the message is appended, journaled or streamed (with buffered
     output). Writable: ``message`` (what the caller gets and the history keeps) and
-    ``block`` (a reason: drop the answer and stop with ``blocked``).
+    ``block`` (a reason: drop the answer and stop with ``blocked``). ``output`` is the
+    validated structured output when the invocation has an ``output_type``.
     """
 
     WRITABLE = frozenset({"message", "block"})
     agent: Agent
     message: Message
     block: str | None = None
+    output: Any = None
 
 
 @hook_event

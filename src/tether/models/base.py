@@ -20,6 +20,11 @@ class ModelRequest:
     invocation: int | None = None
     """Which agent invocation the call belongs to (unique per process), so a model
     can keep per-invocation choices such as a FallbackChain's current model."""
+    output_schema: dict[str, Any] | None = None
+    """The JSON schema of the invocation's ``output_type`` (a provider with native
+    structured output constrains its answer to it; the loop validates it anyway)."""
+    output_name: str = "output"
+    """A name for that schema (letters, digits, ``_`` and ``-``)."""
 
 
 @dataclass(slots=True)

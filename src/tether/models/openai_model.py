@@ -91,6 +91,15 @@ class OpenAIModel(ProviderModel):
             body["tools"] = tools_param(request.tool_specs)
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
+        if request.output_schema is not None:  # native structured output
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.output_name,
+                    "schema": request.output_schema,
+                    "strict": False,
+                },
+            }
         body.update(self.params)
         return body
 
