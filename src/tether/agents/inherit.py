@@ -70,6 +70,7 @@ def bind(child: Agent, parent: Agent, path: str) -> None:
         child.budget = SharedBudget(parent.budget, own.budget)
     _inherit_interventions(child, parent, own)
     _inherit_agent_hooks(child, parent)
+    _inherit_audit(child, parent)
 
 
 def _inherit_interventions(child: Agent, parent: Agent, own: _Own) -> None:
@@ -83,17 +84,33 @@ def _inherit_interventions(child: Agent, parent: Agent, own: _Own) -> None:
     child.interventions = (*child.interventions, *missing)
 
 
+def _inherit_audit(child: Agent, parent: Agent) -> None:
+    """The child writes its own audit records (tool calls, verdicts, interrupts) into the
+    parent's store, redacted like the parent's; approvals are filed by the parent."""
+    trail = parent.audit_sink
+    if trail is None or child.audit_sink is not None:
+        return
+    from tether.control.audit import ApprovalPolicy, AuditTrail
+
+    policy = ApprovalPolicy(redactor=trail.redactor)
+    child.audit_sink = AuditTrail(child, policy, files_approvals=False)
+    child.hooks.add_provider(child.audit_sink)
+
+
 def _inherit_agent_hooks(child: Agent, parent: Agent) -> None:
     host = parent.agent_hooks
-    if host is None or child.agent_hooks is host:
+    if host is None:
         return
+    if child.agent_hooks is not None and child.agent_hooks.parent is host:
+        return  # bound on an earlier call
     if child.agent_hooks is not None:
         raise ConfigurationError(
             "a sub-agent has its own AGENT-HOOKS host, but its parent's host must govern it "
             "too and an agent takes one host: put the child's interceptors into the "
             "parent's declaration, or build the child without agent_hooks="
         )
-    child.hooks.add_provider(host)
-    child.agent_hooks = host
+    own = host.child()  # the parent's interceptors, the child's own AGENT-HOOKS sessions
+    child.hooks.add_provider(own)
+    child.agent_hooks = own
     if child.execution.buffer_output is None:
         child.buffer_output = True

@@ -70,9 +70,14 @@ class ApprovalPolicy:
 class AuditTrail:
     """See the module docstring; ``policy`` comes from ``Agent(approvals=...)``."""
 
-    def __init__(self, agent: Agent, policy: ApprovalPolicy | None = None) -> None:
+    def __init__(
+        self, agent: Agent, policy: ApprovalPolicy | None = None, *, files_approvals: bool = True
+    ) -> None:
         policy = policy or ApprovalPolicy()
         self.agent = agent
+        self.files_approvals = files_approvals
+        """False for a sub-agent: its parent files the approvals of the interrupts it lifts
+        (one inbox row per question); the child still writes every audit record."""
         self.redactor = policy.redactor
         self.approval_ttl = policy.ttl
         self.approval_on_expiry = policy.on_expiry
@@ -177,7 +182,7 @@ class AuditTrail:
         exist (idempotent), without new ``interrupt.raised`` records."""
         from tether.durable.approvals import APPROVAL_SOURCES, args_sha256
 
-        approvals = getattr(self.agent.store, "approvals", None)
+        approvals = getattr(self.agent.store, "approvals", None) if self.files_approvals else None
         records: list[tuple[str, dict[str, Any]]] = []
         try:
             for interrupt in interrupts:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -132,12 +133,32 @@ class AgentHooksHost:
             emitter.set_max_records(MAX_BUFFERED_RECORDS)  # caller-owned sessions never drain
         elif interceptors is not None:
             raise ConfigurationError("pass either interceptors or an emitter, not both")
+        self._setup(emitter, RecordTrail(record_sink), None)
+
+    def _setup(
+        self, emitter: InterceptionEmitter, trail: RecordTrail, router: _Router | None
+    ) -> None:
         self.emitter = emitter
-        self.trail = RecordTrail(record_sink)
-        emitter.set_record_sink(self.trail)
+        self.trail = trail
+        if router is None:  # the first host of this emitter installs the router
+            router = _Router(trail)
+            emitter.set_record_sink(router)
+        self._router = router
         self._session: _Session | None = None
         self._owned: _Session | None = None
         self._attached = False
+        self.parent: AgentHooksHost | None = None
+        """The host this one was made from with :meth:`child` (None for a root host)."""
+
+    def child(self) -> AgentHooksHost:
+        """A host for a sub-agent: the same interceptors and settings (one emitter), with
+        AGENT-HOOKS sessions and a record trail of its own (records go to the same
+        ``record_sink`` and to the child's journal), so parent and child never mix."""
+        host = object.__new__(AgentHooksHost)
+        host.tool_seam_host_error = self.tool_seam_host_error
+        host._setup(self.emitter, RecordTrail(self.trail.sink), self._router)
+        host.parent = self
+        return host
 
     @classmethod
     def from_declaration(
@@ -205,7 +226,11 @@ class AgentHooksHost:
 
     async def _emit(self, ctx: AgentContext) -> InterceptionRecord:
         """Run one emission on ``ctx`` (a transform is written into ``ctx["target"]``)."""
-        record = await self.emitter.emit_unchecked(ctx)
+        token = _EMITTING.set(self.trail)
+        try:
+            record = await self.emitter.emit_unchecked(ctx)
+        finally:
+            _EMITTING.reset(token)
         if self.trail.pending:
             await self.trail.flush()
         return record
@@ -404,6 +429,21 @@ def _changed(ctx: AgentContext, before: Any) -> bool:
 
 
 POSTURES = ("terminate", "continue")
+_EMITTING: ContextVar[RecordTrail | None] = ContextVar("tether_agent_hooks_trail", default=None)
+"""The trail of the host whose emission runs in this context (hosts may share an emitter)."""
+
+
+class _Router:
+    """The emitter's record sink: each record goes to the trail of the host emitting it
+    (a parent and its sub-agents share one emitter); the root host's trail otherwise."""
+
+    __slots__ = ("root",)
+
+    def __init__(self, root: RecordTrail) -> None:
+        self.root = root
+
+    def __call__(self, record: InterceptionRecord) -> None:
+        (_EMITTING.get() or self.root)(record)
 
 
 def _host_error(record: InterceptionRecord) -> bool:
