@@ -47,7 +47,8 @@ async def open_session(agent: Agent) -> SessionJournal:
         lease = await store.acquire_lease(agent.session_id, ttl=ttl)
     _RUNNING[key] = lease.holder
     try:
-        record = await store.load(agent.session_id)
+        known = conversation.synced_version if conversation.synced_version >= 0 else None
+        record = await store.load(agent.session_id, known_version=known)
         if record is None:
             raise SessionStateError(f"session {agent.session_id} was deleted while opening it")
         if record.version != conversation.synced_version:
@@ -57,7 +58,7 @@ async def open_session(agent: Agent) -> SessionJournal:
         journal = SessionJournal(store, agent.session_id, record.version, lease)
         journal.observer = agent.audit_sink
         journal.remember_state(conversation.synced_state)
-        journal.since_snapshot = len(record.entries)
+        journal.since_snapshot = record.version - record.snapshot_seq
     except BaseException:
         _RUNNING.pop(key, None)
         await store.release_lease(lease)

@@ -76,9 +76,13 @@ class MemoryStore(WorkerSide):
             self._rows[session_id] = _Row(0, "idle", now, now, text)
         return self._record(session_id, self._rows[session_id])
 
-    async def load(self, session_id: str) -> SessionRecord | None:
+    async def load(
+        self, session_id: str, *, known_version: int | None = None
+    ) -> SessionRecord | None:
         row = self._rows.get(session_id)
-        return None if row is None else self._record(session_id, row)
+        if row is None:
+            return None
+        return self._record(session_id, row, current=row.version == known_version)
 
     async def append(
         self,
@@ -204,10 +208,10 @@ class MemoryStore(WorkerSide):
     def _metadata(self, session_id: str, row: _Row) -> dict[str, Any]:
         return decode_object(row.metadata, what=f"metadata of session {session_id!r}")
 
-    def _record(self, session_id: str, row: _Row) -> SessionRecord:
+    def _record(self, session_id: str, row: _Row, *, current: bool = False) -> SessionRecord:
         snap = row.snapshot_seq
-        tail = self._entries(session_id, row, max(snap - 1, 0), None)
-        snapshot = tail.pop(0) if snap else None
+        tail = [] if current else self._entries(session_id, row, max(snap - 1, 0), None)
+        snapshot = tail.pop(0) if snap and tail else None
         return SessionRecord(
             session_id=session_id,
             version=row.version,
@@ -218,4 +222,5 @@ class MemoryStore(WorkerSide):
             created_at=row.created_at,
             updated_at=row.updated_at,
             metadata=self._metadata(session_id, row),
+            snapshot_seq=snap,
         )

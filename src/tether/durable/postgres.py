@@ -109,13 +109,15 @@ class PostgresStore(WorkerSide):
             raise StoreError(f"session {session_id!r} was deleted while being created")
         return record
 
-    async def load(self, session_id: str) -> SessionRecord | None:
+    async def load(
+        self, session_id: str, *, known_version: int | None = None
+    ) -> SessionRecord | None:
         try:
-            return await self._load(session_id)
+            return await self._load(session_id, known_version)
         except Broken:  # a stale pooled connection: retry once on a fresh one
-            return await self._load(session_id)
+            return await self._load(session_id, known_version)
 
-    async def _load(self, session_id: str) -> SessionRecord | None:
+    async def _load(self, session_id: str, known_version: int | None) -> SessionRecord | None:
         async with (
             self._conn(f"loading session {session_id!r}") as conn,
             conn.transaction(),
@@ -128,12 +130,14 @@ class PostgresStore(WorkerSide):
             if row is None:
                 return None
             snap = int(row[5])
-            cur = await conn.execute(
-                f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = %s AND seq >= %s "
-                "ORDER BY seq",
-                (session_id, max(snap, 1)),
-            )
-            raw = await cur.fetchall()
+            raw = []
+            if int(row[0]) != known_version:
+                cur = await conn.execute(
+                    f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = %s AND seq >= %s "
+                    "ORDER BY seq",
+                    (session_id, max(snap, 1)),
+                )
+                raw = await cur.fetchall()
         entries = [decode_entry(session_id, r[0], r[1], r[2], r[3], r[4]) for r in raw]
         snapshot = entries.pop(0) if snap and entries and entries[0].seq == snap else None
         return SessionRecord(
@@ -146,6 +150,7 @@ class PostgresStore(WorkerSide):
             created_at=row[2],
             updated_at=row[3],
             metadata=decode_object(row[4], what=f"metadata of session {session_id!r}"),
+            snapshot_seq=snap,
         )
 
     async def append(

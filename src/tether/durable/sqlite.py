@@ -301,7 +301,9 @@ class SQLiteStore(WorkerSide):
         assert record is not None
         return record
 
-    async def load(self, session_id: str) -> SessionRecord | None:
+    async def load(
+        self, session_id: str, *, known_version: int | None = None
+    ) -> SessionRecord | None:
         with self._errors(), self._tx("BEGIN") as conn:
             row = conn.execute(
                 f"SELECT {_SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)
@@ -309,10 +311,13 @@ class SQLiteStore(WorkerSide):
             if row is None:
                 return None
             snap = row[5]
-            raw = conn.execute(
-                f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = ? AND seq >= ? ORDER BY seq",
-                (session_id, max(snap, 1)),
-            ).fetchall()
+            raw = []
+            if row[0] != known_version:
+                raw = conn.execute(
+                    f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = ? AND seq >= ? "
+                    "ORDER BY seq",
+                    (session_id, max(snap, 1)),
+                ).fetchall()
         entries = [decode_entry(session_id, r[0], r[1], r[2], r[3], r[4]) for r in raw]
         snapshot = entries.pop(0) if snap and entries and entries[0].seq == snap else None
         return SessionRecord(
@@ -325,6 +330,7 @@ class SQLiteStore(WorkerSide):
             created_at=row[2],
             updated_at=row[3],
             metadata=decode_object(row[4], what=f"metadata of session {session_id!r}"),
+            snapshot_seq=snap,
         )
 
     async def append(

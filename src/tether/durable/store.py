@@ -52,6 +52,8 @@ class SessionRecord:
     created_at: float
     updated_at: float
     metadata: dict[str, Any]
+    snapshot_seq: int = 0
+    """Seq of the latest snapshot (0: none), also when ``snapshot`` was not read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +85,14 @@ class Store(Protocol):
     async def create(
         self, session_id: str, *, metadata: dict[str, Any] | None = None
     ) -> SessionRecord: ...
-    async def load(self, session_id: str) -> SessionRecord | None: ...
+    async def load(
+        self, session_id: str, *, known_version: int | None = None
+    ) -> SessionRecord | None:
+        """The session (None if absent). ``known_version``: the caller already holds the
+        fold at that version; while the session is still there, the record carries no
+        snapshot and no entries (nothing is read or decoded)."""
+        ...
+
     async def append(
         self,
         session_id: str,
