@@ -147,6 +147,9 @@ async def _finish(run: RunState, outcome: _Outcome) -> list[StreamEvent]:
     if agent.hooks.has(AfterInvocation):
         await outcome.guard(agent.hooks.emit(AfterInvocation(agent, result)))
         result.stop_reason, result.reason = outcome.stop_reason, outcome.reason
+    if run.journal is not None:  # records queued by AfterInvocation hooks
+        await outcome.guard(run.journal.flush())
+        result.stop_reason, result.reason = outcome.stop_reason, outcome.reason
     if outcome.failure is not None:
         outcome.failure.result = result
         raise outcome.failure

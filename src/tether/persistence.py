@@ -57,8 +57,11 @@ async def open_session(agent: Agent) -> SessionJournal:
             conversation.synced_state = _encode_state(view.state)
         journal = SessionJournal(store, agent.session_id, record.version, lease)
         journal.observer = agent.audit_sink
+        if agent.audit_sink is not None:
+            agent.audit_sink.journal = journal
         journal.remember_state(conversation.synced_state)
         journal.since_snapshot = record.version - record.snapshot_seq
+        journal.snapshot_seq = record.snapshot_seq
     except BaseException:
         _RUNNING.pop(key, None)
         await store.release_lease(lease)
@@ -68,7 +71,19 @@ async def open_session(agent: Agent) -> SessionJournal:
 
 
 async def close_session(agent: Agent, journal: SessionJournal) -> None:
-    """End the run's hold on the session: remember what was saved, release the lease."""
+    """End the run's hold on the session: write what is still queued, remember what was
+    saved, release the lease."""
+    trail = agent.audit_sink
+    try:
+        await journal.flush()  # what was queued after the run's last append
+    finally:
+        if trail is not None:
+            trail.journal = None
+            await trail.write_unjournaled(journal.take_audit())
+        await _release(agent, journal)
+
+
+async def _release(agent: Agent, journal: SessionJournal) -> None:
     conversation = agent.conversation
     conversation.synced_version = -1 if journal.failed else journal.version
     conversation.synced_state = None if journal.failed else journal.state_json

@@ -10,13 +10,20 @@ from typing import Any
 from tether.durable.claims import WorkerSide, memory_claim, memory_mark_ready
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
 from tether.durable.errors import LeaseLost, SessionBusy, SessionConflict, SessionNotFound
-from tether.durable.memory_ops import MemoryApprovals, MemoryApprovers, MemoryAudit, OpsData
+from tether.durable.memory_ops import (
+    MemoryApprovals,
+    MemoryApprovers,
+    MemoryAudit,
+    OpsData,
+    sidecar_writer,
+)
 from tether.durable.store import (
     Holder,
     Lease,
     SessionRecord,
     SessionStatus,
     SessionSummary,
+    Sidecar,
     can_take,
     check_status,
     check_ttl,
@@ -93,6 +100,7 @@ class MemoryStore(WorkerSide):
         status: SessionStatus | None = None,
         durable: bool = False,
         lease: Lease | None = None,
+        sidecar: Sidecar | None = None,
     ) -> list[Entry]:
         encoded = encode_entries(session_id, expected_version, entries, status)
         row = self._get(session_id)
@@ -105,6 +113,8 @@ class MemoryStore(WorkerSide):
                 raise LeaseLost(session_id, "another holder took it or it was released")
             if current.expires_at <= now:
                 raise LeaseLost(session_id, "it expired")
+        if sidecar:
+            sidecar_writer(self._ops, sidecar)()
         out: list[Entry] = []
         for item in encoded:
             row.entries.append((item.kind, item.text, now, ENTRY_SCHEMA))
@@ -212,6 +222,11 @@ class MemoryStore(WorkerSide):
         snap = row.snapshot_seq
         tail = [] if current else self._entries(session_id, row, max(snap - 1, 0), None)
         snapshot = tail.pop(0) if snap and tail else None
+        before = [
+            decode_entry(session_id, seq, *row.entries[seq - 1])
+            for seq in range(1, snap)
+            if not current and row.entries[seq - 1][0] == "snapshot"
+        ]
         return SessionRecord(
             session_id=session_id,
             version=row.version,
@@ -223,4 +238,5 @@ class MemoryStore(WorkerSide):
             updated_at=row.updated_at,
             metadata=self._metadata(session_id, row),
             snapshot_seq=snap,
+            earlier_snapshots=before,
         )

@@ -20,7 +20,12 @@ from tether.durable.errors import (
     StoreError,
 )
 from tether.durable.postgres_claims import PgClaims
-from tether.durable.postgres_ops import PostgresApprovals, PostgresApprovers, PostgresAudit
+from tether.durable.postgres_ops import (
+    PostgresApprovals,
+    PostgresApprovers,
+    PostgresAudit,
+    write_sidecar,
+)
 from tether.durable.postgres_pool import Broken, PgConnector
 from tether.durable.store import (
     Holder,
@@ -28,6 +33,7 @@ from tether.durable.store import (
     SessionRecord,
     SessionStatus,
     SessionSummary,
+    Sidecar,
     can_take,
     check_status,
     check_ttl,
@@ -133,12 +139,14 @@ class PostgresStore(WorkerSide):
             raw = []
             if int(row[0]) != known_version:
                 cur = await conn.execute(
-                    f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = %s AND seq >= %s "
-                    "ORDER BY seq",
+                    f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = %s AND (seq >= %s OR "
+                    "kind = 'snapshot') ORDER BY seq",
                     (session_id, max(snap, 1)),
                 )
                 raw = await cur.fetchall()
         entries = [decode_entry(session_id, r[0], r[1], r[2], r[3], r[4]) for r in raw]
+        before = [e for e in entries if e.seq < snap]
+        entries = entries[len(before) :]
         snapshot = entries.pop(0) if snap and entries and entries[0].seq == snap else None
         return SessionRecord(
             session_id=session_id,
@@ -151,6 +159,7 @@ class PostgresStore(WorkerSide):
             updated_at=row[3],
             metadata=decode_object(row[4], what=f"metadata of session {session_id!r}"),
             snapshot_seq=snap,
+            earlier_snapshots=before,
         )
 
     async def append(
@@ -162,6 +171,7 @@ class PostgresStore(WorkerSide):
         status: SessionStatus | None = None,
         durable: bool = False,
         lease: Lease | None = None,
+        sidecar: Sidecar | None = None,
     ) -> list[Entry]:
         encoded = encode_entries(session_id, expected_version, entries, status)
         now = time.time()
@@ -180,11 +190,16 @@ class PostgresStore(WorkerSide):
         }
         doing = f"appending to session {session_id!r} (outcome unknown: reload to check)"
         async with self._conn(doing) as conn:
-            if durable:
+            if durable or sidecar:
                 async with conn.transaction():
-                    await conn.execute("SET LOCAL synchronous_commit TO on")
+                    if durable:
+                        await conn.execute("SET LOCAL synchronous_commit TO on")
                     cur = await conn.execute(_APPEND, params)
                     row = await cur.fetchone()
+                    if not row or row[0] != 1:
+                        await self._explain(conn, session_id, expected_version, lease)
+                    if sidecar:
+                        await write_sidecar(conn, sidecar)
             else:
                 cur = await conn.execute(_APPEND, params)
                 row = await cur.fetchone()

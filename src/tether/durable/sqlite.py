@@ -29,7 +29,7 @@ from tether.durable.errors import (
     StoreUnavailable,
 )
 from tether.durable.schema import SQLITE_MIGRATIONS
-from tether.durable.sqlite_ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit
+from tether.durable.sqlite_ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit, write_sidecar
 from tether.durable.store import (
     STORE_SCHEMA,
     Holder,
@@ -37,6 +37,7 @@ from tether.durable.store import (
     SessionRecord,
     SessionStatus,
     SessionSummary,
+    Sidecar,
     can_take,
     check_status,
     check_ttl,
@@ -314,11 +315,13 @@ class SQLiteStore(WorkerSide):
             raw = []
             if row[0] != known_version:
                 raw = conn.execute(
-                    f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = ? AND seq >= ? "
-                    "ORDER BY seq",
+                    f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = ? AND (seq >= ? OR "
+                    "kind = 'snapshot') ORDER BY seq",
                     (session_id, max(snap, 1)),
                 ).fetchall()
         entries = [decode_entry(session_id, r[0], r[1], r[2], r[3], r[4]) for r in raw]
+        before = [e for e in entries if e.seq < snap]
+        entries = entries[len(before) :]
         snapshot = entries.pop(0) if snap and entries and entries[0].seq == snap else None
         return SessionRecord(
             session_id=session_id,
@@ -331,6 +334,7 @@ class SQLiteStore(WorkerSide):
             updated_at=row[3],
             metadata=decode_object(row[4], what=f"metadata of session {session_id!r}"),
             snapshot_seq=snap,
+            earlier_snapshots=before,
         )
 
     async def append(
@@ -342,6 +346,7 @@ class SQLiteStore(WorkerSide):
         status: SessionStatus | None = None,
         durable: bool = False,
         lease: Lease | None = None,
+        sidecar: Sidecar | None = None,
     ) -> list[Entry]:
         encoded = encode_entries(session_id, expected_version, entries, status)
         now = time.time()
@@ -363,6 +368,8 @@ class SQLiteStore(WorkerSide):
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [(session_id, e.seq, e.kind, ENTRY_SCHEMA, now, e.text) for e in encoded],
             )
+            if sidecar:
+                write_sidecar(conn, sidecar)
         return [decode_entry(session_id, e.seq, e.kind, e.text, now, ENTRY_SCHEMA) for e in encoded]
 
     def _diagnose(
