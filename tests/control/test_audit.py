@@ -72,3 +72,55 @@ async def test_a_suspension_that_cannot_be_saved_leaves_journal_approvals_and_au
     assert done.stop_reason == "end_turn"
     assert len(ran) == 1
     assert (await store.audit.verify()).ok
+
+
+class CountingStore(SQLiteStore):
+    """A real SQLite store that counts its write transactions."""
+
+    writes = 0
+
+    def _tx(self, begin: str = "BEGIN IMMEDIATE", *, durable: bool = False) -> Any:
+        if begin != "BEGIN":
+            CountingStore.writes += 1
+        return super()._tx(begin, durable=durable)
+
+
+async def test_audit_and_agent_hooks_records_commit_with_the_journal_steps(tmp_path: Path) -> None:
+    from tether import Agent, tool
+    from tether.control.agent_hooks import AllowAll
+    from tether.models import ScriptedModel
+
+    @tool
+    async def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    def script(messages: list[Any], tools: Any) -> dict[str, Any]:
+        if messages[-1].role == "tool":
+            return {"text": "done"}
+        return {"tool_calls": [{"name": "add", "args": {"a": 1, "b": len(messages)}}]}
+
+    store = CountingStore(tmp_path / "s.db")
+    agent = Agent(
+        model=ScriptedModel(script),
+        tools=[add],
+        store=store,
+        session_id="s",
+        agent_hooks=[AllowAll()],
+    )
+    await agent.invoke_async("first")
+    audit_before = len(await store.audit.records("s"))
+    record = await store.load("s")
+    assert record is not None
+    CountingStore.writes = 0
+    await agent.invoke_async("second")
+    # lease, the tool's intent (before its side effect), the tool message, the run's end,
+    # the AGENT-HOOKS agent_shutdown record (emitted after the run's end), the lease's
+    # release: the audit trail and the other AGENT-HOOKS records add no transaction
+    assert CountingStore.writes == 6
+    new = [r.event for r in (await store.audit.records("s"))[audit_before:]]
+    assert new == ["invocation.start", "tool.executed", "invocation.end"]
+    entries = await store.read_entries("s", record.version)
+    hooks = [e for e in entries if e.kind == "audit"]
+    assert len(hooks) == 10  # every emission's record, agent_shutdown included
+    assert (await store.audit.verify()).ok
