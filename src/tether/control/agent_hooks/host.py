@@ -126,6 +126,7 @@ class AgentHooksHost:
         emitter.set_record_sink(self.trail)
         self._session: _Session | None = None
         self._owned: _Session | None = None
+        self._wire = wire.WireCache()
         self._attached = False
 
     @classmethod
@@ -245,7 +246,7 @@ class AgentHooksHost:
             return
         ctx = Context(
             session.builder.pre_model_call(
-                model_id=event.agent.model.name, messages=wire.messages_wire(event.messages)
+                model_id=event.agent.model.name, messages=self._wire.of(event.messages)
             )
         )
         target = ctx["target"]
