@@ -75,7 +75,7 @@ async def close_session(agent: Agent, journal: SessionJournal) -> None:
     saved, release the lease."""
     trail = agent.audit_sink
     try:
-        await journal.flush()  # what was queued after the run's last append
+        await journal.flush(records_only=True)  # queued after the run's last append
     finally:
         if trail is not None:
             trail.journal = None

@@ -275,8 +275,15 @@ class SessionJournal:
         items, self._audit = self._audit, []
         return items
 
-    async def flush(self) -> None:
-        """Write the queued entries and audit records now (no-op when there are none)."""
+    async def flush(self, *, records_only: bool = False) -> None:
+        """Write the queued entries and audit records now (no-op when there are none).
+
+        ``records_only`` (a run that ends without its last steps, e.g. abandoned by its
+        caller): only the records (audit records, AGENT-HOOKS ``audit`` entries) are
+        written; queued steps are dropped, as a crash would drop them."""
+        if records_only:
+            self._deferred = [(k, d) for k, d in self._deferred if k == "audit"]
+            self._deferred_status = None
         if self._deferred:
             await self.append_many([])
         elif self._audit and not self.failed:
