@@ -8,6 +8,7 @@ from tether import Agent, tool
 from tether.durable import SQLiteStore
 from tether.durable import sqlite as sqlite_module
 from tether.models import ScriptedModel
+from tether.persistence import close_session, open_session
 
 
 @tool
@@ -61,3 +62,44 @@ async def test_a_write_by_another_store_object_is_still_seen(tmp_path):
     await first.invoke_async("first again")
     texts = [m.text for m in first.messages if m.role == "user"]
     assert texts == ["from the first", "from the second", "first again"]
+
+
+async def test_taking_the_lease_can_create_the_session_in_the_same_step(stores):
+    from tether.durable import SessionBusy, SessionNotFound
+    from tether.errors import ConfigurationError
+
+    store = stores()
+    with pytest.raises(SessionNotFound):
+        await store.acquire_lease("new-one")
+    lease = await store.acquire_lease("new-one", create=True)
+    record = await store.load("new-one")
+    assert record is not None
+    assert (record.version, record.status, record.metadata) == (0, "idle", {})
+    assert record.lease is not None
+    assert record.lease.token == lease.token
+    with pytest.raises(SessionBusy):  # an existing session is not created again
+        await stores().acquire_lease("new-one", create=True)
+    with pytest.raises(ConfigurationError, match="session id is empty"):
+        await store.acquire_lease("", create=True)
+    assert [s.session_id for s in await store.list_sessions()] == ["new-one"]
+
+
+class CountingStore(SQLiteStore):
+    """A real SQLite store that counts its transactions."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.transactions: list[str] = []
+
+    def _tx(self, begin: str = "BEGIN IMMEDIATE", *, durable: bool = False) -> Any:
+        self.transactions.append(begin)
+        return super()._tx(begin, durable=durable)
+
+
+async def test_a_new_session_is_created_and_leased_in_one_transaction(tmp_path):
+    store = CountingStore(tmp_path / "s.db")
+    agent = adder(store, "fresh")
+    journal = await open_session(agent)
+    await close_session(agent, journal)
+    # create + lease (one write), the load (one read), the release (one write)
+    assert store.transactions == ["BEGIN IMMEDIATE", "BEGIN", "BEGIN IMMEDIATE"]

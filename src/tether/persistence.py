@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from tether.control.interrupts import Interrupt, interrupt_id
-from tether.durable.errors import SessionBusy, SessionNotFound
+from tether.durable.errors import SessionBusy
 from tether.errors import AnswerError, SessionStateError
 from tether.messages import JSONValue, ToolCall, ToolResult
 from tether.session import IN_DOUBT, SessionJournal, fold
@@ -40,11 +40,7 @@ async def open_session(agent: Agent) -> SessionJournal:
         other = _RUNNING[key]
         raise SessionBusy(agent.session_id, f"another Agent in this process ({other})", time.time())
     ttl = agent.execution.lease_ttl
-    try:
-        lease = await store.acquire_lease(agent.session_id, ttl=ttl)
-    except SessionNotFound:  # a new session (create is idempotent if another process wins)
-        await store.create(agent.session_id)
-        lease = await store.acquire_lease(agent.session_id, ttl=ttl)
+    lease = await store.acquire_lease(agent.session_id, ttl=ttl, create=True)
     _RUNNING[key] = lease.holder
     try:
         known = conversation.synced_version if conversation.synced_version >= 0 else None

@@ -133,8 +133,12 @@ class MemoryStore(WorkerSide):
         row = self._get(session_id)
         return self._entries(session_id, row, after_seq, until_seq)
 
-    async def acquire_lease(self, session_id: str, *, ttl: float = 30.0) -> Lease:
+    async def acquire_lease(
+        self, session_id: str, *, ttl: float = 30.0, create: bool = False
+    ) -> Lease:
         check_ttl(ttl)
+        if create and session_id not in self._rows:
+            await self.create(session_id)
         row = self._get(session_id)
         now = time.time()
         cur = row.lease

@@ -254,12 +254,23 @@ class PostgresStore(WorkerSide):
             raw = await cur.fetchall()
         return [decode_entry(session_id, r[0], r[1], r[2], r[3], r[4]) for r in raw]
 
-    async def acquire_lease(self, session_id: str, *, ttl: float = 30.0) -> Lease:
+    async def acquire_lease(
+        self, session_id: str, *, ttl: float = 30.0, create: bool = False
+    ) -> Lease:
         check_ttl(ttl)
+        if create:
+            validate_session_id(session_id)
         async with (
             self._conn(f"acquiring the lease of session {session_id!r}") as conn,
             conn.transaction(),
         ):
+            if create:
+                made = time.time()
+                await conn.execute(
+                    "INSERT INTO sessions (id, version, status, created_at, updated_at, metadata) "
+                    "VALUES (%s, 0, 'idle', %s, %s, '{}') ON CONFLICT (id) DO NOTHING",
+                    (session_id, made, made),
+                )
             cur = await conn.execute(
                 "SELECT lease_token, lease_holder, lease_host, lease_pid, lease_expires, "
                 f"{_NOW} FROM sessions WHERE id = %s FOR UPDATE",

@@ -407,18 +407,29 @@ class SQLiteStore(WorkerSide):
             ).fetchall()
         return [decode_entry(session_id, r[0], r[1], r[2], r[3], r[4]) for r in raw]
 
-    async def acquire_lease(self, session_id: str, *, ttl: float = 30.0) -> Lease:
+    async def acquire_lease(
+        self, session_id: str, *, ttl: float = 30.0, create: bool = False
+    ) -> Lease:
         check_ttl(ttl)
+        if create:
+            validate_session_id(session_id)
         with self._errors(), self._tx() as conn:
             row = conn.execute(
                 "SELECT lease_token, lease_holder, lease_host, lease_pid, lease_expires "
                 "FROM sessions WHERE id = ?",
                 (session_id,),
             ).fetchone()
+            now = time.time()
+            if row is None and create:
+                conn.execute(
+                    "INSERT INTO sessions (id, version, status, created_at, updated_at, "
+                    "metadata) VALUES (?, 0, 'idle', ?, ?, '{}')",
+                    (session_id, now, now),
+                )
+                row = (None, None, None, None, None)
             if row is None:
                 raise SessionNotFound(session_id)
             token, holder, host, pid, expires = row
-            now = time.time()
             if not can_take(self._holder, session_id, token, host, pid, expires, now):
                 raise SessionBusy(session_id, holder, expires)
             lease = self._holder.lease(
