@@ -425,6 +425,24 @@ _STATUS_OF: dict[str, SessionStatus] = {
 }
 
 
+async def journal_suspend(
+    journal: SessionJournal, interrupts: list[Interrupt], reason: str
+) -> None:
+    """Suspend outside a run (``resume()`` asking about calls a crash left in doubt): the
+    suspension, its approvals and their audit records in one durable append, or none."""
+    sidecar = None
+    if journal.observer is not None:
+        sidecar = journal.observer.closing(
+            journal.session_id, "interrupt", reason, {"model_calls": 0, "tool_calls": 0}, interrupts
+        )
+    raised = {"interrupts": [i.to_dict() for i in interrupts], "stop_reason": "interrupt"}
+    entries: list[tuple[JournalKind, dict[str, Any]]] = [
+        ("interrupt_raised", raised),
+        ("status", {"status": "suspended", "reason": reason}),
+    ]
+    await journal.append_many(entries, durable=True, status="suspended", sidecar=sidecar)
+
+
 async def journal_end(
     journal: SessionJournal,
     view: SessionView,

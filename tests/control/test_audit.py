@@ -124,3 +124,34 @@ async def test_audit_and_agent_hooks_records_commit_with_the_journal_steps(tmp_p
     hooks = [e for e in entries if e.kind == "audit"]
     assert len(hooks) == 10  # every emission's record, agent_shutdown included
     assert (await store.audit.verify()).ok
+
+
+async def test_a_suspension_outside_a_run_is_saved_whole_or_not_at_all(tmp_path: Path) -> None:
+    from tether.control.interrupts import Interrupt
+    from tether.messages import ToolCall
+    from tether.persistence import close_session, open_session
+    from tether.session import IN_DOUBT, journal_suspend
+
+    path = tmp_path / "s.db"
+    store = SQLiteStore(path)
+    agent = transfer_agent(store, "doubt", [])
+    call = ToolCall("c1", "transfer", {"to": "bob", "amount": 1, "api_token": "x"})
+    ask = [Interrupt("i1", IN_DOUBT, "did it run?", "in_doubt", IN_DOUBT, call)]
+    await store.list_sessions()
+    sql(path, DISK_FULL)
+    journal = await open_session(agent)
+    with pytest.raises(PersistenceError, match="disk is full"):
+        await journal_suspend(journal, ask, "in doubt")
+    await close_session(agent, journal)
+    assert (await store.load("doubt")).status != "suspended"
+    assert await store.approvals.find(session_id="doubt") == []
+    assert await events(store, "doubt") == []
+
+    sql(path, "DROP TRIGGER disk_full")
+    journal = await open_session(agent)
+    await journal_suspend(journal, ask, "in doubt")
+    await close_session(agent, journal)
+    assert (await store.load("doubt")).status == "suspended"
+    [approval] = await store.approvals.pending(session_id="doubt")
+    assert approval.source == "in_doubt"
+    assert await events(store, "doubt") == ["approval.requested", "interrupt.raised"]
