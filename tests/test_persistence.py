@@ -103,3 +103,16 @@ async def test_a_new_session_is_created_and_leased_in_one_transaction(tmp_path):
     await close_session(agent, journal)
     # create + lease (one write), the load (one read), the release (one write)
     assert store.transactions == ["BEGIN IMMEDIATE", "BEGIN", "BEGIN IMMEDIATE"]
+
+
+async def test_load_with_the_known_version_reads_no_entries(stores):
+    store = stores()
+    await store.create("k")
+    written = await store.append("k", 0, [("message", {"message": {"role": "user"}})] * 3)
+    current = await store.load("k", known_version=written[-1].seq)
+    assert current is not None
+    assert (current.version, current.entries, current.snapshot) == (3, [], None)
+    stale = await store.load("k", known_version=2)
+    assert stale is not None
+    assert [e.seq for e in stale.entries] == [1, 2, 3]
+    assert await store.load("missing", known_version=3) is None
