@@ -14,7 +14,7 @@ from tether import Agent, PersistenceError, ToolContext, tool
 from tether.control import BeforeToolCall
 from tether.durable import MemoryStore, SessionBusy, SQLiteStore
 from tether.models import ScriptedModel
-from tether.session import SNAPSHOT_EVERY
+from tether.session import SNAPSHOT_EVERY, fold
 
 APP = Path(__file__).parent / "support" / "session_app.py"
 
@@ -327,3 +327,46 @@ async def test_a_growing_state_is_journaled_as_deltas_and_folds_back():
     fresh = Agent(model=ScriptedModel(script), tools=[note], store=store, session_id="grow")
     await fresh.invoke_async("one more")
     assert fresh.state == {"log": "x" * 1200, "count": 6}
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_a_snapshot_does_not_copy_the_conversation(tmp_path, kind):
+    store = MemoryStore() if kind == "memory" else SQLiteStore(tmp_path / "s.db")
+    agent = adder(store=store, session_id="long")
+    await agent.invoke_async("first")
+    agent.state["k"] = "v"
+    record = await store.load("long")
+    assert record is not None
+    while not record.earlier_snapshots:  # two snapshots
+        for _ in range(25):
+            await agent.invoke_async("again")
+        record = await store.load("long")
+        assert record is not None
+    assert record.snapshot is not None
+    # a snapshot holds the messages since the one before it, not the whole conversation
+    first, latest = record.earlier_snapshots[0].data, record.snapshot.data
+    assert latest["messages_from"] == first["message_count"] > 0
+    assert len(latest["messages"]) == latest["message_count"] - first["message_count"]
+    assert len(json.dumps(latest)) < 1.2 * len(json.dumps(first))
+    fresh = adder(store=store, session_id="long")
+    await fresh.invoke_async("one more")
+    assert [m.to_dict() for m in fresh.messages[: len(agent.messages)]] == [
+        m.to_dict() for m in agent.messages
+    ]
+    assert fresh.state == {"k": "v"}
+
+
+async def test_a_snapshot_that_holds_the_messages_still_loads(tmp_path):
+    """Snapshots written before they became incremental repeat the messages."""
+    store = SQLiteStore(tmp_path / "s.db")
+    agent = adder(store=store, session_id="old")
+    await agent.invoke_async("first")
+    record = await store.load("old")
+    assert record is not None
+    view = fold(record)
+    old = view.to_snapshot()
+    del old["message_count"], old["messages_from"]
+    await store.append("old", record.version, [("snapshot", old)])
+    fresh = adder(store=SQLiteStore(tmp_path / "s.db"), session_id="old")
+    await fresh.invoke_async("second")
+    assert [m.text for m in fresh.messages if m.role == "user"] == ["first", "second"]

@@ -160,6 +160,9 @@ async def _finish(run: RunState, outcome: _Outcome) -> list[StreamEvent]:
         if after is not None and outcome.failure is None:
             conversation.follow_up = after.resume
         result.stop_reason, result.reason = outcome.stop_reason, outcome.reason
+    if run.journal is not None:  # records queued by AfterInvocation hooks
+        await outcome.guard(run.journal.flush())
+        result.stop_reason, result.reason = outcome.stop_reason, outcome.reason
     if outcome.failure is not None:
         outcome.failure.result = result
         raise outcome.failure

@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from tether.control.interrupts import Interrupt, interrupt_id
-from tether.durable.errors import SessionBusy, SessionNotFound
+from tether.durable.errors import SessionBusy
 from tether.errors import AnswerError, SessionStateError
 from tether.messages import JSONValue, ToolCall, ToolResult
 from tether.session import IN_DOUBT, SessionJournal, fold
@@ -40,14 +40,11 @@ async def open_session(agent: Agent) -> SessionJournal:
         other = _RUNNING[key]
         raise SessionBusy(agent.session_id, f"another Agent in this process ({other})", time.time())
     ttl = agent.execution.lease_ttl
-    try:
-        lease = await store.acquire_lease(agent.session_id, ttl=ttl)
-    except SessionNotFound:  # a new session (create is idempotent if another process wins)
-        await store.create(agent.session_id)
-        lease = await store.acquire_lease(agent.session_id, ttl=ttl)
+    lease = await store.acquire_lease(agent.session_id, ttl=ttl, create=True)
     _RUNNING[key] = lease.holder
     try:
-        record = await store.load(agent.session_id)
+        known = conversation.synced_version if conversation.synced_version >= 0 else None
+        record = await store.load(agent.session_id, known_version=known)
         if record is None:
             raise SessionStateError(f"session {agent.session_id} was deleted while opening it")
         if record.version != conversation.synced_version:
@@ -56,8 +53,11 @@ async def open_session(agent: Agent) -> SessionJournal:
             conversation.synced_state = _encode_state(view.state)
         journal = SessionJournal(store, agent.session_id, record.version, lease)
         journal.observer = agent.audit_sink
+        if agent.audit_sink is not None:
+            agent.audit_sink.journal = journal
         journal.remember_state(conversation.synced_state)
-        journal.since_snapshot = len(record.entries)
+        journal.since_snapshot = record.version - record.snapshot_seq
+        journal.snapshot_seq = record.snapshot_seq
     except BaseException:
         _RUNNING.pop(key, None)
         await store.release_lease(lease)
@@ -67,7 +67,19 @@ async def open_session(agent: Agent) -> SessionJournal:
 
 
 async def close_session(agent: Agent, journal: SessionJournal) -> None:
-    """End the run's hold on the session: remember what was saved, release the lease."""
+    """End the run's hold on the session: write what is still queued, remember what was
+    saved, release the lease."""
+    trail = agent.audit_sink
+    try:
+        await journal.flush(records_only=True)  # queued after the run's last append
+    finally:
+        if trail is not None:
+            trail.journal = None
+            await trail.write_unjournaled(journal.take_audit())
+        await _release(agent, journal)
+
+
+async def _release(agent: Agent, journal: SessionJournal) -> None:
     conversation = agent.conversation
     conversation.synced_version = -1 if journal.failed else journal.version
     conversation.synced_state = None if journal.failed else journal.state_json

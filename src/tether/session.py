@@ -35,7 +35,9 @@ from tether.state_delta import apply_delta, smaller, state_delta
 
 if TYPE_CHECKING:
     from tether.durable import Lease, SessionRecord, SessionStatus, Store
+    from tether.durable.audit import AuditEvent
     from tether.durable.entries import Entry, JournalKind
+    from tether.durable.store import Sidecar
 
 IN_DOUBT = "in_doubt"
 """Name, point and source of the interrupt raised for a tool call a crash left in doubt."""
@@ -43,8 +45,10 @@ IN_DOUBT = "in_doubt"
 SNAPSHOT_EVERY = 1000
 """Entries after the last snapshot that trigger a new snapshot at the end of a run.
 
-A snapshot repeats the whole conversation, so it is written rarely: it saves
-reading many small entries, not decoding the messages (which it holds too)."""
+A snapshot holds the fold (state, answers, the open batch...) and only the messages added
+since the snapshot before it (``messages_from`` on): writing one costs what the session's
+state and its last 1000 entries cost, not the whole conversation. A load reads every
+snapshot (each message is decoded once) and the entries after the last one."""
 
 
 @dataclass(slots=True)
@@ -128,6 +132,12 @@ class SessionView:
         elif kind == "snapshot":
             self.load_snapshot(data)
 
+    def add_snapshot_messages(self, data: dict[str, Any]) -> None:
+        """A snapshot's messages: they replace those from its ``messages_from`` on (0 for a
+        snapshot written before snapshots became incremental, which holds all of them)."""
+        start = data.get("messages_from", 0)
+        self.messages = self.messages[:start] + [Message.from_dict(m) for m in data["messages"]]
+
     def _set_result(self, result: ToolResult) -> None:
         if self.pending is None:
             return
@@ -136,7 +146,9 @@ class SessionView:
             if call.id == result.tool_call_id:
                 results[index] = result
 
-    def to_snapshot(self) -> dict[str, Any]:
+    def to_snapshot(self, messages_from: int = 0) -> dict[str, Any]:
+        """The snapshot entry's data, holding the messages from index ``messages_from`` on
+        (the ones before are in earlier snapshots)."""
         pending = None
         if self.pending is not None:
             calls, results = self.pending
@@ -145,7 +157,9 @@ class SessionView:
                 "results": [None if r is None else _result_dict(r) for r in results],
             }
         return {
-            "messages": [m.to_dict() for m in self.messages],
+            "message_count": len(self.messages),
+            "messages_from": messages_from,
+            "messages": [m.to_dict() for m in self.messages[messages_from:]],
             "state": self.state,
             "answers": self.answers,
             "status": self.status,
@@ -157,7 +171,9 @@ class SessionView:
         }
 
     def load_snapshot(self, data: dict[str, Any]) -> None:
-        self.messages = [Message.from_dict(m) for m in data["messages"]]
+        """Take a snapshot's fold (its messages follow those of the earlier snapshots, already
+        in ``self.messages``)."""
+        self.add_snapshot_messages(data)
         self.state = dict(data["state"])
         self.answers = dict(data["answers"])
         self.status = data["status"]
@@ -177,6 +193,8 @@ def fold(record: SessionRecord) -> SessionView:
     """The view of a loaded session (snapshot, then the entries after it)."""
     view = SessionView()
     if record.snapshot is not None:
+        for earlier in record.earlier_snapshots:
+            view.add_snapshot_messages(earlier.data)
         view.load_snapshot(record.snapshot.data)
     for entry in record.entries:
         view.apply(entry)
@@ -194,8 +212,17 @@ def _result_dict(result: ToolResult) -> dict[str, Any]:
 
 
 class SessionObserver(Protocol):
-    """Told when a run suspends (after the durable write) and when answers are journaled."""
+    """The agent's AuditTrail as the journal sees it: the records and approvals that commit
+    with a run's end (``closing``), and what to do after other suspensions and answers."""
 
+    def closing(
+        self,
+        session_id: str,
+        stop_reason: str,
+        reason: str | None,
+        usage: dict[str, int],
+        interrupts: list[Interrupt],
+    ) -> Sidecar: ...
     async def suspended(
         self, session_id: str, interrupts: list[Interrupt], *, again: bool = False
     ) -> None: ...
@@ -211,6 +238,8 @@ class SessionJournal:
         self.version = version
         self.lease = lease
         self.since_snapshot = 0
+        self.snapshot_seq = 0
+        """Seq of the session's latest snapshot (0: none)."""
         self._state_json: str | None = None
         self._heartbeat: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()  # parallel tool calls append one at a time (CAS)
@@ -220,6 +249,9 @@ class SessionJournal:
         """Told about suspensions and answers (the agent's AuditTrail: approvals, audit)."""
         self._deferred: list[tuple[JournalKind, dict[str, Any]]] = []
         self._deferred_status: SessionStatus | None = None
+        self._audit: list[AuditEvent] = []
+        self.end_recorded = False
+        """Whether the run's end went out with its audit records (``journal_end``)."""
 
     def defer(
         self, kind: JournalKind, data: dict[str, Any], *, status: SessionStatus | None = None
@@ -234,10 +266,36 @@ class SessionJournal:
         if status is not None:
             self._deferred_status = status
 
-    async def flush(self) -> None:
-        """Write the queued entries now (no-op when there are none)."""
+    def defer_audit(self, items: Sequence[AuditEvent]) -> None:
+        """Queue audit records to commit in the next append's transaction: the journal and
+        the audit log then agree on what happened, and a step costs one transaction."""
+        self._audit.extend(items)
+
+    def take_audit(self) -> list[AuditEvent]:
+        """The queued audit records, handed back (after a failed write: to write elsewhere)."""
+        items, self._audit = self._audit, []
+        return items
+
+    async def flush(self, *, records_only: bool = False) -> None:
+        """Write the queued entries and audit records now (no-op when there are none).
+
+        ``records_only`` (a run that ends without its last steps, e.g. abandoned by its
+        caller): only the records (audit records, AGENT-HOOKS ``audit`` entries) are
+        written; queued steps are dropped, as a crash would drop them."""
+        if records_only:
+            self._deferred = [(k, d) for k, d in self._deferred if k == "audit"]
+            self._deferred_status = None
         if self._deferred:
             await self.append_many([])
+        elif self._audit and not self.failed:
+            items = self.take_audit()
+            try:
+                await self.store.audit.append_many(items)
+            except TetherError as exc:
+                raise PersistenceError(
+                    f"session {self.session_id}: could not write the audit record(s) "
+                    f"{', '.join(i.event for i in items)}: {exc}"
+                ) from exc
 
     async def append(
         self,
@@ -255,7 +313,10 @@ class SessionJournal:
         *,
         durable: bool = False,
         status: SessionStatus | None = None,
+        sidecar: Sidecar | None = None,
     ) -> None:
+        """Append ``entries`` (after the queued ones); ``sidecar``'s approvals and audit
+        records, and the queued audit records, commit in the same transaction."""
         if self.failed:
             return
         async with self._lock:
@@ -266,6 +327,11 @@ class SessionJournal:
                 self._deferred_status = None
             if not entries:
                 return
+            if self._audit:
+                from tether.durable.store import Sidecar
+
+                extra = sidecar or Sidecar()
+                sidecar = Sidecar(extra.approvals, [*self._audit, *extra.audit])
             try:
                 written = await self.store.append(
                     self.session_id,
@@ -274,6 +340,7 @@ class SessionJournal:
                     status=status,
                     durable=durable,
                     lease=self.lease,
+                    sidecar=sidecar,
                 )
             except TetherError as exc:
                 self.failed = True
@@ -285,6 +352,7 @@ class SessionJournal:
                 ) from exc
             self.version = written[-1].seq
             self.since_snapshot += len(written)
+            self._audit = []
 
     async def message(self, message: Message) -> None:
         """Save ``message``: a tool message at once (it settles its calls), others queued."""
@@ -358,6 +426,24 @@ _STATUS_OF: dict[str, SessionStatus] = {
 }
 
 
+async def journal_suspend(
+    journal: SessionJournal, interrupts: list[Interrupt], reason: str
+) -> None:
+    """Suspend outside a run (``resume()`` asking about calls a crash left in doubt): the
+    suspension, its approvals and their audit records in one durable append, or none."""
+    sidecar = None
+    if journal.observer is not None:
+        sidecar = journal.observer.closing(
+            journal.session_id, "interrupt", reason, {"model_calls": 0, "tool_calls": 0}, interrupts
+        )
+    raised = {"interrupts": [i.to_dict() for i in interrupts], "stop_reason": "interrupt"}
+    entries: list[tuple[JournalKind, dict[str, Any]]] = [
+        ("interrupt_raised", raised),
+        ("status", {"status": "suspended", "reason": reason}),
+    ]
+    await journal.append_many(entries, durable=True, status="suspended", sidecar=sidecar)
+
+
 async def journal_end(
     journal: SessionJournal,
     view: SessionView,
@@ -367,7 +453,11 @@ async def journal_end(
 ) -> None:
     """Write the end of a run: state, suspension, usage and status in one append.
 
-    A suspension is made durable against power loss before the invocation returns.
+    The observer's approvals and audit records (``interrupt.raised``, ``invocation.end``)
+    commit in the same transaction: a suspension, its approvals and its audit are saved
+    together or not at all. A suspension is made durable against power loss before the
+    invocation returns; the steps before it are saved first, so a failed suspension
+    leaves a run that ``agent.resume()`` recovers.
     """
     await journal.state_if_changed(view.state)
     status = _STATUS_OF.get(stop_reason, "completed")
@@ -379,12 +469,35 @@ async def journal_end(
                 {"interrupts": [i.to_dict() for i in view.interrupts], "stop_reason": stop_reason},
             )
         )
+        await journal.flush()
     entries.append(("usage", {"usage": usage}))
     entries.append(("status", {"status": status, "reason": reason}))
-    await journal.append_many(entries, durable=status == "suspended", status=status)
-    if status == "suspended" and journal.observer is not None and not journal.failed:
-        await journal.observer.suspended(journal.session_id, view.interrupts)
+    sidecar = None
+    if journal.observer is not None and not journal.failed:
+        raised = view.interrupts if status == "suspended" else []
+        sidecar = journal.observer.closing(journal.session_id, stop_reason, reason, usage, raised)
+    await journal.append_many(
+        entries, durable=status == "suspended", status=status, sidecar=sidecar
+    )
+    journal.end_recorded = not journal.failed
     if journal.since_snapshot >= SNAPSHOT_EVERY and not journal.failed:
         view.status = status
-        await journal.append("snapshot", view.to_snapshot())
+        start = await _snapshot_messages(journal)
+        await journal.append("snapshot", view.to_snapshot(min(start, len(view.messages))))
         journal.since_snapshot = 0
+        journal.snapshot_seq = journal.version
+
+
+async def _snapshot_messages(journal: SessionJournal) -> int:
+    """How many messages the session's latest snapshot covers (0: none, or unreadable:
+    the new snapshot then holds them all)."""
+    if not journal.snapshot_seq:
+        return 0
+    seq = journal.snapshot_seq
+    try:
+        [entry] = await journal.store.read_entries(journal.session_id, seq - 1, until_seq=seq)
+    except (TetherError, ValueError):
+        return 0
+    data = entry.data
+    count = data.get("message_count", len(data.get("messages") or []))
+    return count if isinstance(count, int) else 0

@@ -198,3 +198,34 @@ def test_a_list_scripted_durable_session_finishes_in_a_second_process(tmp_path):
         "interrupts": [],
     }
     assert effects.read_text() == "clean *.tmp\n"  # approved once, run once
+
+
+class _CountingBlocks(list):  # type: ignore[type-arg]
+    """A message's content that counts how often it is walked."""
+
+    walks = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        _CountingBlocks.walks += 1
+        return super().__iter__()
+
+
+async def test_usage_estimate_reads_only_the_new_messages_of_a_growing_conversation():
+    from tether.messages import Message, TextBlock
+    from tether.models.base import ModelRequest
+
+    model = ScriptedModel(lambda messages, tools: "ok")
+    history = [Message("user", _CountingBlocks([TextBlock("abcd" * 10)])) for _ in range(500)]
+
+    async def usage_of(messages: list[Message]) -> int:
+        events = [e async for e in model.stream(ModelRequest(list(messages), []))]
+        return events[-1].usage.input_tokens
+
+    first = await usage_of(history)
+    assert first == 500 * 10
+    history.append(Message("user", _CountingBlocks([TextBlock("abcd" * 10)])))
+    _CountingBlocks.walks = 0
+    assert await usage_of(history) == 501 * 10
+    assert _CountingBlocks.walks == 1  # the new message only, not the 500 before it
+    # a different conversation is counted from scratch
+    assert await usage_of(history[:3]) == 3 * 10

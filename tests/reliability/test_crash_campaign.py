@@ -11,7 +11,9 @@ when the line is in the file, retry when it is not.
 
 Checked: every logical line written exactly once, every entry the child reported as
 acknowledged still there with the same kind (and nothing unacknowledged), a
-well-formed conversation, every session completed. Seeded; the kill points of the
+well-formed conversation, every session completed; and the audit records (which
+commit with the journal's appends): an intact chain, no tool execution recorded
+twice, one for every result the tool produced in the final conversation. Seeded; the kill points of the
 first runs cover every boundary of a full run.
 """
 
@@ -116,6 +118,52 @@ def journal(db: Path, session: str) -> tuple[str, int, list[tuple[int, str, dict
                 return "missing", 0, []
             entries = await store.read_entries(session)
             return record.status, record.version, [(e.seq, e.kind, e.data) for e in entries]
+        finally:
+            await store.close()
+
+    return asyncio.run(read())
+
+
+def check_audit(db: Path, sessions: list[str]) -> list[str]:
+    """Problems with a lane's audit records (see the module docstring)."""
+
+    async def read() -> list[str]:
+        store = SQLiteStore(db)
+        try:
+            problems = [] if (await store.audit.verify()).ok else [f"{db.name}: chain broken"]
+            for session in sessions:
+                executed = Counter(
+                    r.data["call_id"]
+                    for r in await store.audit.records(session)
+                    if r.event == "tool.executed"
+                )
+                twice = [c for c, n in executed.items() if n > 1]
+                if twice:
+                    problems.append(f"{session}: tool.executed twice for {twice}")
+                calls: dict[str, str] = {}  # interrupt id -> its tool call's id
+                skipped: set[str] = set()  # calls a human settled with "skip": not re-run
+                results: set[str] = set()
+                for entry in await store.read_entries(session):
+                    if entry.kind == "interrupt_raised":
+                        calls |= {
+                            i["id"]: i["tool_call"]["id"]
+                            for i in entry.data["interrupts"]
+                            if i.get("tool_call")
+                        }
+                    elif entry.kind == "interrupt_answered":
+                        skipped |= {
+                            calls[key]
+                            for key, value in entry.data["answers"].items()
+                            if isinstance(value, dict) and "skip" in value
+                        }
+                    elif entry.kind == "message" and entry.data["message"]["role"] == "tool":
+                        results |= {
+                            block["tool_call_id"] for block in entry.data["message"]["content"]
+                        }
+                missing = sorted(results - skipped - set(executed))
+                if missing:
+                    problems.append(f"{session}: no tool.executed for {missing}")
+            return problems
         finally:
             await store.close()
 
@@ -292,5 +340,11 @@ def test_sigkill_at_every_step_boundary_loses_nothing_and_repeats_nothing(tmp_pa
     assert lost == []
     assert unacked == []
     assert problems == [], "\n".join(problems)
+    audit = [
+        p
+        for n in range(LANES)
+        for p in check_audit(tmp_path / f"lane{n}.db", [r.session for r in threads_out[n]])
+    ]
+    assert audit == [], "\n".join(audit)
     assert len(kills) >= 100
     assert {r.first_kill for r in reports} >= set(range(1, points + 1))  # every boundary

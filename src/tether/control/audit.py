@@ -8,8 +8,14 @@ without a store has none and pays nothing. It is three things at once:
   name, call id, argument hash, outcome status, duration);
 - the interventions' audit sink (``policy.verdict``: point, policy, action; no payloads);
 - the session journal's observer: when a run suspends it files one approval per
-  interrupt that asks a human (``store.approvals.request``, redacted through
-  ``redactor``) and writes ``interrupt.raised``; answers become ``interrupt.answered``.
+  interrupt that asks a human (redacted through ``redactor``) and writes
+  ``interrupt.raised``; answers become ``interrupt.answered``.
+
+While a run holds the session (``journal`` is set), records are queued on the journal and
+commit in its next append's transaction; the run's end (approvals, ``interrupt.raised``,
+``invocation.end``) commits with the journal's last append (see ``closing``). So the
+journal, the approvals and the audit log agree after any failure, and a step costs one
+transaction. Without a journal, or after it failed, records are written on their own.
 
 Extensions (the AGENT-HOOKS host, say) add records with :meth:`AuditTrail.note`.
 """
@@ -29,14 +35,17 @@ from tether.control.events import (
     PolicyVerdict,
 )
 from tether.control.registry import HookOrder, HookRegistry
+from tether.durable.audit import AuditEvent
 from tether.durable.errors import StoreUnavailable
 from tether.errors import ConfigurationError, PersistenceError, TetherError
 
 if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.control.interrupts import Interrupt
+    from tether.durable.approval_types import Approval
     from tether.durable.approvals import Redactor
-    from tether.durable.audit import AuditEvent
+    from tether.durable.store import Sidecar
+    from tether.session import SessionJournal
 
 DEFAULT_APPROVAL_TTL = 24 * 3600.0
 _log = logging.getLogger("tether.audit")
@@ -82,6 +91,9 @@ class AuditTrail:
         self.approval_ttl = policy.ttl
         self.approval_on_expiry = policy.on_expiry
         self._started: dict[str, float] = {}
+        self.journal: SessionJournal | None = None
+        """The journal of the run holding the session (set while the session is open)."""
+        self._in_invocation = False
 
     def register_hooks(self, registry: HookRegistry) -> None:
         registry.add(BeforeInvocation, self._invocation_start, HookOrder.SDK_FIRST)
@@ -97,13 +109,31 @@ class AuditTrail:
         await self._write([(event, data)])
 
     async def _write(self, records: list[tuple[str, dict[str, Any]]]) -> None:
-        from tether.durable.audit import AuditEvent
-
         audit = getattr(self.agent.store, "audit", None)
         if audit is None or not records:
             return
         sid = self.agent.session_id
         items: list[AuditEvent] = [AuditEvent(event, data, sid) for event, data in records]
+        await self._write_events(audit, items)
+
+    async def write_unjournaled(self, items: list[AuditEvent]) -> None:
+        """Records whose journal write failed (best effort: the run already failed)."""
+        audit = getattr(self.agent.store, "audit", None)
+        if audit is None or not items:
+            return
+        try:
+            await self._write_events(audit, items)
+        except PersistenceError as exc:
+            _log.warning("%s", exc)
+
+    async def _write_events(self, audit: Any, items: list[AuditEvent]) -> None:
+        sid = self.agent.session_id
+        journal = self.journal
+        if journal is not None:
+            if not journal.failed:
+                journal.defer_audit(items)
+                return
+            items = [*journal.take_audit(), *items]  # their journal write failed
         try:
             await audit.append_many(items)
         except StoreUnavailable as exc:  # the run's next journal write fails and says so
@@ -118,6 +148,7 @@ class AuditTrail:
 
     async def _invocation_start(self, event: BeforeInvocation) -> None:
         self._started.clear()
+        self._in_invocation = True
         await self._write([("invocation.start", {"new_messages": len(event.messages)})])
 
     def _tool_start(self, event: BeforeToolCall) -> None:
@@ -141,27 +172,82 @@ class AuditTrail:
         await self._write([("tool.executed", data)])
 
     async def _invocation_end(self, event: AfterInvocation) -> None:
+        self._started.clear()
+        self._in_invocation = False
+        if self.journal is not None and self.journal.end_recorded:
+            return  # written with the journal's end (closing)
         result = event.result
         usage = result.usage
-        records: list[tuple[str, dict[str, Any]]] = []
-        stop = result.stop_reason
-        if stop.startswith(_LIMIT_STOPS):
-            records.append(("limit.stop", {"stop_reason": stop, "reason": result.reason}))
-        elif stop == "cancelled":
-            records.append(("cancellation", {"reason": result.reason}))
-        records.append(
-            (
-                "invocation.end",
-                {
-                    "stop_reason": stop,
-                    "model_calls": usage.model_calls,
-                    "tool_calls": usage.tool_calls,
-                    "interrupts": [i.id for i in result.interrupts],
-                },
+        await self._write(
+            _end_records(
+                result.stop_reason,
+                result.reason,
+                usage.model_calls,
+                usage.tool_calls,
+                [i.id for i in result.interrupts],
             )
         )
-        self._started.clear()
-        await self._write(records)
+
+    # -- the run's end, in the journal's last append ----------------------------------
+
+    def closing(
+        self,
+        session_id: str,
+        stop_reason: str,
+        reason: str | None,
+        usage: dict[str, int],
+        interrupts: list[Interrupt],
+    ) -> Sidecar:
+        """The approvals and audit records of a run's end, to commit with its journal end:
+        an approval and ``interrupt.raised`` per interrupt, then ``invocation.end``."""
+        from tether.durable.store import Sidecar
+
+        sidecar = Sidecar()
+        for approval, record in self._raised(session_id, interrupts):
+            if approval is not None:
+                sidecar.approvals.append(approval)
+            sidecar.audit.append(record)
+        if self._in_invocation:  # (a recovered run that had already ended has no start)
+            ids = [i.id for i in interrupts] if stop_reason == "interrupt" else []
+            ends = _end_records(stop_reason, reason, usage["model_calls"], usage["tool_calls"], ids)
+            sidecar.audit.extend(AuditEvent(e, d, session_id) for e, d in ends)
+        return sidecar
+
+    def _raised(
+        self, session_id: str, interrupts: list[Interrupt]
+    ) -> list[tuple[tuple[Approval, AuditEvent] | None, AuditEvent]]:
+        """Per interrupt: its approval request (when it asks a human) and ``interrupt.raised``."""
+        from tether.durable.approvals import APPROVAL_SOURCES, args_sha256, prepare_request
+
+        out: list[tuple[tuple[Approval, AuditEvent] | None, AuditEvent]] = []
+        for interrupt in interrupts:
+            request = None
+            if self.files_approvals and interrupt.source in APPROVAL_SOURCES:
+                try:
+                    request = prepare_request(
+                        session_id,
+                        interrupt,
+                        redactor=self.redactor,
+                        ttl=self.approval_ttl,
+                        on_expiry=self.approval_on_expiry,
+                    )
+                except TetherError as exc:
+                    raise PersistenceError(
+                        f"session {session_id}: the approval request for interrupt "
+                        f"{interrupt.id} could not be made, so the suspension was not saved: "
+                        f"{exc}. Fix it and call agent.resume() to suspend again."
+                    ) from exc
+            call = interrupt.tool_call
+            data = {
+                "interrupt_id": interrupt.id,
+                "name": interrupt.name,
+                "source": interrupt.source,
+                "tool": None if call is None else call.name,
+                "args_sha256": None if call is None else args_sha256(dict(call.arguments)),
+                "approval_id": None if request is None else request[0].id,
+            }
+            out.append((request, AuditEvent("interrupt.raised", data, session_id)))
+        return out
 
     # -- interventions' audit sink ------------------------------------------------------
 
@@ -224,6 +310,25 @@ class AuditTrail:
         """``interrupt.answered``: which interrupts, and the kind of each answer (no payload)."""
         kinds = {key: answer_kind(value) for key, value in answers.items()}
         await self._write([("interrupt.answered", {"answers": kinds})])
+
+
+def _end_records(
+    stop: str, reason: str | None, model_calls: int, tool_calls: int, interrupts: list[str]
+) -> list[tuple[str, dict[str, Any]]]:
+    """``limit.stop`` / ``cancellation`` when the run stopped that way, then ``invocation.end``."""
+    records: list[tuple[str, dict[str, Any]]] = []
+    if stop.startswith(_LIMIT_STOPS):
+        records.append(("limit.stop", {"stop_reason": stop, "reason": reason}))
+    elif stop == "cancelled":
+        records.append(("cancellation", {"reason": reason}))
+    end = {
+        "stop_reason": stop,
+        "model_calls": model_calls,
+        "tool_calls": tool_calls,
+        "interrupts": interrupts,
+    }
+    records.append(("invocation.end", end))
+    return records
 
 
 def answer_kind(value: Any) -> str:

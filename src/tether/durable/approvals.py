@@ -148,43 +148,9 @@ class ApprovalsBase:
     ) -> Approval:
         """The approval for ``interrupt`` (idempotent while it is pending). Its arguments are
         stored as shown: ``redactor``'s output with the default secret mask on top."""
-        from tether.durable.audit import AuditEvent
-
-        if on_expiry not in ("deny", "approve"):
-            raise ConfigurationError(f"on_expiry must be 'deny' or 'approve', got {on_expiry!r}")
-        call = interrupt.tool_call
-        real = dict(call.arguments) if call is not None else {}
-        shown = shown_arguments(call.name if call else None, real, redactor)
-        hidden: set[str] = set()
-        _hidden_strings(real, shown, hidden)
-        now = time.time()
-        approval = Approval(
-            id=new_approval_id(),
-            session_id=session_id,
-            interrupt_id=interrupt.id,
-            source=interrupt.source,
-            name=interrupt.name,
-            tool=call.name if call is not None else None,
-            arguments=shown,
-            args_sha256=args_sha256(real) if call is not None else None,
-            reason=_scrub(interrupt.reason, hidden),
-            requested_at=now,
-            expires_at=None if ttl is None else now + ttl,
-            on_expiry=on_expiry,
+        return await self._insert(
+            *prepare_request(session_id, interrupt, redactor=redactor, ttl=ttl, on_expiry=on_expiry)
         )
-        audit = AuditEvent(
-            "approval.requested",
-            {
-                "approval_id": approval.id,
-                "interrupt_id": interrupt.id,
-                "source": interrupt.source,
-                "tool": approval.tool,
-                "args_sha256": approval.args_sha256,
-                "expires_at": approval.expires_at,
-            },
-            session_id,
-        )
-        return await self._insert(approval, audit)
 
     async def pending(
         self,
@@ -345,6 +311,55 @@ class ApprovalsBase:
             return True
         who = approval.decided_by or "an approver"
         return {"approved": False, "reason": approval.note or f"denied by {who}"}
+
+
+def prepare_request(
+    session_id: str,
+    interrupt: Interrupt,
+    *,
+    redactor: Redactor | None = None,
+    ttl: float | None = DEFAULT_TTL,
+    on_expiry: ExpiryAction = "deny",
+) -> tuple[Approval, AuditEvent]:
+    """The approval :meth:`ApprovalsBase.request` files for ``interrupt``, and its
+    ``approval.requested`` record, built without writing (a journal append can carry them)."""
+    from tether.durable.audit import AuditEvent
+
+    if on_expiry not in ("deny", "approve"):
+        raise ConfigurationError(f"on_expiry must be 'deny' or 'approve', got {on_expiry!r}")
+    call = interrupt.tool_call
+    real = dict(call.arguments) if call is not None else {}
+    shown = shown_arguments(call.name if call else None, real, redactor)
+    hidden: set[str] = set()
+    _hidden_strings(real, shown, hidden)
+    now = time.time()
+    approval = Approval(
+        id=new_approval_id(),
+        session_id=session_id,
+        interrupt_id=interrupt.id,
+        source=interrupt.source,
+        name=interrupt.name,
+        tool=call.name if call is not None else None,
+        arguments=shown,
+        args_sha256=args_sha256(real) if call is not None else None,
+        reason=_scrub(interrupt.reason, hidden),
+        requested_at=now,
+        expires_at=None if ttl is None else now + ttl,
+        on_expiry=on_expiry,
+    )
+    audit = AuditEvent(
+        "approval.requested",
+        {
+            "approval_id": approval.id,
+            "interrupt_id": interrupt.id,
+            "source": interrupt.source,
+            "tool": approval.tool,
+            "args_sha256": approval.args_sha256,
+            "expires_at": approval.expires_at,
+        },
+        session_id,
+    )
+    return approval, audit
 
 
 def _validator(validate: Any, edited: dict[str, Any]) -> Validator:

@@ -10,13 +10,20 @@ from typing import TYPE_CHECKING, Any
 from tether.durable.claims import WorkerSide, memory_claim, memory_mark_ready
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
 from tether.durable.errors import LeaseLost, SessionBusy, SessionConflict, SessionNotFound
-from tether.durable.memory_ops import MemoryApprovals, MemoryApprovers, MemoryAudit, OpsData
+from tether.durable.memory_ops import (
+    MemoryApprovals,
+    MemoryApprovers,
+    MemoryAudit,
+    OpsData,
+    sidecar_writer,
+)
 from tether.durable.store import (
     Holder,
     Lease,
     SessionRecord,
     SessionStatus,
     SessionSummary,
+    Sidecar,
     can_take,
     check_status,
     check_ttl,
@@ -79,9 +86,13 @@ class MemoryStore(WorkerSide):
             self._rows[session_id] = _Row(0, "idle", now, now, text)
         return self._record(session_id, self._rows[session_id])
 
-    async def load(self, session_id: str) -> SessionRecord | None:
+    async def load(
+        self, session_id: str, *, known_version: int | None = None
+    ) -> SessionRecord | None:
         row = self._rows.get(session_id)
-        return None if row is None else self._record(session_id, row)
+        if row is None:
+            return None
+        return self._record(session_id, row, current=row.version == known_version)
 
     async def append(
         self,
@@ -92,6 +103,7 @@ class MemoryStore(WorkerSide):
         status: SessionStatus | None = None,
         durable: bool = False,
         lease: Lease | None = None,
+        sidecar: Sidecar | None = None,
     ) -> list[Entry]:
         encoded = encode_entries(session_id, expected_version, entries, status)
         row = self._get(session_id)
@@ -104,6 +116,8 @@ class MemoryStore(WorkerSide):
                 raise LeaseLost(session_id, "another holder took it or it was released")
             if current.expires_at <= now:
                 raise LeaseLost(session_id, "it expired")
+        if sidecar:
+            sidecar_writer(self._ops, sidecar)()
         out: list[Entry] = []
         for item in encoded:
             row.entries.append((item.kind, item.text, now, ENTRY_SCHEMA))
@@ -122,8 +136,12 @@ class MemoryStore(WorkerSide):
         row = self._get(session_id)
         return self._entries(session_id, row, after_seq, until_seq)
 
-    async def acquire_lease(self, session_id: str, *, ttl: float = 30.0) -> Lease:
+    async def acquire_lease(
+        self, session_id: str, *, ttl: float = 30.0, create: bool = False
+    ) -> Lease:
         check_ttl(ttl)
+        if create and session_id not in self._rows:
+            await self.create(session_id)
         row = self._get(session_id)
         now = time.time()
         cur = row.lease
@@ -220,10 +238,15 @@ class MemoryStore(WorkerSide):
     def _metadata(self, session_id: str, row: _Row) -> dict[str, Any]:
         return decode_object(row.metadata, what=f"metadata of session {session_id!r}")
 
-    def _record(self, session_id: str, row: _Row) -> SessionRecord:
+    def _record(self, session_id: str, row: _Row, *, current: bool = False) -> SessionRecord:
         snap = row.snapshot_seq
-        tail = self._entries(session_id, row, max(snap - 1, 0), None)
-        snapshot = tail.pop(0) if snap else None
+        tail = [] if current else self._entries(session_id, row, max(snap - 1, 0), None)
+        snapshot = tail.pop(0) if snap and tail else None
+        before = [
+            decode_entry(session_id, seq, *row.entries[seq - 1])
+            for seq in range(1, snap)
+            if not current and row.entries[seq - 1][0] == "snapshot"
+        ]
         return SessionRecord(
             session_id=session_id,
             version=row.version,
@@ -234,4 +257,6 @@ class MemoryStore(WorkerSide):
             created_at=row.created_at,
             updated_at=row.updated_at,
             metadata=self._metadata(session_id, row),
+            snapshot_seq=snap,
+            earlier_snapshots=before,
         )

@@ -6,7 +6,7 @@ Every method runs without awaiting in between, so each one is atomic on one even
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from tether.durable.audit import GENESIS, AuditBase, AuditEvent, StoredRow, chai
 
 if TYPE_CHECKING:
     from tether.durable.memory import MemoryStore
+    from tether.durable.store import Sidecar
 
 
 @dataclass(slots=True)
@@ -35,6 +36,45 @@ class OpsData:
     audit: list[StoredRow] = field(default_factory=list)
     head: tuple[int, str] = (0, GENESIS)
     approvers: dict[str, tuple[Approver, str]] = field(default_factory=dict)  # key id -> row
+
+
+def pending_approval(data: OpsData, approval: Approval) -> Approval | None:
+    """The pending approval of ``approval``'s (session, interrupt), if there is one."""
+    for row in data.approvals.values():
+        if (
+            row.status == "pending"
+            and row.session_id == approval.session_id
+            and row.interrupt_id == approval.interrupt_id
+        ):
+            return row
+    return None
+
+
+def sidecar_writer(data: OpsData, sidecar: Sidecar) -> Callable[[], None]:
+    """Check ``sidecar`` against ``data`` (its audit records encode) and return the write,
+    which cannot fail: the caller runs it after its own checks, so all or nothing happens."""
+    from tether.durable.store import sidecar_audit
+
+    inserted: list[AuditEvent] = []
+    kept: dict[str, str] = {}
+    new: list[Approval] = []
+    for approval, audit in sidecar.approvals:
+        existing = pending_approval(data, approval)
+        if existing is None:
+            new.append(approval)
+            inserted.append(audit)
+        else:
+            kept[approval.id] = existing.id
+    rows = chain(data.head, sidecar_audit(sidecar, inserted, kept))
+
+    def write() -> None:
+        for approval in new:
+            data.approvals[approval.id] = approval
+        if rows:
+            data.audit.extend(rows)
+            data.head = (rows[-1].seq, rows[-1].hash)
+
+    return write
 
 
 class MemoryAudit(AuditBase):
@@ -68,13 +108,9 @@ class MemoryApprovals(ApprovalsBase):
         self._audit = audit
 
     async def _insert(self, approval: Approval, audit: AuditEvent) -> Approval:
-        for row in self._data.approvals.values():
-            if (
-                row.status == "pending"
-                and row.session_id == approval.session_id
-                and row.interrupt_id == approval.interrupt_id
-            ):
-                return row
+        existing = pending_approval(self._data, approval)
+        if existing is not None:
+            return existing
         self._data.approvals[approval.id] = approval
         self._audit.append_now([audit])
         return approval

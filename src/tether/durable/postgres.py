@@ -20,7 +20,12 @@ from tether.durable.errors import (
     StoreError,
 )
 from tether.durable.postgres_claims import PgClaims
-from tether.durable.postgres_ops import PostgresApprovals, PostgresApprovers, PostgresAudit
+from tether.durable.postgres_ops import (
+    PostgresApprovals,
+    PostgresApprovers,
+    PostgresAudit,
+    write_sidecar,
+)
 from tether.durable.postgres_pool import Broken, PgConnector
 from tether.durable.store import (
     Holder,
@@ -28,6 +33,7 @@ from tether.durable.store import (
     SessionRecord,
     SessionStatus,
     SessionSummary,
+    Sidecar,
     can_take,
     check_status,
     check_ttl,
@@ -110,13 +116,15 @@ class PostgresStore(WorkerSide):
             raise StoreError(f"session {session_id!r} was deleted while being created")
         return record
 
-    async def load(self, session_id: str) -> SessionRecord | None:
+    async def load(
+        self, session_id: str, *, known_version: int | None = None
+    ) -> SessionRecord | None:
         try:
-            return await self._load(session_id)
+            return await self._load(session_id, known_version)
         except Broken:  # a stale pooled connection: retry once on a fresh one
-            return await self._load(session_id)
+            return await self._load(session_id, known_version)
 
-    async def _load(self, session_id: str) -> SessionRecord | None:
+    async def _load(self, session_id: str, known_version: int | None) -> SessionRecord | None:
         async with (
             self._conn(f"loading session {session_id!r}") as conn,
             conn.transaction(),
@@ -129,13 +137,17 @@ class PostgresStore(WorkerSide):
             if row is None:
                 return None
             snap = int(row[5])
-            cur = await conn.execute(
-                f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = %s AND seq >= %s "
-                "ORDER BY seq",
-                (session_id, max(snap, 1)),
-            )
-            raw = await cur.fetchall()
+            raw = []
+            if int(row[0]) != known_version:
+                cur = await conn.execute(
+                    f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = %s AND (seq >= %s OR "
+                    "kind = 'snapshot') ORDER BY seq",
+                    (session_id, max(snap, 1)),
+                )
+                raw = await cur.fetchall()
         entries = [decode_entry(session_id, r[0], r[1], r[2], r[3], r[4]) for r in raw]
+        before = [e for e in entries if e.seq < snap]
+        entries = entries[len(before) :]
         snapshot = entries.pop(0) if snap and entries and entries[0].seq == snap else None
         return SessionRecord(
             session_id=session_id,
@@ -147,6 +159,8 @@ class PostgresStore(WorkerSide):
             created_at=row[2],
             updated_at=row[3],
             metadata=decode_object(row[4], what=f"metadata of session {session_id!r}"),
+            snapshot_seq=snap,
+            earlier_snapshots=before,
         )
 
     async def append(
@@ -158,6 +172,7 @@ class PostgresStore(WorkerSide):
         status: SessionStatus | None = None,
         durable: bool = False,
         lease: Lease | None = None,
+        sidecar: Sidecar | None = None,
     ) -> list[Entry]:
         encoded = encode_entries(session_id, expected_version, entries, status)
         now = time.time()
@@ -176,11 +191,16 @@ class PostgresStore(WorkerSide):
         }
         doing = f"appending to session {session_id!r} (outcome unknown: reload to check)"
         async with self._conn(doing) as conn:
-            if durable:
+            if durable or sidecar:
                 async with conn.transaction():
-                    await conn.execute("SET LOCAL synchronous_commit TO on")
+                    if durable:
+                        await conn.execute("SET LOCAL synchronous_commit TO on")
                     cur = await conn.execute(_APPEND, params)
                     row = await cur.fetchone()
+                    if not row or row[0] != 1:
+                        await self._explain(conn, session_id, expected_version, lease)
+                    if sidecar:
+                        await write_sidecar(conn, sidecar)
             else:
                 cur = await conn.execute(_APPEND, params)
                 row = await cur.fetchone()
@@ -235,12 +255,23 @@ class PostgresStore(WorkerSide):
             raw = await cur.fetchall()
         return [decode_entry(session_id, r[0], r[1], r[2], r[3], r[4]) for r in raw]
 
-    async def acquire_lease(self, session_id: str, *, ttl: float = 30.0) -> Lease:
+    async def acquire_lease(
+        self, session_id: str, *, ttl: float = 30.0, create: bool = False
+    ) -> Lease:
         check_ttl(ttl)
+        if create:
+            validate_session_id(session_id)
         async with (
             self._conn(f"acquiring the lease of session {session_id!r}") as conn,
             conn.transaction(),
         ):
+            if create:
+                made = time.time()
+                await conn.execute(
+                    "INSERT INTO sessions (id, version, status, created_at, updated_at, metadata) "
+                    "VALUES (%s, 0, 'idle', %s, %s, '{}') ON CONFLICT (id) DO NOTHING",
+                    (session_id, made, made),
+                )
             cur = await conn.execute(
                 "SELECT lease_token, lease_holder, lease_host, lease_pid, lease_expires, "
                 f"{_NOW} FROM sessions WHERE id = %s FOR UPDATE",

@@ -32,6 +32,7 @@ from tether.durable.approvers import (
 )
 from tether.durable.audit import INSERT_COLS, ROW_COLS, AuditBase, AuditEvent, StoredRow, chain
 from tether.durable.postgres_claims import notify_ready
+from tether.durable.store import Sidecar, sidecar_audit
 
 if TYPE_CHECKING:
     from tether.durable.postgres import PostgresStore
@@ -62,6 +63,39 @@ async def append_audit(conn: Conn, items: Sequence[AuditEvent]) -> list[StoredRo
             "UPDATE audit_head SET seq = %s, hash = %s WHERE id = 1", (rows[-1].seq, rows[-1].hash)
         )
     return rows
+
+
+async def insert_approval(conn: Conn, approval: Approval) -> Approval | None:
+    """Insert ``approval`` unless one is pending for its (session, interrupt): return that."""
+    cur = await conn.execute(
+        f"INSERT INTO approvals ({APPROVAL_COLS}) VALUES ({_PLACEHOLDERS}) "
+        "ON CONFLICT DO NOTHING RETURNING id",
+        approval_row(approval),
+    )
+    if await cur.fetchone() is not None:
+        return None
+    cur = await conn.execute(
+        f"SELECT {APPROVAL_COLS} FROM approvals WHERE session_id = %s AND "
+        "interrupt_id = %s AND status = 'pending'",
+        (approval.session_id, approval.interrupt_id),
+    )
+    found = await cur.fetchone()
+    if found is None:  # decided in between: ask again
+        return await insert_approval(conn, approval)
+    return approval_from_row(found)
+
+
+async def write_sidecar(conn: Conn, sidecar: Sidecar) -> None:
+    """A journal append's approvals and audit records, inside its transaction."""
+    inserted: list[AuditEvent] = []
+    kept: dict[str, str] = {}
+    for approval, audit in sidecar.approvals:
+        existing = await insert_approval(conn, approval)
+        if existing is None:
+            inserted.append(audit)
+        else:
+            kept[approval.id] = existing.id
+    await append_audit(conn, sidecar_audit(sidecar, inserted, kept))
 
 
 async def _ready(conn: Conn, now: float, session_id: str) -> None:
@@ -108,23 +142,11 @@ class PostgresApprovals(ApprovalsBase):
     async def _insert(self, approval: Approval, audit: AuditEvent) -> Approval:
         doing = f"requesting an approval in session {approval.session_id!r}"
         async with self._pg._conn(doing) as conn, conn.transaction():
-            cur = await conn.execute(
-                f"INSERT INTO approvals ({APPROVAL_COLS}) VALUES ({_PLACEHOLDERS}) "
-                "ON CONFLICT DO NOTHING RETURNING id",
-                approval_row(approval),
-            )
-            if await cur.fetchone() is not None:
-                await append_audit(conn, [audit])
-                return approval
-            cur = await conn.execute(
-                f"SELECT {APPROVAL_COLS} FROM approvals WHERE session_id = %s AND "
-                "interrupt_id = %s AND status = 'pending'",
-                (approval.session_id, approval.interrupt_id),
-            )
-            found = await cur.fetchone()
-        if found is None:  # decided in between: ask again for the new suspension
-            return await self._insert(approval, audit)
-        return approval_from_row(found)
+            existing = await insert_approval(conn, approval)
+            if existing is not None:
+                return existing
+            await append_audit(conn, [audit])
+        return approval
 
     async def _query(
         self,

@@ -29,7 +29,7 @@ from tether.durable.errors import (
     StoreUnavailable,
 )
 from tether.durable.schema import SQLITE_MIGRATIONS
-from tether.durable.sqlite_ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit
+from tether.durable.sqlite_ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit, write_sidecar
 from tether.durable.store import (
     STORE_SCHEMA,
     Holder,
@@ -37,6 +37,7 @@ from tether.durable.store import (
     SessionRecord,
     SessionStatus,
     SessionSummary,
+    Sidecar,
     can_take,
     check_status,
     check_ttl,
@@ -303,7 +304,9 @@ class SQLiteStore(WorkerSide):
         assert record is not None
         return record
 
-    async def load(self, session_id: str) -> SessionRecord | None:
+    async def load(
+        self, session_id: str, *, known_version: int | None = None
+    ) -> SessionRecord | None:
         with self._errors(), self._tx("BEGIN") as conn:
             row = conn.execute(
                 f"SELECT {_SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)
@@ -311,11 +314,16 @@ class SQLiteStore(WorkerSide):
             if row is None:
                 return None
             snap = row[5]
-            raw = conn.execute(
-                f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = ? AND seq >= ? ORDER BY seq",
-                (session_id, max(snap, 1)),
-            ).fetchall()
+            raw = []
+            if row[0] != known_version:
+                raw = conn.execute(
+                    f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = ? AND (seq >= ? OR "
+                    "kind = 'snapshot') ORDER BY seq",
+                    (session_id, max(snap, 1)),
+                ).fetchall()
         entries = [decode_entry(session_id, r[0], r[1], r[2], r[3], r[4]) for r in raw]
+        before = [e for e in entries if e.seq < snap]
+        entries = entries[len(before) :]
         snapshot = entries.pop(0) if snap and entries and entries[0].seq == snap else None
         return SessionRecord(
             session_id=session_id,
@@ -327,6 +335,8 @@ class SQLiteStore(WorkerSide):
             created_at=row[2],
             updated_at=row[3],
             metadata=decode_object(row[4], what=f"metadata of session {session_id!r}"),
+            snapshot_seq=snap,
+            earlier_snapshots=before,
         )
 
     async def append(
@@ -338,6 +348,7 @@ class SQLiteStore(WorkerSide):
         status: SessionStatus | None = None,
         durable: bool = False,
         lease: Lease | None = None,
+        sidecar: Sidecar | None = None,
     ) -> list[Entry]:
         encoded = encode_entries(session_id, expected_version, entries, status)
         now = time.time()
@@ -359,6 +370,8 @@ class SQLiteStore(WorkerSide):
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [(session_id, e.seq, e.kind, ENTRY_SCHEMA, now, e.text) for e in encoded],
             )
+            if sidecar:
+                write_sidecar(conn, sidecar)
         return [decode_entry(session_id, e.seq, e.kind, e.text, now, ENTRY_SCHEMA) for e in encoded]
 
     def _diagnose(
@@ -396,18 +409,29 @@ class SQLiteStore(WorkerSide):
             ).fetchall()
         return [decode_entry(session_id, r[0], r[1], r[2], r[3], r[4]) for r in raw]
 
-    async def acquire_lease(self, session_id: str, *, ttl: float = 30.0) -> Lease:
+    async def acquire_lease(
+        self, session_id: str, *, ttl: float = 30.0, create: bool = False
+    ) -> Lease:
         check_ttl(ttl)
+        if create:
+            validate_session_id(session_id)
         with self._errors(), self._tx() as conn:
             row = conn.execute(
                 "SELECT lease_token, lease_holder, lease_host, lease_pid, lease_expires "
                 "FROM sessions WHERE id = ?",
                 (session_id,),
             ).fetchone()
+            now = time.time()
+            if row is None and create:
+                conn.execute(
+                    "INSERT INTO sessions (id, version, status, created_at, updated_at, "
+                    "metadata) VALUES (?, 0, 'idle', ?, ?, '{}')",
+                    (session_id, now, now),
+                )
+                row = (None, None, None, None, None)
             if row is None:
                 raise SessionNotFound(session_id)
             token, holder, host, pid, expires = row
-            now = time.time()
             if not can_take(self._holder, session_id, token, host, pid, expires, now):
                 raise SessionBusy(session_id, holder, expires)
             lease = self._holder.lease(

@@ -31,6 +31,7 @@ from tether.durable.approvers import (
     parse_token,
 )
 from tether.durable.audit import INSERT_COLS, ROW_COLS, AuditBase, AuditEvent, StoredRow, chain
+from tether.durable.store import Sidecar, sidecar_audit
 
 if TYPE_CHECKING:
     import sqlite3
@@ -59,6 +60,35 @@ def append_audit(conn: sqlite3.Connection, items: Sequence[AuditEvent]) -> list[
             "UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1", (rows[-1].seq, rows[-1].hash)
         )
     return rows
+
+
+def insert_approval(conn: sqlite3.Connection, approval: Approval) -> Approval | None:
+    """Insert ``approval`` unless one is pending for its (session, interrupt): return that."""
+    found = conn.execute(
+        f"SELECT {APPROVAL_COLS} FROM approvals WHERE session_id = ? AND interrupt_id = ? "
+        "AND status = 'pending'",
+        (approval.session_id, approval.interrupt_id),
+    ).fetchone()
+    if found is not None:
+        return approval_from_row(found)
+    row = approval_row(approval)
+    conn.execute(
+        f"INSERT INTO approvals ({APPROVAL_COLS}) VALUES ({', '.join('?' * len(row))})", row
+    )
+    return None
+
+
+def write_sidecar(conn: sqlite3.Connection, sidecar: Sidecar) -> None:
+    """A journal append's approvals and audit records, inside its transaction."""
+    inserted: list[AuditEvent] = []
+    kept: dict[str, str] = {}
+    for approval, audit in sidecar.approvals:
+        existing = insert_approval(conn, approval)
+        if existing is None:
+            inserted.append(audit)
+        else:
+            kept[approval.id] = existing.id
+    append_audit(conn, sidecar_audit(sidecar, inserted, kept))
 
 
 def _decision_values(a: Approval) -> tuple[Any, ...]:
@@ -94,18 +124,10 @@ class SQLiteApprovals(ApprovalsBase):
         self._sql = store
 
     async def _insert(self, approval: Approval, audit: AuditEvent) -> Approval:
-        row = approval_row(approval)
         with self._sql._errors(), self._sql._tx() as conn:
-            found = conn.execute(
-                f"SELECT {APPROVAL_COLS} FROM approvals WHERE session_id = ? AND interrupt_id = ? "
-                "AND status = 'pending'",
-                (approval.session_id, approval.interrupt_id),
-            ).fetchone()
-            if found is not None:
-                return approval_from_row(found)
-            conn.execute(
-                f"INSERT INTO approvals ({APPROVAL_COLS}) VALUES ({', '.join('?' * len(row))})", row
-            )
+            existing = insert_approval(conn, approval)
+            if existing is not None:
+                return existing
             append_audit(conn, [audit])
         return approval
 

@@ -7,16 +7,17 @@ import secrets
 import socket
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, get_args, runtime_checkable
 
 from tether.durable.entries import JOURNAL_KINDS, Entry, JournalKind, encode_json
 from tether.errors import InputError
 
 if TYPE_CHECKING:
+    from tether.durable.approval_types import Approval
     from tether.durable.approvals import Approvals
     from tether.durable.approvers import Approvers
-    from tether.durable.audit import AuditLog
+    from tether.durable.audit import AuditEvent, AuditLog
     from tether.durable.session_list import SessionPage
 
 SessionStatus = Literal["idle", "running", "suspended", "ready", "completed", "failed", "cancelled"]
@@ -53,6 +54,11 @@ class SessionRecord:
     created_at: float
     updated_at: float
     metadata: dict[str, Any]
+    snapshot_seq: int = 0
+    """Seq of the latest snapshot (0: none), also when ``snapshot`` was not read."""
+    earlier_snapshots: list[Entry] = field(default_factory=list)
+    """The snapshots before ``snapshot``, oldest first: each holds the messages added since
+    the one before it (``snapshot`` holds the rest of the fold)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +71,41 @@ class SessionSummary:
     created_at: float
     updated_at: float
     metadata: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Sidecar:
+    """Approval requests and audit records that commit in a journal append's own transaction
+    (all of it or none: a suspension, its approvals and its audit records agree).
+
+    Each approval goes with its ``approval.requested`` record; when a pending approval of the
+    same session and interrupt already exists it is kept, and ``audit`` records naming the
+    new approval's id name the existing one instead (see :func:`sidecar_audit`).
+    """
+
+    approvals: list[tuple[Approval, AuditEvent]] = field(default_factory=list)
+    audit: list[AuditEvent] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.approvals or self.audit)
+
+
+def sidecar_audit(
+    sidecar: Sidecar, inserted: list[AuditEvent], kept: dict[str, str]
+) -> list[AuditEvent]:
+    """The audit records to chain for ``sidecar``: the ``approval.requested`` records of the
+    approvals inserted, then its own records with ``kept`` (new id -> existing id) applied."""
+    from tether.durable.audit import AuditEvent
+
+    out = list(inserted)
+    for item in sidecar.audit:
+        found = item.data.get("approval_id")
+        if isinstance(found, str) and found in kept:
+            item = AuditEvent(
+                item.event, {**item.data, "approval_id": kept[found]}, item.session_id
+            )
+        out.append(item)
+    return out
 
 
 @runtime_checkable
@@ -84,7 +125,14 @@ class Store(Protocol):
     async def create(
         self, session_id: str, *, metadata: dict[str, Any] | None = None
     ) -> SessionRecord: ...
-    async def load(self, session_id: str) -> SessionRecord | None: ...
+    async def load(
+        self, session_id: str, *, known_version: int | None = None
+    ) -> SessionRecord | None:
+        """The session (None if absent). ``known_version``: the caller already holds the
+        fold at that version; while the session is still there, the record carries no
+        snapshot and no entries (nothing is read or decoded)."""
+        ...
+
     async def append(
         self,
         session_id: str,
@@ -94,11 +142,22 @@ class Store(Protocol):
         status: SessionStatus | None = None,
         durable: bool = False,
         lease: Lease | None = None,
-    ) -> list[Entry]: ...
+        sidecar: Sidecar | None = None,
+    ) -> list[Entry]:
+        """Append ``entries`` after ``expected_version`` (compare-and-set, under ``lease``);
+        ``sidecar``'s approvals and audit records commit in the same transaction."""
+        ...
+
     async def read_entries(
         self, session_id: str, after_seq: int = 0, *, until_seq: int | None = None
     ) -> list[Entry]: ...
-    async def acquire_lease(self, session_id: str, *, ttl: float = 30.0) -> Lease: ...
+    async def acquire_lease(
+        self, session_id: str, *, ttl: float = 30.0, create: bool = False
+    ) -> Lease:
+        """Take the session's lease (``SessionBusy`` while another live holder has it);
+        ``create``: a missing session is created first, in the same transaction."""
+        ...
+
     async def renew_lease(self, lease: Lease, *, ttl: float = 30.0) -> Lease: ...
     async def release_lease(self, lease: Lease) -> None: ...
     async def set_status(self, session_id: str, status: SessionStatus) -> None: ...

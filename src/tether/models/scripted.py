@@ -85,6 +85,7 @@ class ScriptedModel:
         self.calls = 0
         """How many times the model has been called."""
         self._offset = 0  # turns the conversation already held at the first call
+        self._input = _InputChars()
 
     @property
     def name(self) -> str:
@@ -120,7 +121,8 @@ class ScriptedModel:
             )
         stop = turn.get("stop_reason") or ("tool_use" if calls else "end_turn")
         out_chars = len(text) + len(str(reasoning or "")) + 24 * len(calls)
-        usage = Usage(input_tokens=_estimate_input(request), output_tokens=max(1, out_chars // 4))
+        chars = len(request.system_prompt or "") + self._input.of(request.messages)
+        usage = Usage(input_tokens=max(1, chars // 4), output_tokens=max(1, out_chars // 4))
         yield ModelStop(cast(ModelStopReason, stop), usage)
 
     def _next_turn(self, request: ModelRequest) -> Turn:
@@ -217,15 +219,37 @@ def _calls_ok(turn: dict[str, Any]) -> bool:
     )
 
 
-def _estimate_input(request: ModelRequest) -> int:
-    chars = len(request.system_prompt or "")
-    for message in request.messages:
-        for block in message.content:
-            kind = type(block)
-            if kind is TextBlock or kind is ReasoningBlock:
-                chars += len(block.text)  # type: ignore[union-attr]
-            elif kind is ToolResult:
-                chars += len(block.content)  # type: ignore[union-attr]
-            elif kind is ToolCall:
-                chars += 24
-    return max(1, chars // 4)
+class _InputChars:
+    """Characters of a conversation that grows between calls, each message counted once
+    (a call costs its new messages, not the history). A conversation that is not the last
+    one extended (its last counted message is not where it was) is counted afresh."""
+
+    __slots__ = ("chars", "count", "last")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.chars = 0
+        self.last: Message | None = None
+
+    def of(self, messages: list[Message]) -> int:
+        count = self.count
+        if not (0 < count <= len(messages) and messages[count - 1] is self.last):
+            count, self.chars = 0, 0
+        for index in range(count, len(messages)):
+            self.chars += _chars(messages[index])
+        self.count = len(messages)
+        self.last = messages[-1] if messages else None
+        return self.chars
+
+
+def _chars(message: Message) -> int:
+    chars = 0
+    for block in message.content:
+        kind = type(block)
+        if kind is TextBlock or kind is ReasoningBlock:
+            chars += len(block.text)  # type: ignore[union-attr]
+        elif kind is ToolResult:
+            chars += len(block.content)  # type: ignore[union-attr]
+        elif kind is ToolCall:
+            chars += 24
+    return chars

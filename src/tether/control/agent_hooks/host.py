@@ -146,6 +146,7 @@ class AgentHooksHost:
         self._router = router
         self._session: _Session | None = None
         self._owned: _Session | None = None
+        self._wire = wire.WireCache()
         self._attached = False
         self.parent: AgentHooksHost | None = None
         """The host this one was made from with :meth:`child` (None for a root host)."""
@@ -282,7 +283,7 @@ class AgentHooksHost:
             return
         ctx = Context(
             session.builder.pre_model_call(
-                model_id=event.agent.model.name, messages=wire.messages_wire(event.messages)
+                model_id=event.agent.model.name, messages=self._wire.of(event.messages)
             )
         )
         target = ctx["target"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agent_hooks import InterceptionRecord
 
@@ -17,7 +17,7 @@ RecordSink = Callable[[InterceptionRecord], None]
 
 class RecordTrail:
     """The emitter's record sink: forwards each (payload-free) record to the caller's
-    sink and queues it for the journal, which :meth:`flush` writes as ``audit`` entries.
+    sink and queues it for the journal, which :meth:`flush` hands over as ``audit`` entries.
 
     The emitter calls sinks synchronously and swallows their exceptions (audit
     delivery never decides an emission); journal writes are async, so they are
@@ -40,12 +40,11 @@ class RecordTrail:
             self.sink(record)
 
     async def flush(self) -> None:
-        """Append the queued records to the session journal (kind ``audit``)."""
+        """Queue the records on the session journal (kind ``audit``): they commit with the
+        run's next append, in the same transaction as the step they describe."""
         journal = self.journal
         if not self.pending or journal is None:
             return
-        entries: list[tuple[Any, dict[str, Any]]] = [
-            ("audit", {"agent_hooks": r.to_wire()}) for r in self.pending
-        ]
+        for record in self.pending:
+            journal.defer("audit", {"agent_hooks": record.to_wire()})
         self.pending.clear()
-        await journal.append_many(entries)

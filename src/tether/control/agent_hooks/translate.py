@@ -73,6 +73,34 @@ def messages_wire(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
+class WireCache:
+    """The wire form of a history that grows between model calls: each message is converted
+    once. The messages kept from the last call are found by identity, so a message that
+    was replaced (a transform, a reset) is converted again; the caller must not change the
+    returned dicts (the emitter hands interceptors copies)."""
+
+    __slots__ = ("messages", "wires")
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.wires: list[list[dict[str, Any]]] = []
+
+    def of(self, messages: list[Message]) -> list[dict[str, Any]]:
+        known, wires = self.messages, self.wires
+        keep = 0
+        limit = min(len(known), len(messages))
+        while keep < limit and messages[keep] is known[keep]:
+            keep += 1
+        del known[keep:], wires[keep:]
+        for message in messages[keep:]:
+            known.append(message)
+            wires.append(message_wire(message))
+        out: list[dict[str, Any]] = []
+        for wire in wires:
+            out.extend(wire)
+        return out
+
+
 def messages_back(original: list[Message], wire: Any) -> list[Message]:
     """The messages a transformed ``pre_model_call`` target stands for."""
     if not isinstance(wire, list):

@@ -1,0 +1,118 @@
+"""Opening a durable session: what a process that already holds the session reads again."""
+
+from typing import Any
+
+import pytest
+
+from tether import Agent, tool
+from tether.durable import SQLiteStore
+from tether.durable import sqlite as sqlite_module
+from tether.models import ScriptedModel
+from tether.persistence import close_session, open_session
+
+
+@tool
+async def add(a: int, b: int) -> int:
+    """Add."""
+    return a + b
+
+
+def adder(store: Any, session_id: str) -> Agent:
+    def script(messages, tools):
+        if messages[-1].role == "tool":
+            return {"text": f"sum is {messages[-1].tool_results[0].content}"}
+        return {"tool_calls": [{"name": "add", "args": {"a": 2, "b": len(messages)}}]}
+
+    return Agent(model=ScriptedModel(script), tools=[add], store=store, session_id=session_id)
+
+
+class Decoded:
+    """Counts journal entries the SQLite store decodes (its decode_entry, wrapped)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = sqlite_module.decode_entry
+
+        def counting(*args: Any) -> Any:
+            self.count += 1
+            return real(*args)
+
+        monkeypatch.setattr(sqlite_module, "decode_entry", counting)
+
+
+async def test_the_process_that_wrote_the_journal_does_not_read_it_back(tmp_path, monkeypatch):
+    store = SQLiteStore(tmp_path / "s.db")
+    agent = adder(store, "long")
+    for i in range(30):  # 120 messages, 240+ entries
+        await agent.invoke_async(f"question {i}")
+    decoded = Decoded(monkeypatch)
+    result = await agent.invoke_async("one more")
+    assert result.text.startswith("sum is")
+    # only the entries this invocation appends are decoded (the store hands them back);
+    # nothing written by earlier invocations is read again
+    assert decoded.count <= 10, decoded.count
+    assert len(agent.messages) == 124
+
+
+async def test_a_write_by_another_store_object_is_still_seen(tmp_path):
+    first = adder(SQLiteStore(tmp_path / "s.db"), "shared")
+    await first.invoke_async("from the first")
+    second = adder(SQLiteStore(tmp_path / "s.db"), "shared")
+    await second.invoke_async("from the second")
+    await first.invoke_async("first again")
+    texts = [m.text for m in first.messages if m.role == "user"]
+    assert texts == ["from the first", "from the second", "first again"]
+
+
+async def test_taking_the_lease_can_create_the_session_in_the_same_step(stores):
+    from tether.durable import SessionBusy, SessionNotFound
+    from tether.errors import ConfigurationError
+
+    store = stores()
+    with pytest.raises(SessionNotFound):
+        await store.acquire_lease("new-one")
+    lease = await store.acquire_lease("new-one", create=True)
+    record = await store.load("new-one")
+    assert record is not None
+    assert (record.version, record.status, record.metadata) == (0, "idle", {})
+    assert record.lease is not None
+    assert record.lease.token == lease.token
+    with pytest.raises(SessionBusy):  # an existing session is not created again
+        await stores().acquire_lease("new-one", create=True)
+    with pytest.raises(ConfigurationError, match="session id is empty"):
+        await store.acquire_lease("", create=True)
+    assert [s.session_id for s in await store.list_sessions()] == ["new-one"]
+
+
+class CountingStore(SQLiteStore):
+    """A real SQLite store that counts its transactions."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.transactions: list[str] = []
+
+    def _tx(self, begin: str = "BEGIN IMMEDIATE", *, durable: bool = False) -> Any:
+        self.transactions.append(begin)
+        return super()._tx(begin, durable=durable)
+
+
+async def test_a_new_session_is_created_and_leased_in_one_transaction(tmp_path):
+    store = CountingStore(tmp_path / "s.db")
+    agent = adder(store, "fresh")
+    journal = await open_session(agent)
+    await close_session(agent, journal)
+    # create + lease (one write), the load (one read), the release (one write)
+    assert store.transactions == ["BEGIN IMMEDIATE", "BEGIN", "BEGIN IMMEDIATE"]
+
+
+async def test_load_with_the_known_version_reads_no_entries(stores):
+    store = stores()
+    await store.create("k")
+    written = await store.append("k", 0, [("message", {"message": {"role": "user"}})] * 3)
+    current = await store.load("k", known_version=written[-1].seq)
+    assert current is not None
+    assert (current.version, current.entries, current.snapshot) == (3, [], None)
+    stale = await store.load("k", known_version=2)
+    assert stale is not None
+    assert [e.seq for e in stale.entries] == [1, 2, 3]
+    assert await store.load("missing", known_version=3) is None
