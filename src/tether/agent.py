@@ -145,6 +145,7 @@ class Agent:
     @messages.setter
     def messages(self, messages: list[Message]) -> None:
         self.conversation.messages = messages
+        self.conversation.compaction = None  # it described the replaced list
 
     @property
     def state(self) -> dict[str, Any]:

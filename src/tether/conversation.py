@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from tether.messages import JSONValue, Message
 
 if TYPE_CHECKING:
+    from tether.context.compaction import Compaction
     from tether.result import Result
     from tether.run_state import RunState, Suspension
     from tether.session import SessionView
@@ -34,6 +35,11 @@ class Conversation:
     """The invocation extending this conversation right now (None between invocations)."""
     synced_version: int = -1
     synced_state: str | None = None
+    compaction: Compaction | None = None
+    """What the model sees of ``messages`` (None: all of it); see tether.context."""
+    system_prompt: str | None = None
+    """The session's system prompt as journaled (``system_prompt_known``: one was)."""
+    system_prompt_known: bool = False
 
     def clear(self, session_id: str) -> None:
         """Forget everything: a fresh conversation under ``session_id``."""
@@ -45,6 +51,9 @@ class Conversation:
         self.last_result = None
         self.synced_version = -1
         self.synced_state = None
+        self.compaction = None
+        self.system_prompt = None
+        self.system_prompt_known = False
 
     def adopt(self, view: SessionView) -> None:
         """Take the journal's fold as this conversation (a newer version was found)."""
@@ -54,6 +63,9 @@ class Conversation:
         self.state = view.state
         self.answers = view.answers
         self.suspension = view.suspension
+        self.compaction = view.compaction
+        self.system_prompt = view.system_prompt
+        self.system_prompt_known = view.system_prompt_known
         if view.status == "running" and not view.messages:
             self.suspension = None  # it died before saving its prompt: nothing to continue
         elif view.status == "running":  # the last run's process died: recover on resume()

@@ -31,6 +31,10 @@ catch a built-in exception for the same mistake, the built-in is a second base.
     │   │                                           provider, attempts)
     │   ├── RetryLimitError                         more hook retries than Execution.max_retries
     │   ├── PersistenceError                        the journal could not be written
+    │   ├── ContextError                            context management failed: a manager broke
+    │   │   │                                       the rules (split a tool call from its result)
+    │   │   └── ContextOverflowError                the conversation stays too long for the model
+    │   │                                           after the bounded compressions
     │   └── ToolLoopError                           the model kept calling unknown tools
     └── StoreError (tether.durable)                 StoreUnavailable, SessionConflict,
                                                     SessionBusy, LeaseLost, SchemaTooNew,
@@ -120,6 +124,14 @@ class RetryLimitError(RunError):
 
 class PersistenceError(RunError):
     """The session journal could not be written; what was acknowledged before is kept."""
+
+
+class ContextError(RunError):
+    """Context management failed (a context manager returned a view that breaks the rules)."""
+
+
+class ContextOverflowError(ContextError):
+    """The conversation is still too long for the model after the bounded compressions."""
 
 
 class ToolLoopError(RunError):

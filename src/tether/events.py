@@ -123,6 +123,23 @@ class MessageCompleted:
 
 
 @dataclass(slots=True)
+class ContextCompressed:
+    """The model's view of the conversation was compressed (the transcript keeps everything).
+
+    ``reason``: ``preflight``, ``threshold`` or ``overflow``; the view is now
+    ``messages[:start] + [summary] + messages[end:]`` (``summary`` is a summary or
+    an omission marker, None if nothing stands in); token counts are estimates.
+    """
+
+    reason: str
+    start: int
+    end: int
+    summary: Message | None
+    tokens_before: int
+    tokens_after: int
+
+
+@dataclass(slots=True)
 class InterruptRaised:
     """The run is suspending to ask ``interrupt`` (answer it with ``agent.resume``)."""
 
@@ -147,6 +164,7 @@ StreamEvent: TypeAlias = (
     | ToolStarted
     | ToolFinished
     | MessageCompleted
+    | ContextCompressed
     | InterruptRaised
     | FinalResult
 )

@@ -9,6 +9,8 @@ from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
+from tether.context.prompt import settle_system_prompt
+from tether.context.step import with_context
 from tether.control.events import AfterInvocation, BeforeInvocation, BeforeOutput
 from tether.control.interrupts import Interrupt, InterruptSignal
 from tether.errors import RunError, ToolLoopError
@@ -63,6 +65,7 @@ async def run_invocation(
     try:
         if journal is not None:
             journal.defer("status", {"status": "running"}, status="running")
+        settle_system_prompt(run, resumed=resume is not None)
         async with aclosing(_cycles(run, new_messages, resume)) as cycles:
             async for event in cycles:
                 yield event
@@ -168,6 +171,9 @@ def _view(run: RunState, stop_reason: StopReason) -> SessionView:
         position=run.batch_position,
         interrupts=list(run.interrupts),
         suspended_reason=stop_reason,
+        compaction=conversation.compaction,
+        system_prompt=conversation.system_prompt,
+        system_prompt_known=conversation.system_prompt_known,
     )
 
 
@@ -224,7 +230,7 @@ async def _cycles(
             yield await run.add_message(Message("user", [TextBlock(GRACE_MESSAGE)]))
         held = run.buffered  # buffered output: deltas wait for the verdicts (see _release)
         call = ModelCall(run)
-        async with aclosing(call.events()) as model_events:
+        async with aclosing(with_context(run, call)) as model_events:
             async for item in model_events:
                 kind = type(item)
                 if not (held and (kind is TextDelta or kind is ReasoningDelta)):

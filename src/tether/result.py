@@ -34,6 +34,13 @@ class RunUsage:
     tool_calls: int = 0
     model_retries: int = 0
     model_fallbacks: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    compressions: int = 0
+    """Times the model's view of the conversation was compressed."""
+    context_tokens_before: int = 0
+    context_tokens_after: int = 0
+    """Estimated request tokens before and after the compressions (summed over them)."""
 
     @property
     def total_tokens(self) -> int:
@@ -43,6 +50,8 @@ class RunUsage:
         self.model_calls += 1
         self.input_tokens += usage.input_tokens
         self.output_tokens += usage.output_tokens
+        self.cache_read_tokens += usage.cache_read_tokens
+        self.cache_write_tokens += usage.cache_write_tokens
 
     def to_dict(self) -> dict[str, int]:
         return {
@@ -53,6 +62,11 @@ class RunUsage:
             "tool_calls": self.tool_calls,
             "model_retries": self.model_retries,
             "model_fallbacks": self.model_fallbacks,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "compressions": self.compressions,
+            "context_tokens_before": self.context_tokens_before,
+            "context_tokens_after": self.context_tokens_after,
         }
 
 

@@ -18,6 +18,7 @@ from tether.tools.context import CancelSignal
 
 if TYPE_CHECKING:
     from tether.agent import Agent
+    from tether.context.estimate import Estimator
     from tether.session import SessionJournal
 
 
@@ -42,6 +43,7 @@ class RunState:
         "batch_position",
         "buffered",
         "cancel",
+        "context",
         "grace_used",
         "interrupts",
         "invalid_rounds",
@@ -54,6 +56,7 @@ class RunState:
         "pending",
         "started",
         "stop_hint",
+        "system_prompt",
         "tasks",
         "usage",
     )
@@ -79,6 +82,10 @@ class RunState:
         self.paused = False
         self.invocation = next(_INVOCATIONS)
         self.journal: SessionJournal | None = None
+        self.context: Estimator | None = None
+        """The running token estimate of the next request (tether.context.step)."""
+        self.system_prompt: str | None = agent.conversation.system_prompt
+        """The system prompt this run sends (the session's, see tether.context.prompt)."""
         self.buffered: bool = agent.buffer_output
         """Hold model text/reasoning deltas until the post_model_call and output verdicts."""
 

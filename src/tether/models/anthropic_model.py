@@ -57,9 +57,12 @@ class AnthropicModel(ProviderModel):
         params: Mapping[str, Any] | None = None,
         retry: RetryPolicy | None = None,
         compress: CompressHook | None = None,
+        context_window: int | None = None,
     ) -> None:
         keys = resolve_keys(f"AnthropicModel({model!r})", self.env_var, api_key, api_keys)
-        super().__init__(model, api_keys=keys, retry=retry, compress=compress)
+        super().__init__(
+            model, api_keys=keys, retry=retry, compress=compress, context_window=context_window
+        )
         self.max_tokens = max_tokens
         self.streaming = streaming
         self.params = dict(params or {})

@@ -58,8 +58,9 @@ class BedrockModel(ProviderModel):
         streaming: bool = True,
         retry: RetryPolicy | None = None,
         compress: CompressHook | None = None,
+        context_window: int | None = None,
     ) -> None:
-        super().__init__(model, retry=retry, compress=compress)
+        super().__init__(model, retry=retry, compress=compress, context_window=context_window)
         self.max_tokens = max_tokens
         self.streaming = streaming
         try:
