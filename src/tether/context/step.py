@@ -147,7 +147,7 @@ def _cuts(run: RunState, floor: int) -> list[int]:
     if run.pending is not None:
         last = min(last, run.batch_position)
     cuts: list[int] = []
-    for index in range(max(floor, 1), last + 1):
+    for index in range(max(floor, 2), last + 1):
         if messages[index].role == "tool":
             continue
         before = messages[index - 1]
@@ -178,7 +178,7 @@ async def _compress(
         messages=transcript,
         compaction=current,
         head=head,
-        cuts=[c for c in _cuts(run, floor) if c > floor or current is None],
+        cuts=_cuts(run, floor + 1),
         tokens=estimator.tokens,
         window=window,
         target=max(0, int(min(limit, window) * manager.target) - estimator.fixed),
