@@ -52,7 +52,8 @@ def test_compress_sigkill_resume_elsewhere_sees_the_same_view(tmp_path: Path) ->
     assert killed.returncode == -9, killed.stderr
     record = _load(db)
     kinds = [e.kind for e in record.entries]
-    assert "compaction" in kinds and "system_prompt" in kinds
+    assert "compaction" in kinds
+    assert "system_prompt" in kinds
     view = fold(record)
     assert view.compaction is not None
     # the journal keeps the whole transcript: 120 lookups' results, none summarised away

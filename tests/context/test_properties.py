@@ -91,7 +91,7 @@ def test_managers_never_orphan_calls_and_keep_pending_batches(
         )
         agent.messages = list(messages)
 
-        async def run_passes() -> None:
+        async def run_passes(agent: Agent = agent, manager: ContextManager = manager) -> None:
             run = RunState(agent, CancelSignal())
             if pending:
                 calls = messages[-1].tool_calls

@@ -63,10 +63,7 @@ def main() -> None:
         session_id="long-1",
         execution=Execution(context=Summarizing(ScriptedModel(summarise, name="sum"))),
     )
-    if mode == "resume":
-        result = agent.resume()
-    else:
-        result = agent("look up the records")
+    result = agent.resume() if mode == "resume" else agent("look up the records")
     print(json.dumps({"stop_reason": result.stop_reason, "text": result.text}))
 
 
