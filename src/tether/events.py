@@ -140,6 +140,20 @@ class ContextCompressed:
 
 
 @dataclass(slots=True)
+class ReplyTruncated:
+    """The model's reply hit its output token limit; the loop asks again.
+
+    ``action``: ``continue`` (a text reply: the model is asked to go on, and the parts
+    are stitched into ``Result.message``) or ``retry`` (cut inside a tool call's
+    arguments: the reply is dropped and the call retried with ``max_tokens``).
+    """
+
+    action: str
+    attempt: int
+    max_tokens: int | None = None
+
+
+@dataclass(slots=True)
 class InterruptRaised:
     """The run is suspending to ask ``interrupt`` (answer it with ``agent.resume``)."""
 
@@ -165,6 +179,7 @@ StreamEvent: TypeAlias = (
     | ToolFinished
     | MessageCompleted
     | ContextCompressed
+    | ReplyTruncated
     | InterruptRaised
     | FinalResult
 )

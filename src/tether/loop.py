@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from tether.context.prompt import settle_system_prompt
 from tether.context.step import with_context
+from tether.context.truncated import CONTINUE_PROMPT
 from tether.control.events import AfterInvocation, BeforeInvocation, BeforeOutput
 from tether.control.interrupts import Interrupt, InterruptSignal
 from tether.errors import RunError, ToolLoopError
@@ -19,6 +20,7 @@ from tether.events import (
     InterruptRaised,
     ModelCallFinished,
     ReasoningDelta,
+    ReplyTruncated,
     StreamEvent,
     TextDelta,
 )
@@ -237,6 +239,12 @@ async def _cycles(
                     yield item
         response = call.response
         assert response is not None  # events() ends by raising or with a response
+        truncation = run.truncation
+        truncation.max_tokens = None
+        if truncation.retry_cut_call(response, agent.model):
+            run.usage.continuations += 1
+            yield ReplyTruncated("retry", 1, truncation.max_tokens)
+            continue  # the same history again, with a larger output limit
         calls = response.tool_calls
         unknown = repair_names(run, calls) if calls else 0
         if not calls and hooks.has(BeforeOutput):
@@ -252,6 +260,13 @@ async def _cycles(
         run.batch_position = len(run.messages)
         yield await run.add_message(response.message)
         if not calls:
+            if truncation.continue_text(response):
+                run.usage.continuations += 1
+                yield ReplyTruncated("continue", len(truncation.pieces))
+                yield await run.add_message(Message("user", [TextBlock(CONTINUE_PROMPT)]))
+                continue
+            if truncation.pieces:
+                run.last_assistant = truncation.stitched(response.message)
             if response.stop_reason == "max_tokens":
                 run.stop_hint = ("max_tokens", "the model hit its output token limit")
             elif response.stop_reason == "content_filter":

@@ -81,7 +81,8 @@ class ModelCall:
             response: ModelResponse | None = None
             error: Exception | None = None
             try:
-                request = ModelRequest(messages, specs, run.system_prompt, run.invocation)
+                limit = run.truncation.max_tokens
+                request = ModelRequest(messages, specs, run.system_prompt, run.invocation, limit)
                 if agent.model_onion is None:  # fast path: assemble inline, no extra layer
                     assembler = ResponseAssembler()
                     add = assembler.add

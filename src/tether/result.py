@@ -41,6 +41,8 @@ class RunUsage:
     context_tokens_before: int = 0
     context_tokens_after: int = 0
     """Estimated request tokens before and after the compressions (summed over them)."""
+    continuations: int = 0
+    """Times a reply cut off at the output token limit was continued or retried."""
 
     @property
     def total_tokens(self) -> int:
@@ -67,6 +69,7 @@ class RunUsage:
             "compressions": self.compressions,
             "context_tokens_before": self.context_tokens_before,
             "context_tokens_after": self.context_tokens_after,
+            "continuations": self.continuations,
         }
 
 

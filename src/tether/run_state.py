@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tether.context.truncated import Truncation
 from tether.control.events import AfterMessageAdded
 from tether.control.interrupts import Interrupt
 from tether.events import MessageCompleted
@@ -58,6 +59,7 @@ class RunState:
         "stop_hint",
         "system_prompt",
         "tasks",
+        "truncation",
         "usage",
     )
 
@@ -86,6 +88,8 @@ class RunState:
         """The running token estimate of the next request (tether.context.step)."""
         self.system_prompt: str | None = agent.conversation.system_prompt
         """The system prompt this run sends (the session's, see tether.context.prompt)."""
+        self.truncation = Truncation()
+        """Replies cut off at the output limit (tether.context.truncated)."""
         self.buffered: bool = agent.buffer_output
         """Hold model text/reasoning deltas until the post_model_call and output verdicts."""
 

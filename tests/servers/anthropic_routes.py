@@ -111,6 +111,19 @@ def _lines(step: str) -> list[str] | None:
             *_block(1, {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {}}, args),
             *_end("tool_use"),
         ]
+    if step == "length":
+        return [
+            _start(),
+            *_block(0, {"type": "text", "text": ""}, _text(["cut"])),
+            *_end("max_tokens"),
+        ]
+    if step == "cut_call":  # the output limit cut the tool call's arguments
+        args = [{"type": "input_json_delta", "partial_json": '{"a": 4, "b"'}]
+        return [
+            _start(),
+            *_block(0, {"type": "tool_use", "id": "toolu_cut", "name": "add", "input": {}}, args),
+            *_end("max_tokens"),
+        ]
     if step == "garbage":  # valid JSON in the wrong shape: the delta is not an object
         bad = {"type": "content_block_delta", "index": 0, "delta": 7}
         return [_start(), _sse("content_block_delta", bad), *_end("end_turn")]

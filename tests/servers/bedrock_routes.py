@@ -122,6 +122,31 @@ def _events(step: str) -> list[bytes] | None:
             event("messageStop", {"stopReason": "tool_use"}),
             event("metadata", _META),
         ]
+    if step == "length":
+        return [
+            start,
+            event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "cut"}}),
+            event("contentBlockStop", {"contentBlockIndex": 0}),
+            event("messageStop", {"stopReason": "max_tokens"}),
+            event("metadata", _META),
+        ]
+    if step == "cut_call":  # the output limit cut the tool call's arguments
+        begin = event(
+            "contentBlockStart",
+            {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "tu_cut", "name": "add"}}},
+        )
+        part = event(
+            "contentBlockDelta",
+            {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"a": 6, "b"'}}},
+        )
+        return [
+            start,
+            begin,
+            part,
+            event("contentBlockStop", {"contentBlockIndex": 0}),
+            event("messageStop", {"stopReason": "max_tokens"}),
+            event("metadata", _META),
+        ]
     if step == "guardrail":
         return [
             start,

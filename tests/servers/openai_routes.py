@@ -145,6 +145,14 @@ def _stream_lines(step: str) -> list[str] | None:
             _chunk(None, usage=USAGE),
             "data: [DONE]\n\n",
         ]
+    if step == "cut_call":  # the output limit cut the tool call's arguments
+        return [
+            _chunk({"role": "assistant", "tool_calls": [_call(0, "call_cut", "add")]}),
+            _chunk({"tool_calls": [_call(0, args='{"a": 1, "b"')]}),
+            _chunk({}, "length"),
+            _chunk(None, usage=USAGE),
+            "data: [DONE]\n\n",
+        ]
     if step == "bench":
         return _text_lines(["tok "] * 1000)
     return None

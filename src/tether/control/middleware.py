@@ -118,6 +118,7 @@ class ModelOnion(_Onion):
             copy.deepcopy(request.tool_specs),
             request.system_prompt,
             request.invocation,
+            request.max_tokens,
         )
         for phase in self.inputs:
             request = _checked(await phase(request), ModelRequest, phase)

@@ -74,7 +74,7 @@ class AnthropicModel(ProviderModel):
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": self.max_tokens,
+            "max_tokens": request.max_tokens or self.max_tokens,
             "messages": messages_param(request),
         }
         system = system_param(request)

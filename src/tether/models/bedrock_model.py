@@ -101,7 +101,7 @@ class BedrockModel(ProviderModel):
     def _attempt(
         self, request: ModelRequest, api_key: str | None
     ) -> AsyncGenerator[ModelStreamEvent, None]:
-        body = request_body(self.model, request, self.max_tokens)
+        body = request_body(self.model, request, request.max_tokens or self.max_tokens)
         if self.streaming:
             return self._streamed(body)
         return self._whole(body)

@@ -94,8 +94,9 @@ class OpenAIModel(ProviderModel):
         body: dict[str, Any] = {"model": self.model, "messages": messages_param(request)}
         if request.tool_specs:
             body["tools"] = tools_param(request.tool_specs)
-        if self.max_tokens is not None:
-            body["max_tokens"] = self.max_tokens
+        limit = request.max_tokens or self.max_tokens
+        if limit is not None:
+            body["max_tokens"] = limit
         body.update(self.params)
         return body
 
