@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
+from tether.context.cleanup import clean_history
 from tether.context.compaction import view_of
 from tether.control.events import AfterModelCall, BeforeModelCall
 from tether.control.interrupts import Interrupter
@@ -65,6 +66,8 @@ class ModelCall:
             if cancel.cancelled:
                 raise StopRun("cancelled", "cancelled before the model call")
             messages = view_of(run.messages, agent.conversation.compaction)
+            if run.clean_history:
+                messages = clean_history(messages)
             specs = agent.tool_specs
             if hooks.has(BeforeModelCall):
                 interrupter = Interrupter(

@@ -44,6 +44,7 @@ class RunState:
         "batch_position",
         "buffered",
         "cancel",
+        "clean_history",
         "context",
         "grace_used",
         "interrupts",
@@ -88,6 +89,8 @@ class RunState:
         """The running token estimate of the next request (tether.context.step)."""
         self.system_prompt: str | None = agent.conversation.system_prompt
         """The system prompt this run sends (the session's, see tether.context.prompt)."""
+        self.clean_history = False
+        """Send a cleaned history (set after the provider rejected one as malformed)."""
         self.truncation = Truncation()
         """Replies cut off at the output limit (tether.context.truncated)."""
         self.buffered: bool = agent.buffer_output

@@ -22,6 +22,9 @@ ERRORS = {
     "e413": lambda: _error(
         413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
     ),
+    "efmt": lambda: _error(
+        400, "invalid_request_error", "messages: text content blocks must be non-empty"
+    ),
     "e529": lambda: _error(529, "overloaded_error", "Overloaded"),
     "ectx": lambda: _error(
         400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"

@@ -72,6 +72,11 @@ ERRORS = {
         "AccessDeniedException",
         "You don't have access to the model with the specified model ID.",
     ),
+    "efmt": lambda: _error(
+        400,
+        "ValidationException",
+        "A conversation must alternate between user and assistant roles.",
+    ),
     "e500": lambda: _error(500, "InternalServerException", "Internal server error"),
 }
 

@@ -36,6 +36,13 @@ ERRORS = {
         "invalid_request_error",
         "model_not_found",
     ),
+    "efmt": lambda: _error(
+        400,
+        "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+        "message with 'tool_calls'.",
+        "invalid_request_error",
+        None,
+    ),
     "e413": lambda: _error(413, "Request entity too large.", "invalid_request_error", None),
     "ectx": lambda: _error(
         400,

@@ -19,7 +19,7 @@ from tether.context.policy import ContextManager, ContextRequest, KeepAll
 from tether.context.window import context_window, learn
 from tether.control.events import BeforeContextCompression
 from tether.errors import ContextError, ContextOverflowError, ModelError
-from tether.events import ContextCompressed, StreamEvent
+from tether.events import ContextCompressed, ModelRetry, StreamEvent
 from tether.messages import Message
 from tether.models.failover import FailoverReason, ProviderError
 
@@ -76,7 +76,16 @@ async def with_context(run: RunState, call: ModelCall) -> AsyncGenerator[StreamE
                 async for item in events:
                     yield item
         except ModelError as exc:
-            overflow = _overflow(exc)
+            rejected = _provider_error(exc)
+            if _malformed(rejected) and not run.clean_history:
+                run.clean_history = True  # once per run: the cleaned history is kept
+                run.usage.model_retries += 1
+                assert rejected is not None
+                yield ModelRetry(
+                    1, rejected.reason.value, 0.0, rejected.provider, "cleaned the history"
+                )
+                continue
+            overflow = rejected if rejected is not None and rejected.reason in OVERFLOW else None
             if overflow is None or isinstance(manager, KeepAll):
                 raise
             learned = learn(run.agent.model, str(overflow))
@@ -122,13 +131,22 @@ class _Pass:
         self.vetoed = False
 
 
-def _overflow(exc: BaseException) -> ProviderError | None:
+def _provider_error(exc: BaseException) -> ProviderError | None:
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, ProviderError):
-            return seen if seen.reason in OVERFLOW else None
+            return seen
         seen = seen.__cause__
     return None
+
+
+def _malformed(error: ProviderError | None) -> bool:
+    """A request the provider rejected as malformed (not a response tether could not read)."""
+    return (
+        error is not None
+        and error.reason is FailoverReason.FORMAT_ERROR
+        and error.status in (400, 422)
+    )
 
 
 def _head(messages: list[Message]) -> int:
