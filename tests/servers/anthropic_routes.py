@@ -45,7 +45,7 @@ def _sse(event: str, data: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
 
-def _start() -> str:
+def _start(usage: dict[str, int] | None = None) -> str:
     message = {
         "id": "msg_f",
         "type": "message",
@@ -54,7 +54,7 @@ def _start() -> str:
         "model": "m",
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": {"input_tokens": 21, "output_tokens": 1},
+        "usage": usage or {"input_tokens": 21, "output_tokens": 1},
     }
     return _sse("message_start", {"type": "message_start", "message": message})
 
@@ -114,6 +114,15 @@ def _lines(step: str) -> list[str] | None:
             *_block(1, {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {}}, args),
             *_end("tool_use"),
         ]
+    if step == "cached":
+        usage = {
+            "input_tokens": 5,
+            "output_tokens": 1,
+            "cache_read_input_tokens": 300,
+            "cache_creation_input_tokens": 40,
+        }
+        text = _block(0, {"type": "text", "text": ""}, _text(["Hi"]))
+        return [_start(usage), *text, *_end("end_turn")]
     if step == "length":
         return [
             _start(),

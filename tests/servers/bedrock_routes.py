@@ -127,6 +127,24 @@ def _events(step: str) -> list[bytes] | None:
             event("messageStop", {"stopReason": "tool_use"}),
             event("metadata", _META),
         ]
+    if step == "cached":
+        meta = {
+            "usage": {
+                "inputTokens": 5,
+                "outputTokens": 2,
+                "totalTokens": 7,
+                "cacheReadInputTokens": 300,
+                "cacheWriteInputTokens": 40,
+            },
+            "metrics": {"latencyMs": 1},
+        }
+        return [
+            start,
+            event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hi"}}),
+            event("contentBlockStop", {"contentBlockIndex": 0}),
+            event("messageStop", {"stopReason": "end_turn"}),
+            event("metadata", meta),
+        ]
     if step == "length":
         return [
             start,

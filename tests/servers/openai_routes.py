@@ -160,6 +160,10 @@ def _stream_lines(step: str) -> list[str] | None:
             _chunk(None, usage=USAGE),
             "data: [DONE]\n\n",
         ]
+    if step == "cached":  # usage with cached prompt tokens (prompt_tokens includes them)
+        usage = {**USAGE, "prompt_tokens_details": {"cached_tokens": 8}}
+        lines = _text_lines(["Hello"])
+        return [*lines[:-2], _chunk(None, usage=usage), lines[-1]]
     if step == "bench":
         return _text_lines(["tok "] * 1000)
     return None

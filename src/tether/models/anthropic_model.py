@@ -14,6 +14,7 @@ from tether.models.anthropic_format import (
     usage_from,
 )
 from tether.models.base import ModelRequest
+from tether.models.cache import anthropic_breakpoints
 from tether.models.failover import ErrorInfo
 from tether.models.resilient import (
     CompressHook,
@@ -58,12 +59,16 @@ class AnthropicModel(ProviderModel):
         retry: RetryPolicy | None = None,
         compress: CompressHook | None = None,
         context_window: int | None = None,
+        prompt_cache: bool = True,
     ) -> None:
         keys = resolve_keys(f"AnthropicModel({model!r})", self.env_var, api_key, api_keys)
         super().__init__(
             model, api_keys=keys, retry=retry, compress=compress, context_window=context_window
         )
         self.max_tokens = max_tokens
+        self.prompt_cache = prompt_cache
+        """Cache breakpoints on the system prompt, tools and conversation end
+        (tether.models.cache); reads and writes show in ``result.usage``."""
         self.streaming = streaming
         self.params = dict(params or {})
         anthropic = import_sdk("anthropic", "AnthropicModel", "anthropic")
@@ -82,6 +87,8 @@ class AnthropicModel(ProviderModel):
             body["system"] = system
         if request.tool_specs:
             body["tools"] = tools_param(request.tool_specs)
+        if self.prompt_cache:
+            anthropic_breakpoints(body)
         body.update(self.params)
         return body
 
