@@ -9,6 +9,7 @@ from tether.messages import JSONValue, Message
 
 if TYPE_CHECKING:
     from tether.context.compaction import Compaction
+    from tether.context.estimate import Estimator
     from tether.result import Result
     from tether.run_state import RunState, Suspension
     from tether.session import SessionView
@@ -40,6 +41,8 @@ class Conversation:
     system_prompt: str | None = None
     """The session's system prompt as journaled (``system_prompt_known``: one was)."""
     system_prompt_known: bool = False
+    estimate: Estimator | None = None
+    """The running token estimate of the model's view (in memory only; rebuilt on load)."""
 
     def clear(self, session_id: str) -> None:
         """Forget everything: a fresh conversation under ``session_id``."""
@@ -54,6 +57,7 @@ class Conversation:
         self.compaction = None
         self.system_prompt = None
         self.system_prompt_known = False
+        self.estimate = None
 
     def adopt(self, view: SessionView) -> None:
         """Take the journal's fold as this conversation (a newer version was found)."""
@@ -66,6 +70,7 @@ class Conversation:
         self.compaction = view.compaction
         self.system_prompt = view.system_prompt
         self.system_prompt_known = view.system_prompt_known
+        self.estimate = None
         if view.status == "running" and not view.messages:
             self.suspension = None  # it died before saving its prompt: nothing to continue
         elif view.status == "running":  # the last run's process died: recover on resume()

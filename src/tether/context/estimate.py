@@ -122,6 +122,11 @@ class Estimator:
         self.counted = transcript_length
         return self.tokens
 
+    def refix(self, fixed: int) -> None:
+        """The tools or system prompt changed size (a new invocation)."""
+        self.tokens += int((fixed - self.fixed) * self.ratio)
+        self.fixed = fixed
+
     def update(self, transcript: Sequence[Message]) -> int:
         """Add the messages appended to ``transcript`` since the last count."""
         count = self.count

@@ -140,8 +140,8 @@ class SlidingWindow(ContextManager):
 
     async def compress(self, request: ContextRequest) -> Compaction | None:
         budget = request.target
-        if self.max_tokens is not None:
-            budget = min(budget, self.max_tokens)
+        if self.max_tokens is not None:  # room below max_tokens, so it does not act every turn
+            budget = min(budget, int(self.max_tokens * self.target))
         end = request.cut_for(max(0, budget - request.estimate(request.messages[0])))
         if self.max_messages is not None:
             by_count = len(request.messages) - max(1, self.max_messages - request.head - 1)

@@ -50,25 +50,31 @@ def manager_of(run: RunState) -> ContextManager:
 async def with_context(run: RunState, call: ModelCall) -> AsyncGenerator[StreamEvent, None]:
     """The events of ``call``, with the context managed around it (see the module doc)."""
     manager = manager_of(run)
-    estimator = run.context
-    if estimator is None:
-        estimator = run.context = Estimator()
+    managed = not isinstance(manager, KeepAll)  # KeepAll: no estimate, no compression
     conversation = run.agent.conversation
+    estimator = conversation.estimate
+    if estimator is None:
+        estimator = conversation.estimate = Estimator()
+    first = run.context is None
+    run.context = estimator
     transcript = conversation.messages
     window = context_window(run.agent.model)
-    if estimator.counted < 0:
-        fixed = fixed_tokens(run.agent.tool_specs, run.system_prompt, estimator.count)
-        reason = "preflight"
-        estimator.full(view_of(transcript, conversation.compaction), fixed, len(transcript))
-    else:
-        reason = "threshold"
-        estimator.update(transcript)
     passes = 0
-    view_length = len(view_of(transcript, conversation.compaction))
-    if manager.needed(view_length, estimator.tokens, window):
-        passes += 1
-        async for event in _compress(run, manager, estimator, window, reason, _Pass()):
-            yield event
+    if managed:
+        compaction = conversation.compaction
+        reason = "preflight" if first else "threshold"
+        if first:
+            fixed = fixed_tokens(run.agent.tool_specs, run.system_prompt, estimator.count)
+            if 0 <= estimator.counted <= len(transcript):
+                estimator.refix(fixed)  # a conversation this process already counted
+            else:
+                estimator.full(view_of(transcript, compaction), fixed, len(transcript))
+        estimator.update(transcript)
+        view_length = len(transcript) if compaction is None else len(compaction.view(transcript))
+        if manager.needed(view_length, estimator.tokens, window):
+            passes += 1
+            async for event in _compress(run, manager, estimator, window, reason, _Pass()):
+                yield event
     while True:
         sent = len(transcript)
         try:
@@ -78,18 +84,17 @@ async def with_context(run: RunState, call: ModelCall) -> AsyncGenerator[StreamE
         except ModelError as exc:
             rejected = _provider_error(exc)
             if _malformed(rejected) and not run.clean_history:
+                assert rejected is not None
                 run.clean_history = True  # once per run: the cleaned history is kept
                 run.usage.model_retries += 1
-                assert rejected is not None
                 yield ModelRetry(
                     1, rejected.reason.value, 0.0, rejected.provider, "cleaned the history"
                 )
                 continue
             overflow = rejected if rejected is not None and rejected.reason in OVERFLOW else None
-            if overflow is None or isinstance(manager, KeepAll):
+            if overflow is None or not managed:
                 raise
-            learned = learn(run.agent.model, str(overflow))
-            window = learned or window
+            window = learn(run.agent.model, str(overflow)) or window
             passes += 1
             if passes > MAX_PASSES:
                 raise ContextOverflowError(
@@ -115,7 +120,7 @@ async def with_context(run: RunState, call: ModelCall) -> AsyncGenerator[StreamE
                 ) from exc
             continue
         response = call.response
-        if response is not None:
+        if response is not None and managed:
             reported = reported_prompt_tokens(response.usage, run.agent.model)
             estimator.calibrate(reported, sent)
         return
