@@ -234,3 +234,29 @@ def test_the_default_manager_summarises_with_the_agents_own_model() -> None:
     assert result.text == "finished"
     assert result.usage.compressions >= 1
     assert any("own summary" in m.text for m in model.requests[-1].messages)
+
+
+class _OnePairAtATime(SlidingWindow):
+    """A valid but timid manager: each pass drops only the oldest removable pair."""
+
+    async def compress(self, request):  # type: ignore[no-untyped-def]
+        from tether.context import Compaction
+
+        return Compaction(request.head, request.cuts[0], None)
+
+
+def test_compression_is_bounded_to_three_passes_per_model_call() -> None:
+    agent = long_agent(40, window=None, overflow_at=None, context=KeepAll())
+    agent("go")
+    history = list(agent.messages)
+    model = ScriptedModel(["never"], name="three-passes", overflow_at=200)
+    small = Agent(model, store=None, execution=Execution(context=_OnePairAtATime()))
+    small.messages = history
+    with pytest.raises(ContextOverflowError) as info:
+        small("more")
+    assert "after 3 compressions (context_overflow)" in str(info.value)
+    assert "three-passes" in str(info.value)
+    assert len(model.requests) == 4  # the first call and one retry per compression
+    assert info.value.result is not None
+    assert info.value.result.usage.compressions == 3
+    assert small.messages[: len(history)] == history  # nothing lost

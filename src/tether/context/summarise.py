@@ -30,7 +30,8 @@ class Summarizing(ContextManager):
     """Replace the middle of the conversation with a summary written by a model.
 
     Keeps the system prompt, the first user message and the most recent messages
-    (``keep_recent`` at least, more when they fit the target) verbatim. ``model``
+    (``keep_recent`` at least, more when they fit the target; after a provider's
+    overflow error only what fits) verbatim. ``model``
     writes the summary (default: the agent's own; a cheaper one can be given).
     A later compression summarises the previous summary together with the newly
     removed messages, so there is never more than one summary in the view. When
@@ -59,7 +60,9 @@ class Summarizing(ContextManager):
         first = request.estimate(request.messages[0]) if request.messages else 0
         allowance = min(self.max_summary_tokens, request.target // 4)
         budget = max(0, request.target - first - allowance)
-        end = request.cut_for(budget, self.keep_recent)
+        # a provider's refusal outranks keep_recent: keep what fits, at least the last turn
+        keep = 1 if request.reason == "overflow" else self.keep_recent
+        end = request.cut_for(budget, keep)
         if end is None:
             return None
         previous = request.compaction
