@@ -32,18 +32,37 @@ def _text_tokens(text: str, count: Counter | None) -> int:
 
 def message_tokens(message: Message, count: Counter | None = None) -> int:
     """Estimated tokens of one message."""
+    if count is not None:
+        return _counted(message, count)
+    chars = 0
+    blocks = 0
+    for block in message.content:
+        blocks += 1
+        kind = type(block)
+        if kind is ToolResult:
+            chars += len(block.content)  # type: ignore[union-attr]
+        elif kind is ToolCall:
+            call: ToolCall = block  # type: ignore[assignment]
+            # repr is close to the JSON length and several times cheaper
+            chars += len(call.name) + len(repr(call.arguments)) + 32
+        else:
+            chars += len(block.text)  # type: ignore[union-attr]
+    return MESSAGE_OVERHEAD + BLOCK_OVERHEAD * blocks + (chars + 3) // CHARS_PER_TOKEN
+
+
+def _counted(message: Message, count: Counter) -> int:
     total = MESSAGE_OVERHEAD
     for block in message.content:
         kind = type(block)
         total += BLOCK_OVERHEAD
         if kind is TextBlock or kind is ReasoningBlock:
-            total += _text_tokens(block.text, count)  # type: ignore[union-attr]
+            total += count(block.text)  # type: ignore[union-attr]
         elif kind is ToolResult:
-            total += _text_tokens(block.content, count)  # type: ignore[union-attr]
+            total += count(block.content)  # type: ignore[union-attr]
         elif kind is ToolCall:
             call: ToolCall = block  # type: ignore[assignment]
             arguments = json.dumps(call.arguments, ensure_ascii=False, default=str)
-            total += _text_tokens(call.name, count) + _text_tokens(arguments, count) + 8
+            total += count(call.name) + count(arguments) + 8
     return total
 
 
