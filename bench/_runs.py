@@ -81,6 +81,30 @@ ROWS: tuple[Row, ...] = (
         "async def",
         MAF,
     ),
+    Row(
+        "tether-otel-off",
+        "tether, OTel API loaded, no provider (tracing off)",
+        "otel",
+        "tether_otel_overhead.py",
+        "async def",
+        variant="off",
+    ),
+    Row(
+        "tether-otel-noop",
+        "tether + OTel SDK, dropping exporter",
+        "otel",
+        "tether_otel_overhead.py",
+        "async def",
+        variant="sdk-noop",
+    ),
+    Row(
+        "tether-otel-batch",
+        "tether + OTel SDK, batch processor",
+        "otel",
+        "tether_otel_overhead.py",
+        "async def",
+        variant="sdk-batch",
+    ),
 )
 
 

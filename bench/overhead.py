@@ -47,6 +47,12 @@ The rows (full setup in each runner's docstring, bench/peers/*_overhead.py):
   `Agent(interceptors=[...])` vs MAF's `create_agent_hooks_middleware([...])`,
   both over agent-hooks-sdk 0.1.0b3 with jcs-sha256 identities and one
   AGENT-HOOKS session per run. Target: tether <= 0.5x MAF.
+- tether + OpenTelemetry (group `otel`, bench/peers/tether_otel_overhead.py): the
+  tether row's workload with tracing off (the OTel API loaded, no provider: tether
+  registers nothing), with the SDK and an exporter that drops every span
+  (SimpleSpanProcessor), and with the SDK's BatchSpanProcessor in front of it; both
+  SDK rows also record metrics (MeterProvider + in-memory reader). Peers with their
+  tracing on are not measured yet.
 - Both peers keep their default instrumentation (OTel API, no tracer provider
   configured, so non-recording spans). The fakes skip provider-side work (MAF's
   `_validate_options`, Strands' usage metadata event).

@@ -47,7 +47,13 @@ CONTROL_FLOW = {"StopRun", "InterruptSignal"}
 
 
 def _raised_names(tree: ast.AST) -> list[tuple[int, str, str | None]]:
-    """(line, exception name, enclosing function) of every ``raise Name(...)``."""
+    """(line, exception class name, enclosing function) of every ``raise`` of a class, or
+    of a helper that builds one (``raise _incomplete(...)``: its return annotation)."""
+    helpers = {
+        node.name: ast.unparse(node.returns)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None
+    }
     found: list[tuple[int, str, str | None]] = []
 
     def visit(node: ast.AST, function: str | None) -> None:
@@ -55,10 +61,24 @@ def _raised_names(tree: ast.AST) -> list[tuple[int, str, str | None]]:
             inner = function
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 inner = child.name
-            if isinstance(child, ast.Raise) and child.exc is not None:
-                exc = child.exc.func if isinstance(child.exc, ast.Call) else child.exc
-                if isinstance(exc, ast.Name) and exc.id[:1].isupper():
-                    found.append((child.lineno, exc.id, function))
+            if isinstance(child, ast.Raise) and isinstance(child.exc, ast.Call):
+                func = child.exc.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+                owner = getattr(func, "value", None)
+                if isinstance(owner, ast.Name) and owner.id[:1].isupper():
+                    name = owner.id  # Class.constructor(...), e.g. InterruptSignal.joined
+                if name[:1].isupper():
+                    found.append((child.lineno, name, function))
+                elif name:  # a helper: what it is annotated to return
+                    found.append(
+                        (child.lineno, helpers.get(name, f"<unannotated {name}>"), function)
+                    )
+            elif (
+                isinstance(child, ast.Raise)
+                and isinstance(child.exc, ast.Name)
+                and child.exc.id[:1].isupper()
+            ):
+                found.append((child.lineno, child.exc.id, function))
             visit(child, inner)
 
     visit(tree, None)

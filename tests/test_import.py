@@ -23,6 +23,8 @@ HEAVY = (
     "mcp_types",
     "jsonschema",
     "anyio",
+    "opentelemetry",
+    "tether.observe",
 )
 
 

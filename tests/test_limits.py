@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tether import Limits, RunUsage
+from tether import IterationBudget, Limits, RunUsage
 
 
 def usage(**counts: int) -> RunUsage:
@@ -45,3 +45,30 @@ def test_the_first_limit_in_order_wins() -> None:
     hit = both.exceeded(usage(model_calls=1, tool_calls=1), 0)
     assert hit is not None
     assert hit[0] == "limit_turns"
+
+
+def test_a_turn_calling_only_cheap_tools_gives_its_iteration_back() -> None:
+    from tether import Agent, tool
+    from tether.models import ScriptedModel
+
+    @tool(cheap=True, read_only=True)
+    def peek() -> str:
+        """Look (cheap)."""
+        return "seen"
+
+    @tool
+    def act() -> str:
+        """Act (not cheap)."""
+        return "done"
+
+    script = [
+        {"tool_calls": [{"name": "peek", "args": {}}]},
+        {"tool_calls": [{"name": "peek", "args": {}}, {"name": "act", "args": {}}]},
+        "finished",
+    ]
+    budget = IterationBudget(10, refund_cheap=True)
+    Agent(model=ScriptedModel(script), tools=[peek, act], budget=budget)("go")
+    assert budget.remaining == 10 - 2  # the cheap-only turn was given back
+    plain = IterationBudget(10)
+    Agent(model=ScriptedModel(script), tools=[peek, act], budget=plain)("go")
+    assert plain.remaining == 10 - 3

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -98,3 +99,20 @@ def install_audit(agent: Agent, policy: ApprovalPolicy | None) -> AuditTrail | N
     from tether.control.audit import install_audit as install
 
     return install(agent, policy)
+
+
+def install_tracing(agent: Agent, providers: list[Any]) -> None:
+    """OpenTelemetry tracing when the application configured a global tracer provider.
+
+    Free when it did not: OpenTelemetry is only looked at if something already imported
+    it, and nothing is registered unless a real provider is set (see tether.observe).
+    """
+    otel_trace = sys.modules.get("opentelemetry.trace")
+    if otel_trace is None:
+        return
+    provider = otel_trace.get_tracer_provider()
+    if isinstance(provider, otel_trace.ProxyTracerProvider | otel_trace.NoOpTracerProvider):
+        return
+    from tether.observe.auto import auto_instrument
+
+    auto_instrument(agent, providers)

@@ -14,16 +14,17 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 from tether._agent_setup import (
     attach_agent_hooks,
     install_audit,
+    install_tracing,
     resolve_model,
     resolve_store,
 )
-from tether.control.events import AgentInitialized, HookEvent
+from tether.control.events import AfterInvocation, AgentInitialized, HookEvent
 from tether.control.interrupts import Interrupt
 from tether.control.middleware import ModelMiddleware, ModelOnion, ToolMiddleware, ToolOnion
 from tether.control.registry import HookOrder, HookProvider, HookRegistry
 from tether.conversation import Conversation
 from tether.errors import AgentBusyError, ConfigurationError, InputError, SessionStateError
-from tether.events import FinalResult, StreamEvent
+from tether.events import FinalResult, StreamEvent, StreamObserver
 from tether.execution import Execution
 from tether.limits import IterationBudget, Limits
 from tether.loop import run_invocation
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from tether.durable import Store
     from tether.run_state import RunState
     from tether.session import SessionJournal
+    from tether.structured import OutputSpec
 
 Prompt: TypeAlias = str | Message | Sequence[Message]
 E = TypeVar("E", bound=HookEvent)
@@ -111,7 +113,10 @@ class Agent:
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._cancel = CancelSignal()
-        for provider in hooks:
+        self.observers: list[StreamObserver] = []
+        """Called with every stream event of a run before it is yielded (tether.observe)."""
+        providers = list(hooks)
+        for provider in providers:
             if _is_agent_hooks_host(provider):
                 raise ConfigurationError(
                     "an AgentHooksHost was passed in hooks=[...]; attach AGENT-HOOKS "
@@ -119,6 +124,8 @@ class Agent:
                 )
             self.hooks.add_provider(provider)
         handlers = list(interventions)
+        self.interventions: tuple[InterventionHandler, ...] = tuple(handlers)
+        """The policy handlers this agent runs (a sub-agent adds its parent's)."""
         if handlers:
             from tether.control.interventions import InterventionRunner
 
@@ -128,6 +135,7 @@ class Agent:
         buffer = self.execution.buffer_output
         self.buffer_output = self.agent_hooks is not None if buffer is None else buffer
         self.audit_sink = install_audit(self, approvals)
+        install_tracing(self, providers)
         self.hooks.emit_sync(AgentInitialized(self))
 
     # -- the conversation (views of self.conversation) -------------------------------
@@ -136,6 +144,14 @@ class Agent:
     def session_id(self) -> str:
         """The session this agent's conversation belongs to."""
         return self.conversation.session_id
+
+    @property
+    def path(self) -> str:
+        """This agent's path in an agent tree (``researcher#c1/coder#c4``; ``""`` at the
+        top): every hook event carries it as ``event.agent.path``."""
+        from tether.agents.inherit import agent_path
+
+        return agent_path(self)
 
     @property
     def messages(self) -> list[Message]:
@@ -238,29 +254,48 @@ class Agent:
 
     # -- invocation -------------------------------------------------------------------
 
-    async def stream(self, prompt: Prompt) -> AsyncGenerator[StreamEvent, None]:
-        """Run one invocation, yielding typed events; the last is ``FinalResult``."""
+    async def stream(
+        self, prompt: Prompt, *, output_type: Any = None
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Run one invocation, yielding typed events; the last is ``FinalResult``.
+
+        With ``output_type`` (a pydantic model, dataclass, TypedDict...) the final answer
+        is validated into ``Result.output`` (see ``tether.structured``).
+        """
         messages = _prompt_messages(prompt)
+        spec = _output_spec(output_type)
         journal = await self._open()
         try:
             self._refuse_if_suspended()
-            events = run_invocation(self, messages, self._cancel, journal=journal)
+            messages = self._expect(spec, messages)
+            events = self._chain(
+                run_invocation(self, messages, self._cancel, journal=journal), journal
+            )
             async with contextlib.aclosing(events) as stream:
                 async for event in stream:
                     yield event
         finally:
             await self._close(journal)
 
-    async def invoke_async(self, prompt: Prompt) -> Result:
-        """Run one invocation and return its Result (raises ``RunError`` on stop reason error)."""
+    async def invoke_async(self, prompt: Prompt, *, output_type: Any = None) -> Result:
+        """Run one invocation and return its Result (raises ``RunError`` on stop reason error).
+
+        ``output_type``: see :meth:`stream`.
+        """
         messages = _prompt_messages(prompt)
+        spec = _output_spec(output_type)
         journal = await self._open()
         result: Result | None = None
         try:
             self._refuse_if_suspended()
-            async for event in run_invocation(self, messages, self._cancel, journal=journal):
-                if type(event) is FinalResult:
-                    result = event.result
+            messages = self._expect(spec, messages)
+            events = self._chain(
+                run_invocation(self, messages, self._cancel, journal=journal), journal
+            )
+            async with contextlib.aclosing(events) as stream:
+                async for event in stream:
+                    if type(event) is FinalResult:
+                        result = event.result
         finally:
             await self._close(journal)
         assert result is not None
@@ -293,6 +328,22 @@ class Agent:
         finally:
             self._lock.release()
 
+    def _chain(
+        self, events: AsyncGenerator[StreamEvent, None], journal: SessionJournal | None
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """``events``, then the invocations AfterInvocation hooks ask for (``resume``)."""
+        if not self.hooks.has(AfterInvocation):
+            return events
+        from tether.follow_up import follow_ups
+
+        return follow_ups(self, events, self._cancel, journal, _prompt_messages)
+
+    def _expect(self, spec: OutputSpec | None, messages: list[Message]) -> list[Message]:
+        """Set this invocation's output type; with one, the prompt asks for it."""
+        self.conversation.follow_up = None
+        self.conversation.output_spec = spec
+        return messages if spec is None else [*messages, spec.instruction()]
+
     def _refuse_if_suspended(self) -> None:
         pending = self.conversation.suspension
         if pending is not None:
@@ -322,7 +373,7 @@ class Agent:
             run.paused = True
 
     async def resume_stream(
-        self, responses: dict[str, Any] | None = None
+        self, responses: dict[str, Any] | None = None, *, output_type: Any = None
     ) -> AsyncGenerator[StreamEvent, None]:
         """Answer pending interrupts (id -> JSON value) and continue the suspended run.
 
@@ -332,34 +383,67 @@ class Agent:
         that is not suspended, and non-JSON answers are errors that change nothing.
         Ids left unanswered stay pending (the result is again ``interrupt``). Only
         the interrupted calls re-run; the model is not called again for that turn.
+        ``output_type``: the invocation's output type (needed again in a new process).
         """
         from tether.resume import resume_events
 
+        spec = _output_spec(output_type)
         journal = await self._open()
         try:
-            events = resume_events(self, responses or {}, self._cancel, journal)
+            if spec is not None:
+                self.conversation.output_spec = spec
+            self.conversation.follow_up = None
+            events = self._chain(
+                resume_events(self, responses or {}, self._cancel, journal), journal
+            )
             async with contextlib.aclosing(events) as events:
                 async for event in events:
                     yield event
         finally:
             await self._close(journal)
 
-    async def resume_async(self, responses: dict[str, Any] | None = None) -> Result:
+    async def resume_async(
+        self, responses: dict[str, Any] | None = None, *, output_type: Any = None
+    ) -> Result:
         """:meth:`resume_stream` driven to its Result."""
         result: Result | None = None
-        async for event in self.resume_stream(responses):
+        async for event in self.resume_stream(responses, output_type=output_type):
             if type(event) is FinalResult:
                 result = event.result
         assert result is not None
         return result
 
-    def resume(self, responses: dict[str, Any] | None = None) -> Result:
+    def resume(self, responses: dict[str, Any] | None = None, *, output_type: Any = None) -> Result:
         """Synchronous :meth:`resume_async`."""
-        return _run_sync(self.resume_async(responses))
+        return _run_sync(self.resume_async(responses, output_type=output_type))
 
-    def run(self, prompt: Prompt) -> Result:
+    def run(self, prompt: Prompt, *, output_type: Any = None) -> Result:
         """Synchronous :meth:`invoke_async` (works inside a running event loop too)."""
-        return _run_sync(self.invoke_async(prompt))
+        return _run_sync(self.invoke_async(prompt, output_type=output_type))
+
+    def steer(self, text: str) -> None:
+        """Add guidance to the running invocation without stopping it (thread-safe).
+
+        Delivered at the next boundary, before the next model call (after the tool
+        results of the current batch), as a user message: journaled like any message
+        and announced by a ``Steered`` stream event. Given between invocations, it
+        joins the next one before its first model call.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"agent.steer() takes a non-empty str, got {text!r}")
+        self.conversation.steering.append(text)
+
+    def as_tool(
+        self,
+        name: str,
+        description: str | None = None,
+        *,
+        output_type: Any = None,
+    ) -> Tool:
+        """This agent as a tool of another agent (see ``tether.agents.as_tool``)."""
+        from tether.agents import as_tool
+
+        return as_tool(self, name=name, description=description, output_type=output_type)
 
     __call__ = run
 
@@ -437,6 +521,14 @@ def _agent_hooks_host_type() -> type | None:
 
 def _new_session_id() -> str:
     return os.urandom(16).hex()
+
+
+def _output_spec(output_type: Any) -> OutputSpec | None:
+    if output_type is None:
+        return None
+    from tether.structured import OutputSpec
+
+    return OutputSpec(output_type)
 
 
 def _prompt_messages(prompt: Prompt) -> list[Message]:

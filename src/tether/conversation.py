@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from tether.result import Result
     from tether.run_state import RunState, Suspension
     from tether.session import SessionView
+    from tether.structured import OutputSpec
 
 
 @dataclass(slots=True, eq=False)
@@ -43,6 +45,12 @@ class Conversation:
     system_prompt_known: bool = False
     estimate: Estimator | None = None
     """The running token estimate of the model's view (in memory only; rebuilt on load)."""
+    output_spec: OutputSpec | None = None
+    """The output type of the current (or suspended) invocation, if it has one."""
+    follow_up: Any = None
+    """A prompt an AfterInvocation hook set as ``resume``: the next invocation to start."""
+    steering: deque[str] = field(default_factory=deque)
+    """Guidance from ``Agent.steer`` not yet delivered (a deque: thread-safe appends)."""
 
     def clear(self, session_id: str) -> None:
         """Forget everything: a fresh conversation under ``session_id``."""
@@ -58,6 +66,8 @@ class Conversation:
         self.system_prompt = None
         self.system_prompt_known = False
         self.estimate = None
+        self.output_spec = None
+        self.steering.clear()
 
     def adopt(self, view: SessionView) -> None:
         """Take the journal's fold as this conversation (a newer version was found)."""

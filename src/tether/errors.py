@@ -22,6 +22,8 @@ catch a built-in exception for the same mistake, the built-in is a second base.
     │                                               outside a run)
     ├── ScriptExhaustedError                        a ScriptedModel ran out of turns
     ├── ToolArgumentError                           (never escapes: goes back to the model)
+    ├── SubAgentError                               a sub-agent stopped without an answer (goes
+    │                                               back to its parent's model as a tool error)
     ├── RunError                                    the run ended with stop reason ``error``;
     │   │                                           ``.result`` holds what was produced
     │   ├── HookError                               a hook or intervention raised
@@ -30,6 +32,8 @@ catch a built-in exception for the same mistake, the built-in is a second base.
     │   │   └── ProviderError (tether.models)       classified provider failure (reason, status,
     │   │                                           provider, attempts)
     │   ├── RetryLimitError                         more hook retries than Execution.max_retries
+    │   ├── OutputValidationError                   the final answer did not fit output_type
+    │   │                                           after the bounded retries
     │   ├── PersistenceError                        the journal could not be written
     │   ├── ContextError                            context management failed: a manager broke
     │   │   │                                       the rules (split a tool call from its result)
@@ -100,6 +104,10 @@ class ToolArgumentError(TetherError):
     """
 
 
+class SubAgentError(TetherError):
+    """A sub-agent stopped without an answer; its parent's model gets this as a tool error."""
+
+
 class RunError(TetherError):
     """The run ended with stop reason ``error``; ``result`` holds what was produced."""
 
@@ -120,6 +128,10 @@ class ModelError(RunError):
 
 class RetryLimitError(RunError):
     """A hook or intervention asked for more retries than the configured bound."""
+
+
+class OutputValidationError(RunError):
+    """The final answer did not validate against ``output_type`` within the retry bound."""
 
 
 class PersistenceError(RunError):

@@ -7,6 +7,7 @@ fail is ``FinalResult``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -161,6 +162,27 @@ class InterruptRaised:
 
 
 @dataclass(slots=True)
+class Steered:
+    """Guidance from ``agent.steer(text)`` joined the conversation (as a user message)."""
+
+    text: str
+
+
+@dataclass(slots=True)
+class SubAgentEvent:
+    """A stream event of a sub-agent, forwarded to its parent's stream.
+
+    ``path`` is the sub-agent's place below the streaming agent (``researcher#c1``,
+    ``researcher#c1/coder#c4``). Forwarded events join the parent's stream when the
+    sub-agent's call ends (before its ``ToolFinished``), or earlier at the next event
+    of the parent's tool batch.
+    """
+
+    path: str
+    event: StreamEvent
+
+
+@dataclass(slots=True)
 class FinalResult:
     """The run is over; ``result`` is what ``invoke`` returns."""
 
@@ -181,5 +203,10 @@ StreamEvent: TypeAlias = (
     | ContextCompressed
     | ReplyTruncated
     | InterruptRaised
+    | Steered
+    | SubAgentEvent
     | FinalResult
 )
+
+StreamObserver: TypeAlias = Callable[[StreamEvent], None]
+"""Sees each stream event of a run as the loop yields it (``Agent.observers``)."""

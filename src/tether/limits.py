@@ -68,12 +68,19 @@ class IterationBudget:
 
     Each model call consumes one unit. When the budget is spent the agent gets
     one grace call asking the model to wrap up; a model that still calls tools
-    stops with ``budget_exhausted``.
+    stops with ``budget_exhausted``. With ``refund_cheap``, a turn whose tool calls all
+    go to tools marked ``cheap`` (``@tool(cheap=True)``) gives its unit back.
     """
 
-    def __init__(self, total: int) -> None:
+    grace: bool = True
+    """Whether the agent drawing on this budget gets the wrap-up call when it is spent
+    (a sub-agent's ``SharedBudget`` does not: only the top level does)."""
+
+    def __init__(self, total: int, *, refund_cheap: bool = False) -> None:
         if isinstance(total, bool) or not isinstance(total, int) or total < 0:
             raise ConfigurationError(f"IterationBudget(total) must be an int >= 0, got {total!r}")
+        self.refund_cheap = refund_cheap
+        """Hermes' rule: a model turn whose tool calls are all ``cheap`` tools is given back."""
         self._total = total
         self._used = 0
         self._lock = threading.Lock()

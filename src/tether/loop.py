@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
@@ -21,14 +21,16 @@ from tether.events import (
     ModelCallFinished,
     ReasoningDelta,
     ReplyTruncated,
+    Steered,
     StreamEvent,
     TextDelta,
 )
-from tether.messages import Message, ReasoningBlock, TextBlock
+from tether.messages import Message, ReasoningBlock, TextBlock, ToolCall
 from tether.modelcall import ModelCall
 from tether.result import Result, StopReason
 from tether.run_state import RunState, StopRun, Suspension
 from tether.session import SessionJournal, SessionView, journal_end
+from tether.structured import output_step
 from tether.toolcalls import repair_names, run_batch
 
 if TYPE_CHECKING:
@@ -64,17 +66,22 @@ async def run_invocation(
         run.last_assistant = _last_assistant(conversation.messages)
     conversation.run = run
     outcome = _Outcome()
+    observers = agent.observers
     try:
         if journal is not None:
-            journal.defer("status", {"status": "running"}, status="running")
+            # when and by whom (lease holder: host:pid:token) this run started, for timelines
+            start = {"started_at": time.time(), "by": journal.lease.holder, "resume": bool(resume)}
+            journal.defer("status", {"status": "running", **start}, status="running")
         settle_system_prompt(run, resumed=resume is not None)
         async with aclosing(_cycles(run, new_messages, resume)) as cycles:
             async for event in cycles:
+                for observe in observers:
+                    observe(event)
                 yield event
     except StopRun as stop:
         outcome.stop(stop.stop_reason, stop.reason)
     except InterruptSignal as signal:  # raised outside a tool call, e.g. BeforeModelCall
-        run.interrupts.append(signal.interrupt)
+        run.interrupts.extend(signal.interrupts)
         outcome.stop("interrupt", _pending_text(run.interrupts))
     except RunError as exc:
         outcome.fail(exc)
@@ -92,6 +99,8 @@ async def run_invocation(
     finally:
         conversation.run = None
     for event in await _finish(run, outcome):
+        for observe in observers:
+            observe(event)
         yield event
 
 
@@ -148,9 +157,13 @@ async def _finish(run: RunState, outcome: _Outcome) -> list[StreamEvent]:
     )
     if outcome.stop_reason == "interrupt":
         result.interrupts = list(run.interrupts)
+    elif outcome.stop_reason == "end_turn":
+        result.output = run.output
     conversation.last_result = result
     if agent.hooks.has(AfterInvocation):
-        await outcome.guard(agent.hooks.emit(AfterInvocation(agent, result)))
+        after = await outcome.guard(agent.hooks.emit(AfterInvocation(agent, result)))
+        if after is not None and outcome.failure is None:
+            conversation.follow_up = after.resume
         result.stop_reason, result.reason = outcome.stop_reason, outcome.reason
     if outcome.failure is not None:
         outcome.failure.result = result
@@ -225,8 +238,13 @@ async def _cycles(
             yield event
     while True:
         _check_boundary(run)
+        steering = agent.conversation.steering
+        while steering:  # agent.steer(...) from any thread: delivered before the next call
+            text = steering.popleft()
+            yield Steered(text)
+            yield await run.add_message(Message.user(text))
         if agent.budget is not None and not agent.budget.consume():
-            if run.grace_used:
+            if run.grace_used or not agent.budget.grace:
                 raise StopRun("budget_exhausted", "the shared iteration budget is used up")
             run.grace_used = True
             yield await run.add_message(Message("user", [TextBlock(GRACE_MESSAGE)]))
@@ -247,8 +265,22 @@ async def _cycles(
             continue  # the same history again, with a larger output limit
         calls = response.tool_calls
         unknown = repair_names(run, calls) if calls else 0
+        if calls and agent.budget is not None and agent.budget.refund_cheap:
+            _refund_cheap(run, calls)
+        if not calls and run.output_spec is not None:
+            feedback = output_step(run, response.message)
+            if feedback is not None:  # invalid structured output: the model tries again
+                if held:
+                    for released in _release(response.message):
+                        yield released
+                yield ModelCallFinished(response)
+                yield await run.add_message(response.message)
+                if isinstance(feedback, RunError):
+                    raise feedback
+                yield await run.add_message(feedback)
+                continue
         if not calls and hooks.has(BeforeOutput):
-            output = await hooks.emit(BeforeOutput(agent, response.message))
+            output = await hooks.emit(BeforeOutput(agent, response.message, output=run.output))
             if output.block:
                 raise StopRun("blocked", output.block)
             if output.message is not response.message:
@@ -293,18 +325,28 @@ async def _tool_phase(
         raise StopRun("cancelled", "cancelled before the tools ran")
     if run.paused:
         raise StopRun("paused", "paused by agent.pause() before the tools ran")
+    forwarded = run.forwarded
     async with aclosing(run_batch(run, calls, argument_errors, results)) as batch:
         async for event in batch:
+            while forwarded:  # sub-agents' events, in order, before their call's end
+                yield forwarded.popleft()
             yield event
+    while forwarded:
+        yield forwarded.popleft()
+    if run.blocked is not None:  # nobody is asked about a run that stops here
+        run.interrupts.clear()
     if run.interrupts:
         raise StopRun("interrupt", _pending_text(run.interrupts))
     if run.paused and None in results:
         raise StopRun("paused", "paused by agent.pause() between tool groups")
-    closing = run.close_open_calls("error", "no result was produced")
+    missing = "no result was produced" if run.blocked is None else f"the run stopped: {run.blocked}"
+    closing = run.close_open_calls("error", missing)
     assert closing is not None
     yield await run.add_message(closing)
     if run.journal is not None:
         await run.journal.state_if_changed(agent.conversation.state)
+    if run.blocked is not None:
+        raise StopRun("blocked", run.blocked)
     run.invalid_rounds = run.invalid_rounds + 1 if unknown else 0
     if run.invalid_rounds >= MAX_INVALID_TOOL_ROUNDS:
         raise ToolLoopError(
@@ -314,6 +356,15 @@ async def _tool_phase(
         )
     if run.cancel.cancelled:
         raise StopRun("cancelled", "cancelled while the tools ran")
+
+
+def _refund_cheap(run: RunState, calls: Sequence[ToolCall]) -> None:
+    """Hermes' rule: a turn that only calls ``cheap`` tools gives its iteration back."""
+    budget = run.agent.budget
+    tools = run.agent.tool_map
+    cheap = all(getattr(tools.get(c.name), "cheap", False) for c in calls)
+    if budget is not None and cheap and not run.grace_used:
+        budget.refund()
 
 
 def _release(message: Message) -> list[TextDelta | ReasoningDelta]:

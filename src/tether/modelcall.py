@@ -86,6 +86,9 @@ class ModelCall:
             try:
                 limit = run.truncation.max_tokens
                 request = ModelRequest(messages, specs, run.system_prompt, run.invocation, limit)
+                if run.output_spec is not None:
+                    request.output_schema = run.output_spec.schema
+                    request.output_name = run.output_spec.schema_name
                 if agent.model_onion is None:  # fast path: assemble inline, no extra layer
                     assembler = ResponseAssembler()
                     add = assembler.add

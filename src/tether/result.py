@@ -43,6 +43,10 @@ class RunUsage:
     """Estimated request tokens before and after the compressions (summed over them)."""
     continuations: int = 0
     """Times a reply cut off at the output token limit was continued or retried."""
+    by_agent: dict[str, RunUsage] = field(default_factory=dict)
+    """Usage of the sub-agents this invocation ran, by agent path (``researcher#c1``,
+    ``researcher#c1/coder#c4``): each entry is that agent's totals, its own sub-agents
+    included. The totals above include every sub-agent."""
 
     @property
     def total_tokens(self) -> int:
@@ -54,6 +58,13 @@ class RunUsage:
         self.output_tokens += usage.output_tokens
         self.cache_read_tokens += usage.cache_read_tokens
         self.cache_write_tokens += usage.cache_write_tokens
+
+    def add_child(self, path: str, usage: RunUsage) -> None:
+        """Roll a sub-agent's usage (its own sub-agents included) into these totals."""
+        _add(self, usage)
+        _add(self.by_agent.setdefault(path, RunUsage()), usage)
+        for sub, nested in usage.by_agent.items():
+            _add(self.by_agent.setdefault(f"{path}/{sub}", RunUsage()), nested)
 
     def to_dict(self) -> dict[str, int]:
         return {
@@ -89,6 +100,8 @@ class Result:
     session_id: str
     reason: str | None = None
     interrupts: list[Any] = field(default_factory=list)
+    output: Any = None
+    """The validated structured output (``run(..., output_type=T)``), else None."""
 
     @property
     def text(self) -> str:
@@ -97,3 +110,18 @@ class Result:
 
     def __str__(self) -> str:
         return self.text
+
+
+def _add(target: RunUsage, usage: RunUsage) -> None:
+    target.input_tokens += usage.input_tokens
+    target.output_tokens += usage.output_tokens
+    target.model_calls += usage.model_calls
+    target.tool_calls += usage.tool_calls
+    target.model_retries += usage.model_retries
+    target.model_fallbacks += usage.model_fallbacks
+    target.cache_read_tokens += usage.cache_read_tokens
+    target.cache_write_tokens += usage.cache_write_tokens
+    target.compressions += usage.compressions
+    target.context_tokens_before += usage.context_tokens_before
+    target.context_tokens_after += usage.context_tokens_after
+    target.continuations += usage.continuations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 from tether.context.truncated import Truncation
 from tether.control.events import AfterMessageAdded
 from tether.control.interrupts import Interrupt
-from tether.events import MessageCompleted
+from tether.events import MessageCompleted, StreamEvent
 from tether.messages import ContentBlock, JSONValue, Message, ToolCall, ToolResult
 from tether.result import RunUsage, StopReason
 from tether.tools.context import CancelSignal
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.context.estimate import Estimator
     from tether.session import SessionJournal
+    from tether.structured import OutputSpec
 
 
 _INVOCATIONS = itertools.count(1)
@@ -42,10 +44,12 @@ class RunState:
         "agent",
         "answers",
         "batch_position",
+        "blocked",
         "buffered",
         "cancel",
         "clean_history",
         "context",
+        "forwarded",
         "grace_used",
         "interrupts",
         "invalid_rounds",
@@ -54,6 +58,9 @@ class RunState:
         "last_assistant",
         "loop",
         "messages",
+        "output",
+        "output_retries",
+        "output_spec",
         "paused",
         "pending",
         "started",
@@ -83,6 +90,9 @@ class RunState:
         self.answers: dict[str, JSONValue] = agent.conversation.answers
         self.interrupts: list[Interrupt] = []
         self.paused = False
+        self.blocked: str | None = None
+        """Why a hook stopped the run at the tool seam (``block``): it ends ``blocked``
+        once the current batch has settled; calls not started by then do not run."""
         self.invocation = next(_INVOCATIONS)
         self.journal: SessionJournal | None = None
         self.context: Estimator | None = None
@@ -94,6 +104,12 @@ class RunState:
         self.truncation = Truncation()
         """Replies cut off at the output limit (tether.context.truncated)."""
         self.buffered: bool = agent.buffer_output
+        self.output_spec: OutputSpec | None = agent.conversation.output_spec
+        self.output: object = None
+        """The validated structured output (with an output type, once the run answered)."""
+        self.output_retries = 0
+        self.forwarded: deque[StreamEvent] = deque()
+        """Stream events of sub-agents (``SubAgentEvent``) waiting to join this run's stream."""
         """Hold model text/reasoning deltas until the post_model_call and output verdicts."""
 
     def cancel_tasks(self) -> None:

@@ -12,7 +12,8 @@ Entry kinds and their data (all JSON, versioned by ``Entry.schema``):
 - ``interrupt_answered``: ``{"answers": {id: value}}`` (durable).
 - ``state``: ``{"state": {...}}`` or, when smaller, ``{"delta": ...}`` (see
   ``tether.state_delta``) when the session state changed.
-- ``status``: ``{"status", "reason"}``; ``usage``: ``{"usage": RunUsage.to_dict()}``.
+- ``status``: ``{"status", "reason"}``; a run's start ``{"status": "running",
+  "started_at", "by" (lease holder), "resume"}``; ``usage``: ``{"usage": RunUsage.to_dict()}``.
 - ``compaction``: ``Compaction.to_dict()`` plus ``reason``, ``tokens_before``,
   ``tokens_after``: the model's view of the transcript from now on (the
   messages themselves stay in the journal).

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
+from typing import TYPE_CHECKING
 
 from tether.control.events import AfterToolCall, BeforeToolCall
 from tether.control.interrupts import Interrupter, InterruptSignal
@@ -21,6 +23,9 @@ from tether.tools import (
     plan_batches,
     repair_tool_name,
 )
+
+if TYPE_CHECKING:
+    from tether.agent import Agent
 
 
 def repair_names(run: RunState, calls: Sequence[ToolCall]) -> int:
@@ -58,7 +63,7 @@ async def run_batch(
         left = [calls[i] for i in todo]
         groups = [[todo[j] for j in group] for group in plan_batches(left, tools)]
     for group in groups:
-        if run.paused:
+        if run.paused or run.blocked is not None:
             return
         if len(group) == 1:
             index = group[0]
@@ -131,7 +136,7 @@ async def _process(run: RunState, call: ToolCall, argument_error: str | None) ->
     try:
         return await _process_call(run, call, argument_error)
     except InterruptSignal as signal:
-        run.interrupts.append(signal.interrupt)
+        run.interrupts.extend(signal.interrupts)
         return None
 
 
@@ -144,10 +149,15 @@ async def _process_call(run: RunState, call: ToolCall, argument_error: str | Non
         interrupter = Interrupter(run.answers, "before_tool_call", run.batch_position, "hook", call)
         before = await hooks.emit(BeforeToolCall(agent, call, tool, interrupter=interrupter))
         call, tool = before.tool_call, before.selected_tool
-        if before.cancel_tool:
+        if before.block:
+            run.blocked = run.blocked or before.block
+            denied = _error(call, f"Denied: {before.block}", "denied")
+        elif before.cancel_tool:
             reason = before.cancel_tool
             text = reason if isinstance(reason, str) else "the tool call was cancelled by a hook"
             denied = _error(call, f"Denied: {text}", "denied")
+        elif before.approved is not None:
+            denied = _unless_as_approved(agent, before.approved, call, tool)
     attempt = 0
     while True:
         attempt += 1
@@ -159,6 +169,9 @@ async def _process_call(run: RunState, call: ToolCall, argument_error: str | Non
         if not hooks.has(AfterToolCall):
             return result
         after = await hooks.emit(AfterToolCall(agent, call, tool, result, exc))
+        if after.block:
+            run.blocked = run.blocked or after.block
+            return _error(call, f"Denied: {after.block}", "denied")
         if after.retry and denied is None:
             if attempt > agent.execution.max_retries:
                 raise RetryLimitError(
@@ -167,6 +180,28 @@ async def _process_call(run: RunState, call: ToolCall, argument_error: str | Non
                 )
             continue
         return after.result
+
+
+def _unless_as_approved(
+    agent: Agent, approved: ToolCall, call: ToolCall, tool: Tool | None
+) -> ToolResult | None:
+    """A denied result when a hook changed the call (or the tool) after a human approved it:
+    what a human approved is exactly what runs. None when it is unchanged."""
+    if (
+        call.name == approved.name
+        and call.arguments == approved.arguments
+        and tool is agent.tool_map.get(approved.name)
+    ):
+        return None
+    ran = tool.name if tool is not None else call.name
+    return _error(
+        call,
+        f"Denied: the call was changed after a human approved it (approved "
+        f"{approved.name}({json.dumps(approved.arguments, sort_keys=True, default=str)}), "
+        f"then {ran}({json.dumps(call.arguments, sort_keys=True, default=str)})); nothing "
+        "ran. A hook that rewrites calls must run before the approval, not after it.",
+        "denied",
+    )
 
 
 async def _execute(

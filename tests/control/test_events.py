@@ -17,6 +17,7 @@ from tether.control import (
     BeforeOutput,
     BeforeToolCall,
     HookEvent,
+    PolicyVerdict,
 )
 from tether.control.events import HOOK_EVENT_TYPES, hook_event
 from tether.messages import Usage
@@ -60,19 +61,23 @@ def make_events(agent: Agent) -> dict[type[HookEvent], HookEvent]:
         BeforeToolCall: BeforeToolCall(agent, call, add),
         AfterToolCall: AfterToolCall(agent, call, add, result),
         BeforeOutput: BeforeOutput(agent, Message.assistant("final")),
+        PolicyVerdict: PolicyVerdict(
+            agent, "before_tool_call", "Ask", "Confirm", BeforeToolCall(agent, call, add)
+        ),
     }
 
 
 EXPECTED_WRITABLE: dict[type[HookEvent], set[str]] = {
     AgentInitialized: set(),
     BeforeInvocation: {"messages", "block"},
-    AfterInvocation: set(),
+    AfterInvocation: {"resume"},
     AfterMessageAdded: set(),
     BeforeModelCall: {"messages", "block"},
     AfterModelCall: {"response", "retry", "guidance", "block"},
-    BeforeToolCall: {"tool_call", "selected_tool", "cancel_tool"},
-    AfterToolCall: {"result", "retry"},
+    BeforeToolCall: {"tool_call", "selected_tool", "cancel_tool", "block"},
+    AfterToolCall: {"result", "retry", "block"},
     BeforeOutput: {"message", "block"},
+    PolicyVerdict: set(),
 }
 
 # A fresh value of the right kind for every writable field.
@@ -87,6 +92,7 @@ NEW_VALUES: dict[str, Any] = {
     "cancel_tool": "not allowed",
     "result": ToolResult("c1", "add", "replaced"),
     "message": Message.assistant("replaced"),
+    "resume": "another prompt",
 }
 
 ALL_FIELDS = [

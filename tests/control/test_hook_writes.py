@@ -481,3 +481,60 @@ def test_before_invocation_messages_replace_the_input() -> None:
     agent("hello")
     assert [m.text for m in agent.messages] == ["HELLO", "done"]
     assert [m.text for m in script.seen[0]] == ["HELLO"]
+
+
+def test_a_run_error_raised_in_a_hook_passes_through_unwrapped() -> None:
+    from tether import PersistenceError
+
+    agent = Agent(model=ScriptedModel(["x"]))
+
+    def broken_journal(event: Any) -> None:
+        raise PersistenceError("the disk is full")
+
+    agent.hooks.add(AfterModelCall, broken_journal)
+    with pytest.raises(PersistenceError, match="the disk is full") as info:
+        agent("hi")
+    assert not isinstance(info.value, HookError)
+    assert info.value.result is not None
+    assert info.value.result.stop_reason == "error"
+
+
+def test_a_before_tool_call_block_stops_the_run_after_the_batch_and_later_groups_never_start() -> (
+    None
+):
+    runs: list[Any] = []
+    turn = {
+        "tool_calls": [
+            {"name": "add", "args": {"a": 1, "b": 2}},
+            {"name": "sub", "args": {"a": 5, "b": 1}},
+        ]
+    }
+    agent, script = make_agent(turn, "never", runs=runs)
+
+    def stop_adding(event: BeforeToolCall) -> None:
+        if event.tool_call.name == "add":
+            event.block = "the policy engine is down"
+
+    agent.hooks.add(BeforeToolCall, stop_adding)
+    result = agent("hi")
+    assert result.stop_reason == "blocked"
+    assert result.reason == "the policy engine is down"
+    assert runs == []  # add was blocked; sub (a later group) never started
+    assert script.calls == 1
+    assert_history_valid(agent.messages)
+    add_result, sub_result = agent.messages[2].tool_results
+    assert add_result.status == "denied"
+    assert "the run stopped: the policy engine is down" in sub_result.content
+
+
+def test_an_after_tool_call_block_withholds_the_result_and_stops() -> None:
+    runs: list[Any] = []
+    agent, script = make_agent(TOOL_TURN, "never", runs=runs)
+    agent.hooks.add(AfterToolCall, lambda e: setattr(e, "block", "result leaked a secret"))
+    result = agent("hi")
+    assert result.stop_reason == "blocked"
+    assert runs == [("add", 1, 2)]
+    [shown] = agent.messages[2].tool_results
+    assert shown.status == "denied"
+    assert shown.content == "Denied: result leaked a secret"
+    assert script.calls == 1

@@ -247,3 +247,105 @@ async def test_stream_consumers_see_each_interrupt_before_the_final_result():
     assert events[-2].interrupt == events[-1].result.interrupts[0]
     resumed = [e async for e in agent.resume_stream({})]  # nothing answered: still waiting
     assert [type(e).__name__ for e in resumed] == ["InterruptRaised", "FinalResult"]
+
+
+# -- every interrupt raised at one point is one suspension -------------------------------
+
+
+def _confirms(*labels: str) -> list[InterventionHandler]:
+    handlers = []
+    for label in labels:
+
+        class Ask(InterventionHandler):
+            name = label
+
+            def before_tool_call(self, event: BeforeToolCall) -> Confirm:
+                return Confirm(f"{self.name}: run {event.tool_call.name}?")
+
+        handlers.append(Ask())
+    return handlers
+
+
+def test_two_hooks_interrupting_one_tool_call_are_asked_in_one_suspension():
+    runs: list[str] = []
+
+    @tool
+    def deploy(env: str) -> str:
+        """Deploy."""
+        runs.append(env)
+        return f"deployed to {env}"
+
+    agent = Agent(model=two_turns(("deploy", {"env": "prod"})), tools=[deploy])
+    agent.hooks.add(BeforeToolCall, lambda e: e.interrupt("security", "ok with security?"))
+    agent.hooks.add(BeforeToolCall, lambda e: e.interrupt("finance", "ok with finance?"))
+    result = agent("ship it")
+    assert result.stop_reason == "interrupt"
+    assert [i.name for i in result.interrupts] == ["security", "finance"]
+    assert runs == []
+    answers = {i.id: "yes" for i in result.interrupts}
+    resumed = agent.resume(answers)
+    assert resumed.stop_reason == "end_turn"  # not a second suspension
+    assert runs == ["prod"]
+
+
+def test_two_confirms_at_one_point_are_one_suspension_and_both_answers_count():
+    runs: list[str] = []
+
+    @tool
+    def deploy(env: str) -> str:
+        """Deploy."""
+        runs.append(env)
+        return "deployed"
+
+    agent = Agent(
+        model=two_turns(("deploy", {"env": "prod"})),
+        tools=[deploy],
+        interventions=_confirms("security", "finance"),
+    )
+    result = agent("ship it")
+    assert [i.name for i in result.interrupts] == ["confirm:security", "confirm:finance"]
+    first, second = result.interrupts
+    # one approves, the other denies: the call does not run
+    denied = agent.resume({first.id: "approve", second.id: "deny"})
+    assert denied.stop_reason == "end_turn"
+    assert runs == []
+    assert agent.messages[2].tool_results[0].status == "denied"
+
+
+def test_a_deny_after_a_pending_confirm_denies_without_asking():
+    class Never(InterventionHandler):
+        def before_tool_call(self, event: BeforeToolCall) -> Any:
+            from tether.control import Deny
+
+            return Deny("never on fridays")
+
+    runs: list[str] = []
+
+    @tool
+    def deploy(env: str) -> str:
+        """Deploy."""
+        runs.append(env)
+        return "deployed"
+
+    agent = Agent(
+        model=two_turns(("deploy", {"env": "prod"})),
+        tools=[deploy],
+        interventions=[*_confirms("security"), Never()],
+    )
+    result = agent("ship it")
+    assert result.stop_reason == "end_turn"
+    assert result.interrupts == []
+    assert runs == []
+    assert "never on fridays" in agent.messages[2].tool_results[0].content
+
+
+def test_a_joined_signal_keeps_every_interrupt_in_order():
+    from tether.control.interrupts import Interrupt
+
+    a = Interrupt("a", "a", None, "hook", "before_tool_call")
+    b = Interrupt("b", "b", None, "hook", "before_tool_call")
+    joined = InterruptSignal.joined([InterruptSignal(a), InterruptSignal(b)])
+    assert joined.interrupts == [a, b]
+    assert joined.interrupt is a
+    single = InterruptSignal(a)
+    assert InterruptSignal.joined([single]) is single

@@ -84,3 +84,20 @@ async def test_the_session_view_learns_the_masks_of_its_approval_rows(stores) ->
     raw = show_session(record, fold(record), approvals, unredacted=True)
     assert SECRET in str([m.to_dict() for m in raw.view.messages])
     assert not raw.redacted
+
+
+def test_show_messages_masks_arguments_and_scrubs_the_hidden_values_everywhere() -> None:
+    """The path traces take (tether.observe content capture)."""
+    from tether.durable.redaction import show_messages
+    from tether.messages import Message, TextBlock, ToolCall, ToolResult
+
+    secret = "s3cr3t-value-123"
+    call = ToolCall("c1", "login", {"user": "ann", "api_token": secret})
+    messages = [
+        Message("assistant", [TextBlock(f"using {secret}"), call]),
+        Message("tool", [ToolResult("c1", "login", f"logged in with {secret}")]),
+    ]
+    shown = show_messages(messages, redactor=lambda tool, args: {**args, "user": "***"})
+    assert secret not in repr(shown)
+    assert shown[0].tool_calls[0].arguments["user"] == "***"
+    assert messages[0].tool_calls[0].arguments["api_token"] == secret  # the input is untouched

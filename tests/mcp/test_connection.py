@@ -28,7 +28,7 @@ def test_a_command_that_does_not_exist():
     ):
         server.tools()
     assert str(info.value) == (
-        "could not start MCP server 'mcp-server': FileNotFoundError: command "
+        "could not start MCP server 'mcp-server': command "
         "'/no/such/mcp-server' was not found (not an executable file, nor on PATH); check the "
         "command, or give its full path"
     )

@@ -336,3 +336,18 @@ async def test_stream_of_the_wrong_shape_is_a_provider_error_and_falls_back(faul
     result = await agent.invoke_async("hi")
     assert result.text == "Hello world"
     assert (result.usage.model_fallbacks, result.usage.model_retries) == (1, 2)
+
+
+async def test_an_output_schema_becomes_a_json_schema_response_format(fault):
+    """Fault server (recorded request): native structured output for OpenAI."""
+    m = model(fault, "text")
+    schema = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    req = ModelRequest([Message.user("hi")], [], "sys", output_schema=schema, output_name="Point")
+    await collect(m, req)
+    body = fault.app.state.recorder.for_model(m.model)[-1]["body"]
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "Point", "schema": schema, "strict": False},
+    }
+    await collect(m, request())
+    assert "response_format" not in fault.app.state.recorder.for_model(m.model)[-1]["body"]

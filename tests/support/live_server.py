@@ -27,6 +27,7 @@ ROUTES = [
     ("POST", "/api/approvals/{approval_id}/decision"),
     ("GET", "/api/sessions"),
     ("GET", "/api/sessions/{session_id}"),
+    ("GET", "/api/timeline/{session_id}"),
     ("GET", "/api/audit"),
     ("GET", "/api/audit/verify"),
     ("GET", "/api/events"),

@@ -12,6 +12,8 @@ def test_public_names() -> None:
         "ToolContext",
         "ToolSource",
         "as_tool",
+        "clarify",
+        "delegate",
         "describe_available",
         "expand_tools",
         "format_tool_output",

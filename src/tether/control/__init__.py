@@ -13,6 +13,7 @@ from tether.control.events import (
     BeforeOutput,
     BeforeToolCall,
     HookEvent,
+    PolicyVerdict,
 )
 from tether.control.interventions import (
     Action,
@@ -61,6 +62,7 @@ __all__ = [
     "HookRegistry",
     "InterventionHandler",
     "ModelMiddleware",
+    "PolicyVerdict",
     "Proceed",
     "ToolMiddleware",
     "ToolRequest",

@@ -21,7 +21,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from tether.control.events import AfterInvocation, AfterToolCall, BeforeInvocation, BeforeToolCall
+from tether.control.events import (
+    AfterInvocation,
+    AfterToolCall,
+    BeforeInvocation,
+    BeforeToolCall,
+    PolicyVerdict,
+)
 from tether.control.registry import HookOrder, HookRegistry
 from tether.durable.errors import StoreUnavailable
 from tether.errors import ConfigurationError, PersistenceError, TetherError
@@ -77,6 +83,7 @@ class AuditTrail:
         registry.add(BeforeToolCall, self._tool_start, HookOrder.SDK_LAST)
         registry.add(AfterToolCall, self._tool_end, HookOrder.SDK_LAST)
         registry.add(AfterInvocation, self._invocation_end, HookOrder.SDK_LAST)
+        registry.add(PolicyVerdict, self._verdict, HookOrder.SDK_LAST)
 
     # -- writing ----------------------------------------------------------------------
 
@@ -153,10 +160,10 @@ class AuditTrail:
 
     # -- interventions' audit sink ------------------------------------------------------
 
-    async def verdict(self, point: str, policy: str, action: str, event: Any) -> None:
+    async def _verdict(self, verdict: PolicyVerdict) -> None:
         """A non-proceed intervention action (Deny, Guide, Confirm, Transform)."""
-        call = getattr(event, "tool_call", None)
-        data = {"point": point, "policy": policy, "action": action}
+        call = getattr(verdict.subject, "tool_call", None)
+        data = {"point": verdict.point, "policy": verdict.policy, "action": verdict.action}
         if call is not None:
             data |= {"tool": call.name, "call_id": call.id}
         await self._write([("policy.verdict", data)])

@@ -82,11 +82,17 @@ class BeforeInvocation(HookEvent):
 
 @hook_event
 class AfterInvocation(HookEvent):
-    """An invocation ended (also after errors); ``result`` is what the caller gets."""
+    """An invocation ended (also after errors); ``result`` is what the caller gets.
 
+    Writable: ``resume`` (a prompt: start another invocation with it at once, in the
+    same call, when this one ended without suspending or failing; bounded).
+    """
+
+    WRITABLE = frozenset({"resume"})
     REVERSE = True
     agent: Agent
     result: Result
+    resume: str | Message | list[Message] | None = None
 
 
 @hook_event
@@ -164,16 +170,26 @@ class BeforeToolCall(HookEvent):
     """A tool call is about to run.
 
     Writable: ``tool_call`` (rewrite the call), ``selected_tool`` (run another
-    tool) and ``cancel_tool`` (``True`` or a reason string: the tool does not
-    run and the model gets an error result with that reason).
+    tool), ``cancel_tool`` (``True`` or a reason string: the tool does not
+    run and the model gets an error result with that reason) and ``block`` (a
+    reason: the tool does not run, and the run stops with ``blocked`` once the
+    calls of its batch have settled).
     """
 
-    WRITABLE = frozenset({"tool_call", "selected_tool", "cancel_tool"})
+    WRITABLE = frozenset({"tool_call", "selected_tool", "cancel_tool", "block"})
     agent: Agent
     tool_call: ToolCall
     selected_tool: Tool | None
     cancel_tool: bool | str = False
     interrupter: Interrupter | None = None
+    block: str | None = None
+    approved: ToolCall | None = None
+    """The call exactly as a human approved it (a Confirm), else None. Read-only: a
+    later hook that changes the call or the tool makes the loop refuse to run it."""
+
+    def mark_approved(self, call: ToolCall) -> None:
+        """Record that a human approved exactly ``call`` (what runs must be this call)."""
+        object.__setattr__(self, "approved", call)
 
     def interrupt(self, name: str, reason: JSONValue = None) -> JSONValue:
         """Suspend the run before this tool call; returns the answer after ``agent.resume``.
@@ -185,9 +201,11 @@ class BeforeToolCall(HookEvent):
 
 @hook_event
 class AfterToolCall(HookEvent):
-    """A tool call ended. Writable: ``result`` (what the model sees) and ``retry``."""
+    """A tool call ended. Writable: ``result`` (what the model sees), ``retry`` and
+    ``block`` (a reason: the model gets a denied result instead, and the run stops with
+    ``blocked`` once the calls of its batch have settled)."""
 
-    WRITABLE = frozenset({"result", "retry"})
+    WRITABLE = frozenset({"result", "retry", "block"})
     REVERSE = True
     agent: Agent
     tool_call: ToolCall
@@ -195,6 +213,7 @@ class AfterToolCall(HookEvent):
     result: ToolResult
     exception: BaseException | None = None
     retry: bool = False
+    block: str | None = None
 
 
 @hook_event
@@ -203,13 +222,33 @@ class BeforeOutput(HookEvent):
 
     Fires before the message is appended, journaled or streamed (with buffered
     output). Writable: ``message`` (what the caller gets and the history keeps) and
-    ``block`` (a reason: drop the answer and stop with ``blocked``).
+    ``block`` (a reason: drop the answer and stop with ``blocked``). ``output`` is the
+    validated structured output when the invocation has an ``output_type``.
     """
 
     WRITABLE = frozenset({"message", "block"})
     agent: Agent
     message: Message
     block: str | None = None
+    output: Any = None
+
+
+@hook_event
+class PolicyVerdict(HookEvent):
+    """An intervention handler decided something other than Proceed (observe only).
+
+    ``point`` is where (``before_tool_call``, ...), ``policy`` the handler's name,
+    ``action`` one of Deny, Guide, Confirm, Transform, and ``subject`` the hook event
+    the verdict is about (its ``tool_call``, when there is one). The audit trail and
+    tracing record verdicts from here.
+    """
+
+    WRITABLE = frozenset()
+    agent: Agent
+    point: str
+    policy: str
+    action: str
+    subject: HookEvent
 
 
 def _raise(event: BeforeModelCall | BeforeToolCall, name: str, reason: JSONValue) -> JSONValue:
@@ -230,4 +269,5 @@ HOOK_EVENT_TYPES: tuple[type[HookEvent], ...] = (
     BeforeToolCall,
     AfterToolCall,
     BeforeOutput,
+    PolicyVerdict,
 )

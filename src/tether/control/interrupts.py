@@ -66,11 +66,25 @@ class Interrupt:
 
 
 class InterruptSignal(BaseException):
-    """Suspends the run. A BaseException, so a tool's ``except Exception`` cannot swallow it."""
+    """Suspends the run. A BaseException, so a tool's ``except Exception`` cannot swallow it.
 
-    def __init__(self, interrupt: Interrupt) -> None:
-        super().__init__(f"interrupt {interrupt.name!r} ({interrupt.id})")
+    Carries every interrupt raised at one point (``interrupts``; ``interrupt`` is the
+    first), so one suspension asks all of them at once.
+    """
+
+    def __init__(self, interrupt: Interrupt, *more: Interrupt) -> None:
+        self.interrupts = [interrupt, *more]
         self.interrupt = interrupt
+        names = ", ".join(f"{i.name!r} ({i.id})" for i in self.interrupts)
+        super().__init__(f"interrupt {names}")
+
+    @classmethod
+    def joined(cls, signals: list[InterruptSignal]) -> InterruptSignal:
+        """One signal for several raised at the same point (in the order they were raised)."""
+        if len(signals) == 1:
+            return signals[0]
+        first, *rest = [i for s in signals for i in s.interrupts]
+        return cls(first, *rest)
 
 
 class Interrupter:

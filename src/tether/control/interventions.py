@@ -26,8 +26,9 @@ from tether.control.events import (
     BeforeOutput,
     BeforeToolCall,
     HookEvent,
+    PolicyVerdict,
 )
-from tether.control.interrupts import ConfirmDecision
+from tether.control.interrupts import ConfirmDecision, InterruptSignal
 from tether.control.registry import HookOrder, HookRegistry
 from tether.errors import ConfigurationError, HookError
 from tether.messages import Message, TextBlock, ToolCall, ToolResult
@@ -180,18 +181,26 @@ class _PointEvaluator:
         if self.point == "after_model_call" and event.response is None:
             return  # the call failed: nothing to judge
         guides: list[tuple[str, str]] = []
+        asked: list[InterruptSignal] = []  # Confirms waiting for a human: asked together
         for handler in self.handlers:
             action = await self._ask(handler, event)
             if action is None or isinstance(action, Proceed):
                 continue
-            sink = getattr(event.agent, "audit_sink", None)  # only with a store
-            if sink is not None:
-                await sink.verdict(self.point, handler.label, type(action).__name__, event)
+            hooks = event.agent.hooks
+            if hooks.has(PolicyVerdict):  # the audit trail, tracing
+                verdict = PolicyVerdict(
+                    event.agent, self.point, handler.label, type(action).__name__, event
+                )
+                await hooks.emit(verdict)
             if isinstance(action, Deny):
                 _deny(self.point, event, f"denied by policy {handler.label!r}: {action.reason}")
                 return
             if isinstance(action, Confirm):
-                refusal = await _confirm(self.point, event, handler, action.prompt)
+                try:
+                    refusal = await _confirm(self.point, event, handler, action.prompt)
+                except InterruptSignal as signal:
+                    asked.append(signal)
+                    continue
                 if refusal is not None:
                     _deny(self.point, event, refusal)
                     return
@@ -213,6 +222,8 @@ class _PointEvaluator:
                     f"intervention {handler.label!r} returned {action!r} at {self.point}; expected "
                     "Proceed, Deny, Guide, Confirm, Transform or None"
                 )
+        if asked:  # a later Deny returned above: nobody is asked about a denied call
+            raise InterruptSignal.joined(asked)
         if guides:
             _guide(self.point, event, _combine(guides))
 
@@ -318,6 +329,8 @@ async def _confirm(
         if decision.args is not None and point == "before_tool_call":
             call: ToolCall = event.tool_call
             event.tool_call = ToolCall(call.id, call.name, dict(decision.args))
+        if point == "before_tool_call":
+            event.mark_approved(event.tool_call)
         return None
     request = ConfirmRequest(prompt, handler.label, point, agent, getattr(event, "tool_call", None))
     if inspect.iscoroutinefunction(agent.confirm):
@@ -326,4 +339,8 @@ async def _confirm(
         answer = await asyncio.to_thread(agent.confirm, request)
         if inspect.isawaitable(answer):
             answer = await answer
-    return None if answer is True else f"{refused}: the approver said no"
+    if answer is not True:
+        return f"{refused}: the approver said no"
+    if point == "before_tool_call":
+        event.mark_approved(event.tool_call)
+    return None

@@ -8,7 +8,8 @@ from enum import IntEnum
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from tether.control.events import HookEvent
-from tether.errors import ConfigurationError, HookError
+from tether.control.interrupts import InterruptSignal
+from tether.errors import ConfigurationError, HookError, RunError
 
 E = TypeVar("E", bound=HookEvent)
 HookCallback = Callable[[E], None] | Callable[[E], Awaitable[None]]
@@ -98,23 +99,34 @@ class HookRegistry:
         return [e.callback for e in self._sorted.get(event_type, ())]
 
     async def emit(self, event: E) -> E:
-        """Run every callback for ``type(event)`` in order; return the event."""
+        """Run every callback for ``type(event)`` in order; return the event.
+
+        A callback that interrupts does not stop the others: every interrupt raised
+        during one emission is re-raised at the end as one signal (one suspension asks
+        them all). tether's own run errors (``RunError``) pass through unchanged; any
+        other exception becomes a ``HookError`` naming the hook.
+        """
         entries = self._sorted.get(type(event))
         if entries is None:
             return event
+        interrupted: list[InterruptSignal] | None = None
         for entry in entries:
             try:
                 outcome = entry.callback(event)
                 if entry.is_async or (outcome is not None and inspect.isawaitable(outcome)):
                     await outcome
-            except HookError:
+            except RunError:
                 raise
+            except InterruptSignal as signal:
+                interrupted = [*(interrupted or ()), signal]
             except Exception as exc:
                 err = HookError(
                     f"hook {entry.name!r} raised {type(exc).__name__} during "
                     f"{type(event).__name__}: {exc}"
                 )
                 raise err from exc
+        if interrupted is not None:
+            raise InterruptSignal.joined(interrupted)
         return event
 
     def emit_sync(self, event: HookEvent) -> None:
@@ -137,8 +149,8 @@ class HookRegistry:
                 raise _sync_only(entry, event, "returned an awaitable")
 
 
-def _sync_only(entry: _Entry, event: HookEvent, problem: str) -> TypeError:
-    return TypeError(
+def _sync_only(entry: _Entry, event: HookEvent, problem: str) -> ConfigurationError:
+    return ConfigurationError(
         f"hook {entry.name!r} for {type(event).__name__} {problem}, but this event "
         "fires from synchronous code (Agent.__init__); make the callback a plain function"
     )

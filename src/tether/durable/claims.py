@@ -25,6 +25,12 @@ if TYPE_CHECKING:
     from tether.durable.sqlite import SQLiteStore
 
 CLAIMABLE = ("ready", "running")
+SUB_SESSION_KEY = "tether_subagent"
+"""Metadata key of a sub-agent's child session: never claimed on its own (its top session's
+resume recovers it, with the agent factory that knows the whole tree)."""
+NOT_A_CHILD = f"metadata NOT LIKE '%\"{SUB_SESSION_KEY}\":%'"
+"""SQL over the canonical JSON metadata text: the key as a key (a value holding the same
+text would be escaped as ``\\"...\\"``)."""
 READY_CHANNEL = "tether_ready"
 """PostgreSQL NOTIFY channel; the payload is the session id that became ready."""
 
@@ -90,7 +96,7 @@ async def sqlite_claim(
     with store._errors(), store._tx() as conn:
         rows: list[Candidate] = conn.execute(
             "SELECT id, status, lease_token, lease_holder, lease_host, lease_pid, lease_expires "
-            "FROM sessions WHERE status IN ('ready', 'running') "
+            f"FROM sessions WHERE status IN ('ready', 'running') AND {NOT_A_CHILD} "
             "ORDER BY status = 'ready' DESC, updated_at, id"
         ).fetchall()
         now = time.time()
@@ -123,6 +129,8 @@ async def memory_claim(
     now = time.time()
     rows: list[Candidate] = []
     for sid, row in sorted(store._rows.items(), key=lambda item: (item[1].updated_at, item[0])):
+        if f'"{SUB_SESSION_KEY}":' in row.metadata:
+            continue
         cur = row.lease
         rows.append(
             (sid, row.status, *(None,) * 5)

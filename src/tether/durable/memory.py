@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.durable.claims import WorkerSide, memory_claim, memory_mark_ready
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
@@ -25,6 +25,9 @@ from tether.durable.store import (
     next_token,
 )
 from tether.session_ids import validate_session_id
+
+if TYPE_CHECKING:
+    from tether.durable.session_list import SessionPage
 
 
 @dataclass(slots=True)
@@ -166,6 +169,19 @@ class MemoryStore(WorkerSide):
             )
             for sid, r in rows[: max(limit, 0)]
         ]
+
+    async def session_page(
+        self,
+        *,
+        status: SessionStatus | None = None,
+        search: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> SessionPage:
+        """One page of sessions with their counts (see :mod:`tether.durable.session_list`)."""
+        from tether.durable.session_list import memory_page
+
+        return await memory_page(self, status, search, offset, limit)
 
     async def delete(self, session_id: str) -> None:
         self._rows.pop(session_id, None)

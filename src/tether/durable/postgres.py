@@ -40,6 +40,7 @@ from tether.session_ids import validate_session_id
 
 if TYPE_CHECKING:
     from tether.durable.postgres_pool import Conn
+    from tether.durable.session_list import SessionPage
 
 _SESSION_COLS = (
     "version, status, created_at, updated_at, metadata, snapshot_seq, "
@@ -320,6 +321,22 @@ class PostgresStore(WorkerSide):
             )
             for r in rows
         ]
+
+    async def session_page(
+        self,
+        *,
+        status: SessionStatus | None = None,
+        search: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> SessionPage:
+        """One page of sessions with their counts (see :mod:`tether.durable.session_list`)."""
+        from tether.durable.session_list import postgres_page
+
+        try:
+            return await postgres_page(self, status, search, offset, limit)
+        except Broken:  # a stale pooled connection: retry once on a fresh one
+            return await postgres_page(self, status, search, offset, limit)
 
     async def delete(self, session_id: str) -> None:
         async with self._conn(f"deleting session {session_id!r}") as conn, conn.transaction():

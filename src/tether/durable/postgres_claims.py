@@ -13,7 +13,13 @@ import time
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from tether.durable.claims import READY_CHANNEL, Candidate, claim_lease, claimable
+from tether.durable.claims import (
+    NOT_A_CHILD,
+    READY_CHANNEL,
+    Candidate,
+    claim_lease,
+    claimable,
+)
 from tether.durable.store import Lease, check_ttl
 
 if TYPE_CHECKING:
@@ -26,10 +32,11 @@ _NOW = "extract(epoch FROM clock_timestamp())::double precision"
 # Ready sessions without a live lease, and running ones whose lease expired or belongs to
 # a process on this host (checked for liveness in Python). Rows another transaction has
 # locked (a concurrent claim, a decision, an append) are skipped, not waited for.
+NOT_A_CHILD_PG = NOT_A_CHILD.replace("%", "%%")  # psycopg placeholders: a literal %
 _CANDIDATES = f"""
 SELECT id, status, lease_token, lease_holder, lease_host, lease_pid, lease_expires
 FROM sessions
-WHERE status IN ('ready', 'running') AND NOT (id = ANY(%(skip)s))
+WHERE status IN ('ready', 'running') AND NOT (id = ANY(%(skip)s)) AND {NOT_A_CHILD_PG}
   AND (lease_token IS NULL OR lease_expires <= {_NOW} OR lease_host = %(host)s)
 ORDER BY (status = 'ready') DESC, updated_at, id
 LIMIT %(scan)s

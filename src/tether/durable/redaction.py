@@ -104,6 +104,9 @@ class ShownSession:
     edits: dict[str, EditedCall] = field(default_factory=dict)
     """By tool call id: the calls that ran with edited arguments."""
     redacted: bool = True
+    masker: Masker | None = None
+    """The masks of this view (None when unredacted): apply it to anything else shown
+    from this session's journal, so it hides exactly what the view hides."""
 
 
 def show_session(
@@ -124,7 +127,7 @@ def show_session(
     edits = _edits(view, approvals, calls)
     if unredacted:
         return ShownSession(view, edits, redacted=False)
-    redact = _Redact(redactor, _learned_masks(approvals, calls))
+    redact = Masker(redactor, _learned_masks(approvals, calls))
     every_call = [b for m in view.messages for b in m.content if b.type == "tool_call"]
     every_call += [c for c in calls.values() if c is not None]
     for call in every_call:
@@ -140,7 +143,18 @@ def show_session(
             edit = shown_edits.get(by_interrupt.get(interrupt_id, ""))
             args = MASK if edit is None else edit.arguments
             shown.answers[interrupt_id] = redact.scrub({**answer, "args": args})
-    return ShownSession(shown, shown_edits)
+    return ShownSession(shown, shown_edits, masker=redact)
+
+
+def show_messages(messages: Sequence[Message], redactor: Redactor | None = None) -> list[Message]:
+    """Messages as a person (or an exported trace) may see them: every tool call's arguments
+    redacted like the session views, and what a mask hid scrubbed from all other text."""
+    redact = Masker(redactor, {})
+    for message in messages:
+        for block in message.content:
+            if block.type == "tool_call":
+                redact.call(block)
+    return [redact.message(m) for m in messages]
 
 
 def _tool_of(call_id: str, calls: Iterable[ToolCall]) -> str | None:
@@ -217,8 +231,10 @@ def _edits(
     return out
 
 
-class _Redact:
-    """Redacts tool calls and remembers what it hid, to scrub it from every other string."""
+class Masker:
+    """Redacts tool calls and remembers what it hid, to scrub it from every other string
+    (a :class:`ShownSession` keeps the one that made it, for views built from the journal,
+    such as the timeline)."""
 
     def __init__(self, redactor: Redactor | None, masks: dict[str, set[str]]) -> None:
         self.redactor = redactor

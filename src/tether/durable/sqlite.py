@@ -50,6 +50,8 @@ from tether.session_ids import validate_session_id
 if TYPE_CHECKING:
     import sqlite3
 
+    from tether.durable.session_list import SessionPage
+
 _BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (primary codes)
 _NOT_A_DATABASE = 26  # SQLITE_NOTADB
 
@@ -474,6 +476,19 @@ class SQLiteStore(WorkerSide):
             )
             for r in rows
         ]
+
+    async def session_page(
+        self,
+        *,
+        status: SessionStatus | None = None,
+        search: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> SessionPage:
+        """One page of sessions with their counts (see :mod:`tether.durable.session_list`)."""
+        from tether.durable.session_list import sqlite_page
+
+        return await sqlite_page(self, status, search, offset, limit)
 
     async def delete(self, session_id: str) -> None:
         with self._errors(), self._tx() as conn:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from tether.durable.approvals import Approvals
     from tether.durable.approvers import Approvers
     from tether.durable.audit import AuditLog
+    from tether.durable.session_list import SessionPage
 
 SessionStatus = Literal["idle", "running", "suspended", "ready", "completed", "failed", "cancelled"]
 """``ready``: suspended, and every approval of the suspension is decided (or expired); set by
@@ -104,6 +105,18 @@ class Store(Protocol):
     async def list_sessions(
         self, *, status: SessionStatus | None = None, limit: int = 100
     ) -> list[SessionSummary]: ...
+    async def session_page(
+        self,
+        *,
+        status: SessionStatus | None = None,
+        search: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> SessionPage:
+        """Sessions most recently active first, with usage and pending-approval counts
+        (see :mod:`tether.durable.session_list`)."""
+        ...
+
     async def delete(self, session_id: str) -> None: ...
     async def close(self) -> None: ...
 

@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from tether.mcp.errors import MCPConnectionError
+from tether.errors import TetherError
 
 
 class WatchedStream:
@@ -70,7 +70,8 @@ def describe(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     if len(text) > 300:
         text = text[:297] + "..."
-    return text if isinstance(exc, MCPConnectionError) else f"{type(exc).__name__}: {text}"
+    # tether's own errors already say what went wrong; others are named by their type
+    return text if isinstance(exc, TetherError) else f"{type(exc).__name__}: {text}"
 
 
 def printable(value: Any) -> str:

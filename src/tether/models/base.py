@@ -23,6 +23,11 @@ class ModelRequest:
     max_tokens: int | None = None
     """Output token limit for this call only (None: the model's own setting); the loop
     raises it once to retry a reply cut off inside a tool call's arguments."""
+    output_schema: dict[str, Any] | None = None
+    """The JSON schema of the invocation's ``output_type`` (a provider with native
+    structured output constrains its answer to it; the loop validates it anyway)."""
+    output_name: str = "output"
+    """A name for that schema (letters, digits, ``_`` and ``-``)."""
 
 
 @dataclass(slots=True)

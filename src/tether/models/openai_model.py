@@ -97,6 +97,15 @@ class OpenAIModel(ProviderModel):
         limit = request.max_tokens or self.max_tokens
         if limit is not None:
             body["max_tokens"] = limit
+        if request.output_schema is not None:  # native structured output
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.output_name,
+                    "schema": request.output_schema,
+                    "strict": False,
+                },
+            }
         body.update(self.params)
         return body
 

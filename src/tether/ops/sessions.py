@@ -396,6 +396,87 @@ def _print_open_batch(console: Console, view: SessionView, full: bool) -> None:
 
 
 @app.command()
+def timeline(
+    session_id: str = typer.Argument(..., help="The session id."),
+    store: str = STORE,
+    as_json: bool = JSON,
+    app_spec: str | None = APP,
+) -> None:
+    """Show a session's steps in order: runs and resumes, model calls (tokens), tool calls
+    (status, edited arguments), verdicts, interrupts and who answered them, waits; the
+    same data as the web page's timeline (GET /api/timeline/ID), redacted the same way."""
+    from tether.ops.timeline import read_timeline, timeline_of
+
+    data = _with_store(store, lambda s: read_timeline(s, session_id), read_only=True)
+    if data is None:
+        _fail(
+            f"no session {session_id!r} in {describe(store)}",
+            f"list the sessions with: tether sessions list --store {describe(store)}",
+        )
+    redactor = None
+    if app_spec is not None:
+        from tether.durable.redaction import redactor_of
+        from tether.ops.worker_cli import load_factory
+
+        try:
+            redactor = redactor_of(load_factory(app_spec)(session_id=session_id))
+        except typer.BadParameter:
+            raise
+        except Exception as exc:
+            _fail(f"cannot build the agent from {app_spec}: {type(exc).__name__}: {exc}")
+    try:
+        shown = timeline_of(data, redactor)
+    except (KeyError, ValueError, TypeError) as exc:
+        _fail(f"session {session_id!r} has a journal entry tether cannot read ({exc!r})")
+    if as_json:
+        typer.echo(json_line(shown))
+        return
+    title = safe(f"session {session_id} ({shown['status']})", one_line=True)
+    table = Table(title=title, title_justify="left")
+    for column in ("#", "at", "step", "status", "duration", "detail"):
+        table.add_column(column, overflow="fold")
+    for step in shown["steps"]:
+        style = "bold red" if step["failed"] else STATUS_STYLE.get(step["status"], "")
+        table.add_row(
+            str(step["index"] + 1),
+            f"+{step['start'] - shown['start']:.3f}s",
+            safe(step["title"]),
+            safe(step["status"], style),
+            f"{step['duration']:.3f}s",
+            safe(_step_line(step), one_line=True),
+        )
+    console = Console(highlight=False)
+    console.print(table)
+    split = shown["time_split"]
+    console.print(
+        Text(
+            f"tokens {shown['usage']['total_tokens']} in {len(shown['usage']['calls'])} model "
+            f"calls; time: model {split['model']:.3f}s, tools {split['tools']:.3f}s, waiting "
+            f"for humans {split['waiting']:.3f}s, tether {split['tether']:.3f}s",
+            style="dim",
+        )
+    )
+
+
+def _step_line(step: dict[str, Any]) -> str:
+    """The one-line detail of a timeline row in the terminal."""
+    d = step["detail"]
+    if step["kind"] == "model":
+        return f"{d['input_tokens']} in / {d['output_tokens']} out"
+    if step["kind"] == "tool":
+        ran = d.get("edited")
+        line = json.dumps(d.get("arguments"), ensure_ascii=False)
+        if ran is not None:
+            by = ran.get("decided_by") or "a resume answer"
+            line += f" -> ran with {json.dumps(ran['arguments'], ensure_ascii=False)} (by {by})"
+        return line[:CLIP]
+    if step["kind"] == "interrupt" and d.get("approval"):
+        a = d["approval"]
+        return f"{a['status']} by {a['decided_by']}" + (f": {a['note']}" if a["note"] else "")
+    return ""
+
+
+@app.command()
 def export(
     session_id: str = typer.Argument(..., help="The session id."),
     fmt: str = typer.Option("jsonl", "--format", "-f", help="jsonl (one message a line) or json."),

@@ -39,6 +39,8 @@ class Tool:
     idempotent: bool
     reconcile: Callable[[ToolCall], Any] | None
     timeout: float | None
+    cheap: bool = False
+    """A model turn calling only cheap tools gives its iteration back to a refunding budget."""
     is_async: bool
     fn: Callable[..., Any]
     __wrapped__: Callable[..., Any]
@@ -55,6 +57,7 @@ class Tool:
         idempotent: bool = False,
         reconcile: Callable[[ToolCall], Any] | None = None,
         timeout: float | None = None,
+        cheap: bool = False,
     ) -> None:
         from tether.tools.schema import build_function_schema
 
@@ -96,6 +99,7 @@ class Tool:
             reconcile=reconcile,
             timeout=timeout,
         )
+        self.cheap = cheap
 
     def _setup(
         self,

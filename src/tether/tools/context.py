@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tether.errors import SessionStateError
+from tether.errors import InputError, SessionStateError
 from tether.messages import JSONValue, ToolCall
 
 if TYPE_CHECKING:
@@ -45,6 +45,8 @@ class CancelSignal:
 
 
 _EVENT_LOCK = threading.Lock()
+INTERRUPT_STATE_KEY = "__tether_interrupt_state__"
+"""Session-state key holding the states tools saved with ``ctx.interrupt(state=...)``."""
 
 
 @dataclass(slots=True)
@@ -61,19 +63,61 @@ class ToolContext:
     cancel: CancelSignal
     interrupter: Interrupter | None = None
 
-    def interrupt(self, name: str, reason: JSONValue = None) -> JSONValue:
+    def interrupt(self, name: str, reason: JSONValue = None, state: JSONValue = None) -> JSONValue:
         """Suspend the run and ask ``name`` (showing ``reason``); returns the answer on resume.
 
         The first call raises ``InterruptSignal`` (a BaseException: do not catch it);
         after ``agent.resume({interrupt_id: answer})`` the tool runs again from the
         start and this call returns ``answer``. Other tools of the batch are not re-run.
+        ``state`` (JSON) is saved with the session: the re-run reads it as
+        :attr:`interrupt_state` (and sees :attr:`interrupted`) to pick up where it
+        stopped; it is dropped once this call returns the answer.
         """
         if self.interrupter is None:
             raise SessionStateError(
                 "ToolContext.interrupt() is only available while the agent runs"
             )
-        return self.interrupter(name, reason)
+        key = self._state_key()
+        if state is not None:
+            _check_json(name, state)
+            self.state.setdefault(INTERRUPT_STATE_KEY, {})[key] = state
+        answer = self.interrupter(name, reason)  # raises the first time
+        saved = self.state.get(INTERRUPT_STATE_KEY)
+        if isinstance(saved, dict):
+            saved.pop(key, None)
+            if not saved:
+                self.state.pop(INTERRUPT_STATE_KEY, None)
+        return answer
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether this call is running again after it interrupted with saved ``state``."""
+        saved = self.state.get(INTERRUPT_STATE_KEY)
+        return isinstance(saved, dict) and self._state_key() in saved
+
+    @property
+    def interrupt_state(self) -> JSONValue:
+        """The ``state`` this call saved when it interrupted (None if none)."""
+        saved = self.state.get(INTERRUPT_STATE_KEY)
+        return saved.get(self._state_key()) if isinstance(saved, dict) else None
+
+    def _state_key(self) -> str:
+        run = self.agent.conversation.run
+        position = run.batch_position if run is not None else 0
+        return f"{position}:{self.tool_call.id}"
 
     @property
     def tool_call_id(self) -> str:
         return self.tool_call.id
+
+
+def _check_json(name: str, state: JSONValue) -> None:
+    import json
+
+    try:
+        json.dumps(state, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"ctx.interrupt({name!r}, state=...) must be JSON (str, int, float, bool, None, "
+            f"lists and dicts) to be saved with the session: {exc}"
+        ) from exc

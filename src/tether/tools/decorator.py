@@ -23,6 +23,7 @@ def tool(
     idempotent: bool = False,
     reconcile: Callable[[ToolCall], Any] | None = None,
     timeout: float | None = None,
+    cheap: bool = False,
 ) -> Tool: ...
 
 
@@ -39,6 +40,7 @@ def tool(
     idempotent: bool = False,
     reconcile: Callable[[ToolCall], Any] | None = None,
     timeout: float | None = None,
+    cheap: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -54,6 +56,7 @@ def tool(
     idempotent: bool = False,
     reconcile: Callable[[ToolCall], Any] | None = None,
     timeout: float | None = None,
+    cheap: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a sync or async function a :class:`Tool`.
 
@@ -62,7 +65,8 @@ def tool(
     ``interactive``: it talks to a human (never run in parallel); ``idempotent``:
     safe to re-run after a crash; ``reconcile``: called with the ToolCall after a crash
     left the call in doubt, returns its result if it happened or None if it did not;
-    ``timeout``: seconds before the call fails.
+    ``timeout``: seconds before the call fails; ``cheap``: a model turn that calls only
+    cheap tools gives its iteration back to an ``IterationBudget(refund_cheap=True)``.
     """
 
     def wrap(func: Callable[..., Any]) -> Tool:
@@ -76,6 +80,7 @@ def tool(
             idempotent=idempotent,
             reconcile=reconcile,
             timeout=timeout,
+            cheap=cheap,
         )
 
     return wrap if fn is None else wrap(fn)

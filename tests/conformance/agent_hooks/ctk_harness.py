@@ -10,6 +10,7 @@ through the same constructors users call: ``AgentHooksHost(...)`` (what
 from __future__ import annotations
 
 import json
+import os
 from concurrent.futures import Executor
 from typing import Any, ClassVar
 
@@ -84,7 +85,9 @@ class TetherHarness:
             Capability.HOST_DECLARATION,
         }
     )
-    tool_seam_host_error = "continue"
+    # tether fails closed: a host error at the tool seam stops the run (AgentHooksHost's
+    # default); TETHER_CTK_POSTURE=continue runs the kit against the other posture.
+    tool_seam_host_error = os.environ.get("TETHER_CTK_POSTURE", "terminate")
 
     def __init__(self) -> None:
         self.agent: Agent | None = None
@@ -93,7 +96,9 @@ class TetherHarness:
         self.tool_log: list[dict[str, Any]] = []
 
     def host_surface(self) -> HostSurface:
-        return tether_surface()
+        # The surface declarations resolve against: a declared host follows the posture its
+        # declaration states, and the kit's declaration documents state `continue`.
+        return tether_surface("continue")
 
     def setup(
         self,
@@ -115,6 +120,7 @@ class TetherHarness:
             approval_resolver=resolver,
             identity_provider=provider,
             record_sink=self.records.append,
+            tool_seam_host_error=self.tool_seam_host_error,
         )
         paths = list(redact_for_approval or [])
         if paths:

@@ -95,10 +95,14 @@ class AsyncSleeper:
 def test_a_misbehaving_interceptor_denies_the_tool_call(bad: Any, reason: str) -> None:
     result, records = run(only_at("pre_tool_call", bad), timeout=0.05)
     assert RAN == []  # the tool never ran
-    assert result.stop_reason == "end_turn"  # tool seam posture "continue"
+    assert result.stop_reason == "blocked"  # tool seam posture "terminate", the default
+    assert reason in (result.reason or "")
     tool_record = next(r for r in records if r.interception_point.value == "pre_tool_call")
     if reason != "cannot be applied":
         assert (tool_record.verdict.reason or "").startswith(reason)
+    going_on, _ = run(only_at("pre_tool_call", bad), timeout=0.05, tool_seam_host_error="continue")
+    assert RAN == []
+    assert going_on.stop_reason == "end_turn"  # posture "continue": the model is told
 
 
 def test_an_async_interceptor_past_the_timeout_denies() -> None:

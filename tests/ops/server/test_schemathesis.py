@@ -39,6 +39,7 @@ NOTHING_TO_BREAK = {
     ("GET", "/openapi.json"),
     ("GET", "/api/audit/verify"),
     ("GET", "/api/approvals/{approval_id}"),
+    ("GET", "/api/timeline/{session_id}"),
 }
 CASES = [(m, p, GenerationMode.POSITIVE) for m, p in ROUTES] + [
     (m, p, GenerationMode.NEGATIVE) for m, p in ROUTES if (m, p) not in NOTHING_TO_BREAK
@@ -86,5 +87,6 @@ def test_the_runs_reached_past_validation():
     assert 200 in decision or 409 in decision
     assert 200 in codes["GET", "/api/approvals/{approval_id}"]
     assert 200 in codes["GET", "/api/sessions/{session_id}"]
+    assert 200 in codes["GET", "/api/timeline/{session_id}"]
     broken = {(m, p): sorted(codes[m, p]) for m, p in ROUTES if (m, p) not in NOTHING_TO_BREAK}
     assert all(400 in got for got in broken.values()), broken

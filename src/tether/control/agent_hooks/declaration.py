@@ -16,6 +16,7 @@ implements) and the registry of names a document may reference:
 from __future__ import annotations
 
 import importlib
+import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -41,9 +42,10 @@ PYTHON_KIND = "tether.python"
 DURABLE_RESOLVER = "tether-durable"
 
 
-def tether_surface() -> HostSurface:
-    """The code surface a declaration is resolved against."""
-    return HostSurface.from_capabilities(CAPABILITIES, "continue")
+def tether_surface(tool_seam_host_error: str = "terminate") -> HostSurface:
+    """The code surface a declaration is resolved against (tether implements both tool-seam
+    postures; ``terminate``, failing closed, is the default)."""
+    return HostSurface.from_capabilities(CAPABILITIES, tool_seam_host_error)
 
 
 def tether_registry(
@@ -72,8 +74,13 @@ def tether_registry(
 def emitter_from_declaration(
     document: Any, registry: HostRegistry | None = None
 ) -> InterceptionEmitter:
-    """Build a sealed emitter through the SDK loader from a path, JSON text or value."""
-    registry = registry if registry is not None else tether_registry()
+    """Build a sealed emitter through the SDK loader from a path, JSON text or value.
+
+    Without a registry, tether's is used with the tool-seam posture the document states
+    (``configuration.posture.tool_seam_host_error``; ``continue`` when it states none,
+    the contract's default): tether implements both."""
+    if registry is None:
+        registry = tether_registry(surface=tether_surface(_stated_posture(document)))
     if isinstance(document, os.PathLike):
         return InterceptionEmitter.from_declaration_path(document, registry)
     if isinstance(document, str):
@@ -81,6 +88,24 @@ def emitter_from_declaration(
             return InterceptionEmitter.from_declaration_json(document, registry)
         return InterceptionEmitter.from_declaration_path(Path(document), registry)
     return InterceptionEmitter.from_declaration_value(document, registry)
+
+
+def _stated_posture(document: Any) -> str:
+    """The posture a declaration document states, read leniently (the loader judges the rest)."""
+    value = document
+    try:
+        if isinstance(document, os.PathLike) or (
+            isinstance(document, str) and not document.lstrip().startswith("{")
+        ):
+            value = json.loads(Path(document).read_text(encoding="utf-8"))
+        elif isinstance(document, str):
+            value = json.loads(document)
+    except (OSError, ValueError):
+        return "continue"  # unreadable: the loader reports it properly
+    configuration = value.get("configuration") if isinstance(value, dict) else None
+    posture = configuration.get("posture") if isinstance(configuration, dict) else None
+    stated = posture.get("tool_seam_host_error") if isinstance(posture, dict) else None
+    return stated if stated in ("terminate", "continue") else "continue"
 
 
 def _python_kind(config: Any, binding: BindingContext) -> Interceptor:

@@ -87,7 +87,18 @@ class AgentHooksHost:
         approval_resolver: ApprovalResolver | None = None,
         identity_provider: str | IdentityProvider | None = "jcs-sha256",
         record_sink: RecordSink | None = None,
+        tool_seam_host_error: str = "terminate",
     ) -> None:
+        if tool_seam_host_error not in POSTURES:
+            raise ConfigurationError(
+                "AgentHooksHost(tool_seam_host_error=...) must be 'terminate' or 'continue', "
+                f"got {tool_seam_host_error!r}"
+            )
+        self.tool_seam_host_error = tool_seam_host_error
+        """What a ``host_error:*`` deny (or a transform that cannot be applied) at
+        pre_tool_call / post_tool_call does: ``terminate`` stops the run ``blocked`` once the
+        batch settles (fail closed, the default); ``continue`` gives the model a denied
+        tool result and goes on (AGENT-HOOKS §6.2 allows both)."""
         if emitter is None:
             try:
                 enforcement = EnforcementMode(mode)
@@ -140,7 +151,8 @@ class AgentHooksHost:
         (a path, JSON text or parsed value); refusals raise ``DeclarationError``."""
         from tether.control.agent_hooks.declaration import emitter_from_declaration
 
-        return cls(emitter=emitter_from_declaration(document, registry), record_sink=record_sink)
+        emitter = emitter_from_declaration(document, registry)
+        return cls(emitter=emitter, record_sink=record_sink, tool_seam_host_error=_posture(emitter))
 
     def register_hooks(self, registry: HookRegistry) -> None:
         if self._attached:
@@ -307,13 +319,20 @@ class AgentHooksHost:
             CURRENT_EVENT.reset(token)
         if not record.proceeds:
             session.denied.add(call.id)
-            event.cancel_tool = _reason(record)
+            self._refuse_call(event, _reason(record), _host_error(record))
         elif _changed(ctx, target):
             try:
                 event.tool_call = wire.args_back(call, ctx["target"])
             except wire.WriteBackError as exc:
                 session.denied.add(call.id)
-                event.cancel_tool = _unwritable("pre_tool_call", exc)
+                self._refuse_call(event, _unwritable("pre_tool_call", exc), True)
+
+    def _refuse_call(self, event: BeforeToolCall, reason: str, host_error: bool) -> None:
+        """Deny the call; a host error under the ``terminate`` posture also stops the run."""
+        if host_error and self.tool_seam_host_error == "terminate":
+            event.block = reason
+        else:
+            event.cancel_tool = reason
 
     async def _after_tool_call(self, event: AfterToolCall) -> None:
         session = self._session
@@ -336,12 +355,18 @@ class AgentHooksHost:
         target = ctx["target"]
         record = await self._emit(ctx)
         if not record.proceeds:
-            event.result = _denied(result, _reason(record))
+            self._refuse_result(event, _reason(record), _host_error(record))
         elif _changed(ctx, target):
             try:
                 event.result = wire.result_back(result, ctx["target"])
             except wire.WriteBackError as exc:
-                event.result = _denied(result, _unwritable("post_tool_call", exc))
+                self._refuse_result(event, _unwritable("post_tool_call", exc), True)
+
+    def _refuse_result(self, event: AfterToolCall, reason: str, host_error: bool) -> None:
+        """Replace the result; a host error under ``terminate`` also stops the run."""
+        event.result = _denied(event.result, reason)
+        if host_error and self.tool_seam_host_error == "terminate":
+            event.block = reason
 
     async def _before_output(self, event: BeforeOutput) -> None:
         session = self._session
@@ -376,6 +401,23 @@ def _changed(ctx: AgentContext, before: Any) -> bool:
     """Whether the emission wrote a transformed target into ``ctx``."""
     after = ctx.get("target")
     return after is not before and after != before
+
+
+POSTURES = ("terminate", "continue")
+
+
+def _host_error(record: InterceptionRecord) -> bool:
+    """The deny is the host's own (``host_error:*``: an interceptor failed, timed out, ...)."""
+    return (record.verdict.reason or "").startswith("host_error:")
+
+
+def _posture(emitter: InterceptionEmitter) -> str:
+    """The tool-seam posture a host declaration states (``continue``, the contract's
+    default, when it states none)."""
+    declaration = getattr(emitter, "declaration", None)
+    configuration = getattr(declaration, "configuration", None) or {}
+    posture = (configuration.get("posture") or {}).get("tool_seam_host_error")
+    return posture if posture in POSTURES else "continue"
 
 
 def _reason(record: InterceptionRecord) -> str:

@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse
 
 from tether.durable.approval_types import ApprovalConflict, ApprovalError
 from tether.durable.errors import CorruptEntry, StoreError
+from tether.durable.session_list import SEARCH_MAX
 from tether.durable.store import SESSION_STATUSES
 from tether.ops.server.auth import Policy, authenticate, default_policy, subject
 from tether.ops.server.changes import ChangeFeed
@@ -29,6 +30,7 @@ from tether.ops.server.views import (
     audit_json,
     session_json,
     summary_json,
+    timeline_json,
     verify_json,
 )
 
@@ -255,11 +257,29 @@ class Api:
     # -- sessions ----------------------------------------------------------------------
 
     async def list_sessions(self, request: Request) -> JSONResponse:
+        """Most recently active first, with counts; filtered and paged in the store."""
         await authenticate(request, self.run, "read")
         status = _choice(request, "status", SESSION_STATUSES)
         limit = _int(request, "limit", 100, 1, MAX_LIMIT)
-        rows = await self.run(self.store.list_sessions, status=status, limit=limit)  # type: ignore[arg-type]
-        return ok({"sessions": [summary_json(s) for s in rows]})
+        offset = _int(request, "offset", 0, 0, 2**31)
+        search = request.query_params.get("q") or None
+        if search is not None and len(search) > SEARCH_MAX:
+            raise HTTPException(400, f"query parameter 'q' must be at most {SEARCH_MAX} characters")
+        page = await self.run(
+            self.store.session_page,
+            status=status,  # type: ignore[arg-type]
+            search=search,
+            offset=offset,
+            limit=limit,
+        )
+        return ok(
+            {
+                "sessions": [summary_json(s) for s in page.sessions],
+                "total": page.total,
+                "offset": page.offset,
+                "limit": limit,
+            }
+        )
 
     async def get_session(self, request: Request) -> JSONResponse:
         from tether.durable.redaction import show_session
@@ -282,6 +302,26 @@ class Api:
         approvals = await self.run(self.store.approvals.find, session_id=session_id, limit=10_000)
         shown = show_session(record, view, approvals, redactor=redactor)
         return ok(session_json(record, shown, tail))
+
+    async def timeline(self, request: Request) -> JSONResponse:
+        """One row per step of the session (see :mod:`tether.ops.timeline`), redacted
+        through the same :func:`~tether.durable.redaction.show_session` as every view."""
+        from tether.ops.timeline import read_timeline, timeline_of
+
+        await authenticate(request, self.run, "read")
+        session_id = request.path_params["session_id"]
+        try:
+            data = await self.run(read_timeline, self.store, session_id)
+        except CorruptEntry as exc:
+            return self._not_readable(session_id, exc)
+        if data is None:
+            raise HTTPException(404, f"no session {session_id!r} in this store")
+        redactor = self._redactor(session_id)
+        try:
+            timeline = timeline_of(data, redactor)
+        except (KeyError, ValueError, TypeError) as exc:  # a decoded entry fold cannot use
+            return self._not_readable(session_id, exc)
+        return ok(timeline_json(timeline, data.record))
 
     def _redactor(self, session_id: str) -> Redactor | None:
         """The custom redactor of the session's Agent (``--app``), None without a factory."""

@@ -6,8 +6,9 @@ Routes (all ``/api/*`` and ``/openapi.json`` need a bearer token, see auth.py):
 * ``GET /openapi.json`` - the OpenAPI document
 * ``GET /api/approvals?session=&tool=&status=&limit=``, ``GET /api/approvals/{id}``
 * ``POST /api/approvals/{id}/decision`` - ``{"decision": "approve"|"deny", "note"?, "edited_args"?}``
-* ``GET /api/sessions?status=&limit=``, ``GET /api/sessions/{id}?tail=`` (the id
-  percent-encoded; it may contain ``/``)
+* ``GET /api/sessions?status=&q=&offset=&limit=`` (a page with counts), ``GET
+  /api/sessions/{id}?tail=``, ``GET /api/timeline/{id}`` (the id percent-encoded; it
+  may contain ``/``)
 * ``GET /api/audit?session=&after=&limit=``, ``GET /api/audit/verify``
 * ``GET /api/events?since=&wait=`` - long poll for inbox changes
 """
@@ -67,6 +68,7 @@ def create_app(
         Route("/api/approvals/{approval_id}/decision", api.decide, methods=["POST"]),
         Route("/api/sessions", api.list_sessions, methods=["GET"]),
         Route("/api/sessions/{session_id:path}", api.get_session, methods=["GET"]),
+        Route("/api/timeline/{session_id:path}", api.timeline, methods=["GET"]),
         Route("/api/audit", api.audit, methods=["GET"]),
         Route("/api/audit/verify", api.audit_verify, methods=["GET"]),
         Route("/api/events", api.events, methods=["GET"]),

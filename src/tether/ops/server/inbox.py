@@ -20,7 +20,11 @@ from starlette.responses import HTMLResponse, Response
 from tether import __version__
 
 Endpoint = Callable[[Request], Awaitable[Response]]
-STATIC: Final = {"inbox.js": "text/javascript", "inbox.css": "text/css"}
+STATIC: Final = {
+    "inbox.js": "text/javascript",
+    "sessions.js": "text/javascript",
+    "inbox.css": "text/css",
+}
 SECURITY_HEADERS: Final = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "

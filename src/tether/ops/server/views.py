@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 from tether.durable.redaction import redact_approval
 
 if TYPE_CHECKING:
-    from tether.durable import Approval, SessionRecord, SessionSummary
+    from tether.durable import Approval, SessionRecord
     from tether.durable.approvals import Redactor
     from tether.durable.audit import AuditRecord, VerifyReport
     from tether.durable.redaction import ShownSession
+    from tether.durable.session_list import SessionStats
     from tether.messages import ContentBlock
 
 
@@ -33,14 +34,31 @@ def approval_json(
     return out
 
 
-def summary_json(s: SessionSummary) -> dict[str, Any]:
+def summary_json(s: SessionStats, now: float | None = None) -> dict[str, Any]:
+    """One row of the sessions list."""
+    now = time.time() if now is None else now
     return {
         "session_id": s.session_id,
         "status": s.status,
         "version": s.version,
         "created_at": s.created_at,
         "updated_at": s.updated_at,
+        "age_seconds": max(0.0, now - s.created_at),
+        "idle_seconds": max(0.0, now - s.updated_at),
+        "model_calls": s.model_calls,
+        "tool_calls": s.tool_calls,
+        "input_tokens": s.input_tokens,
+        "output_tokens": s.output_tokens,
+        "total_tokens": s.total_tokens,
+        "pending_approvals": s.pending_approvals,
     }
+
+
+def timeline_json(timeline: dict[str, Any], record: SessionRecord) -> dict[str, Any]:
+    """The timeline of :func:`~tether.ops.timeline.build_timeline` plus who runs it now."""
+    lease = record.lease
+    running = lease is not None and lease.expires_at > time.time()
+    return {**timeline, "lease_holder": lease.holder if running and lease else None}
 
 
 def session_json(record: SessionRecord, shown: ShownSession, tail: int) -> dict[str, Any]:

@@ -83,6 +83,9 @@ function refused(err) {
 function showSignedIn(on) {
   $("login").hidden = on;
   $("inbox").hidden = !on;
+  $("tabs").hidden = !on;
+  if (!on) { $("sessions").hidden = true; $("timeline").hidden = true; }
+  else if (typeof showTab === "function") showTab("inbox");
   $("signout").hidden = !on;
   $("recent").hidden = !on || recent.size === 0;
 }
@@ -249,7 +252,11 @@ async function poll(generation) {
       const q = cursor === null ? "" : "?since=" + encodeURIComponent(cursor) + "&wait=20";
       const event = await api("/api/events" + q);
       if (generation !== signIns) break;
-      if (event.cursor !== cursor) { cursor = event.cursor; await refresh(); }
+      if (event.cursor !== cursor) {
+        cursor = event.cursor;
+        await refresh();
+        if (typeof sessionsChanged === "function") await sessionsChanged(); // sessions.js
+      }
     } catch (err) {
       if (generation !== signIns) break;
       refused(err);

@@ -1,0 +1,118 @@
+"""The built-in ``delegate`` tool: the model hands a task to a child with some of its tools.
+
+Opt-in (``tools=[..., delegate()]``). The child uses the parent's model and the
+parent's tools named in the call (all of them when none are named), runs under the
+parent's policy like any sub-agent, and is bounded by depth (the top agent is depth 0;
+its children are depth 1) and by how many delegations one invocation may start.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tether.agents.inherit import agent_path
+from tether.agents.subagent import SubAgentTool
+from tether.errors import ConfigurationError, SubAgentError
+from tether.tools.base import Tool
+from tether.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from tether.agent import Agent
+
+DEFAULT_MAX_DEPTH = 2
+DEFAULT_MAX_CHILDREN = 4
+_REMEMBERED = 256  # invocations whose delegations are counted (older ones are over)
+
+
+class DelegateTool(SubAgentTool):
+    """See the module docstring; build it with :func:`delegate`."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "delegate",
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_children: int = DEFAULT_MAX_CHILDREN,
+        system_prompt: str | None = None,
+    ) -> None:
+        for label, value in (("max_depth", max_depth), ("max_children", max_children)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigurationError(
+                    f"delegate({label}=...) must be an int >= 1, got {value!r}"
+                )
+        self._init_state(None)
+        self.max_depth = max_depth
+        self.max_children = max_children
+        self.system_prompt = system_prompt
+        self._started: dict[int, set[str]] = {}  # call ids by invocation number
+
+        async def delegate(task: str, context: ToolContext, tools: list[str] | None = None) -> str:
+            """Hand a self-contained task to a helper agent and get its answer back.
+
+            Args:
+                task: The task, with everything the helper needs to know.
+                tools: Names of your tools the helper may use (default: all of them).
+            """
+            return await self.run_child(context, task)
+
+        Tool.__init__(self, delegate, name=name, idempotent=True)
+
+    def make_child(self, context: ToolContext) -> Agent:
+        from tether.agent import Agent
+
+        parent = context.agent
+        path = agent_path(parent)
+        depth = len(path.split("/")) if path else 0
+        if depth + 1 > self.max_depth:
+            raise SubAgentError(
+                f"delegation refused: a helper at depth {depth + 1} is past the limit of "
+                f"{self.max_depth} (delegate(max_depth=...)); do the task yourself"
+            )
+        run = parent.conversation.run
+        if run is not None:
+            if run.invocation not in self._started and len(self._started) >= _REMEMBERED:
+                self._started.pop(next(iter(self._started)))  # the oldest invocation
+            started = self._started.setdefault(run.invocation, set())
+            started.add(context.tool_call.id)
+            if len(started) > self.max_children:
+                raise SubAgentError(
+                    f"delegation refused: this invocation already started {self.max_children} "
+                    "helper(s), the limit (delegate(max_children=...))"
+                )
+        names = context.tool_call.arguments.get("tools")
+        return Agent(
+            model=parent.model,
+            tools=self._subset(parent, names, depth + 1),
+            system_prompt=self.system_prompt or parent.system_prompt,
+            store=None,
+            execution=parent.execution,
+        )
+
+    def _subset(self, parent: Agent, names: Any, depth: int) -> list[Tool]:
+        available = {
+            name: t
+            for name, t in parent.tool_map.items()
+            if not (isinstance(t, DelegateTool) and depth >= self.max_depth)
+        }
+        if names is None:
+            return list(available.values())
+        unknown = [n for n in names if n not in available]
+        if unknown:
+            raise SubAgentError(
+                f"delegation refused: unknown or unavailable tool(s) {unknown}; "
+                f"the helper may use: {', '.join(sorted(available)) or 'none'}"
+            )
+        return [available[n] for n in dict.fromkeys(names)]
+
+
+def delegate(
+    *,
+    name: str = "delegate",
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_children: int = DEFAULT_MAX_CHILDREN,
+    system_prompt: str | None = None,
+) -> DelegateTool:
+    """The opt-in ``delegate`` tool (see the module docstring)."""
+    return DelegateTool(
+        name=name, max_depth=max_depth, max_children=max_children, system_prompt=system_prompt
+    )

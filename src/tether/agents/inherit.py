@@ -1,0 +1,99 @@
+"""A child runs under its parent's policy: interventions, AGENT-HOOKS, limits, budget, store.
+
+The child's author may add to the parent's policy, never drop it: every intervention
+of the parent (its inherited ones included) runs in the child after the child's own;
+the parent's AGENT-HOOKS host is attached when the child has none (a child with a
+different host is refused); the parent's limits, confirm callback and approval filing
+apply unless the child sets its own limits / confirm; model calls draw on the
+parent's iteration budget. The child's sessions live in the parent's store.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from tether.agents.budget import SharedBudget
+from tether.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from tether.agent import Agent
+    from tether.control.interventions import ConfirmCallback
+    from tether.limits import IterationBudget, Limits
+
+
+@dataclass(slots=True)
+class _Own:
+    """What the child's author configured, kept so that binding never compounds."""
+
+    budget: IterationBudget | None
+    limits: Limits | None
+    confirm: ConfirmCallback | None
+    interventions: tuple[object, ...]
+    registered: set[int] = field(default_factory=set)
+
+
+_OWN: weakref.WeakKeyDictionary[Agent, _Own] = weakref.WeakKeyDictionary()
+_PATHS: weakref.WeakKeyDictionary[Agent, str] = weakref.WeakKeyDictionary()
+
+
+def agent_path(agent: Agent) -> str:
+    """The agent's path in its tree (``""`` for a top-level agent)."""
+    return _PATHS.get(agent, "")
+
+
+def check_child(child: Agent, label: str) -> None:
+    """Refuse a child that brings its own store: its sessions go into the parent's."""
+    if child.store is not None and child not in _OWN:
+        raise ConfigurationError(
+            f"sub-agent {label!r} was built with a store; a sub-agent keeps its sessions in "
+            "its parent's store: build it with store=None (the default without session_id)"
+        )
+
+
+def bind(child: Agent, parent: Agent, path: str) -> None:
+    """Put ``child`` under ``parent``'s policy and store for one call at ``path``."""
+    check_child(child, path)
+    own = _OWN.get(child)
+    if own is None:
+        own = _OWN[child] = _Own(
+            child.budget, child.limits, child.confirm, tuple(child.interventions)
+        )
+        own.registered = {id(h) for h in child.interventions}
+    _PATHS[child] = f"{agent_path(parent)}/{path}" if agent_path(parent) else path
+    child.store = parent.store
+    child.limits = own.limits if own.limits is not None else parent.limits
+    child.confirm = own.confirm if own.confirm is not None else parent.confirm
+    child.budget = own.budget
+    if parent.budget is not None:
+        child.budget = SharedBudget(parent.budget, own.budget)
+    _inherit_interventions(child, parent, own)
+    _inherit_agent_hooks(child, parent)
+
+
+def _inherit_interventions(child: Agent, parent: Agent, own: _Own) -> None:
+    missing = [h for h in parent.interventions if id(h) not in own.registered]
+    if not missing:
+        return
+    from tether.control.interventions import InterventionRunner
+
+    child.hooks.add_provider(InterventionRunner(missing))
+    own.registered.update(id(h) for h in missing)
+    child.interventions = (*child.interventions, *missing)
+
+
+def _inherit_agent_hooks(child: Agent, parent: Agent) -> None:
+    host = parent.agent_hooks
+    if host is None or child.agent_hooks is host:
+        return
+    if child.agent_hooks is not None:
+        raise ConfigurationError(
+            "a sub-agent has its own AGENT-HOOKS host, but its parent's host must govern it "
+            "too and an agent takes one host: put the child's interceptors into the "
+            "parent's declaration, or build the child without agent_hooks="
+        )
+    child.hooks.add_provider(host)
+    child.agent_hooks = host
+    if child.execution.buffer_output is None:
+        child.buffer_output = True

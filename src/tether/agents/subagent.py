@@ -1,0 +1,276 @@
+"""SubAgentTool: an Agent (or an agent factory) as a tool of another agent.
+
+Each call runs a child in its own session, derived from the parent's session id and
+the call (see ``addresses.py``), under the parent's policy and store (``inherit.py``).
+The call is idempotent by construction: run again (a resume, a crash recovery) it
+continues that child session where it stopped, or returns its saved answer; it never
+starts the child's work over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+from tether.agents.addresses import child_session_id, lift, lifted_id, step
+from tether.agents.inherit import agent_path, bind, check_child
+from tether.control.interrupts import InterruptSignal
+from tether.durable.claims import SUB_SESSION_KEY
+from tether.errors import AgentBusyError, ConfigurationError, SubAgentError
+from tether.events import FinalResult, InterruptRaised, StreamEvent, SubAgentEvent
+from tether.messages import JSONValue
+from tether.tools.base import Tool
+from tether.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from tether.agent import Agent
+    from tether.conversation import Conversation
+    from tether.result import Result
+
+AgentFactory = Callable[[], "Agent"]
+"""Builds a fresh child Agent per call (built with ``store=None``: it uses the parent's)."""
+
+
+class SubAgentTool(Tool):
+    """A tool whose call runs a child agent on the argument ``task`` and returns its
+    final text, or its structured output (JSON) when ``output_type`` is given.
+
+    ``source`` is an Agent (its calls run one at a time, each in a fresh conversation)
+    or a factory returning a fresh Agent per call (calls may run in parallel when
+    ``parallel=True``).
+    """
+
+    _instance: Agent | None
+    _factory: AgentFactory | None
+
+    def __init__(
+        self,
+        source: Agent | AgentFactory,
+        *,
+        name: str,
+        description: str | None = None,
+        parallel: bool = False,
+        output_type: Any = None,
+    ) -> None:
+        from tether.agent import Agent
+
+        self._init_state(output_type)
+        if isinstance(source, Agent):
+            check_child(source, name)
+            if parallel:
+                raise ConfigurationError(
+                    f"sub-agent tool {name!r}: parallel=True needs an agent factory (a "
+                    "function returning a fresh Agent), not one Agent object, which runs "
+                    "one call at a time"
+                )
+            self._instance = source
+        elif callable(source):
+            self._factory = source
+        else:
+            raise ConfigurationError(
+                f"as_tool takes an Agent or a function returning a fresh Agent, got "
+                f"{type(source).__name__}"
+            )
+
+        async def delegate(task: str, context: ToolContext) -> str:
+            """Args:
+            task: The task for the sub-agent, with everything it needs to know.
+            """
+            return await self.run_child(context, task)
+
+        super().__init__(
+            delegate,
+            name=name,
+            description=description or f"Hand a task to the {name} agent; returns its answer.",
+            read_only=parallel,  # the planner's flag for "may run alongside other calls"
+            idempotent=True,  # a re-run continues the child's session, never repeats it
+        )
+
+    def _init_state(self, output_type: Any) -> None:
+        self._instance = None
+        self._factory = None
+        self.output_type = output_type
+        self._live: dict[str, Agent] = {}  # factory children that stopped for an interrupt
+        self._conversations: dict[str, Conversation] = {}  # the instance's, likewise
+        self._busy = threading.Lock()
+
+    def make_child(self, context: ToolContext) -> Agent:
+        """A fresh child for one call (factory mode)."""
+        assert self._factory is not None
+        child = self._factory()
+        from tether.agent import Agent
+
+        if not isinstance(child, Agent):
+            raise ConfigurationError(
+                f"the factory of sub-agent tool {self.name!r} returned "
+                f"{type(child).__name__}, not an Agent"
+            )
+        return child
+
+    async def run_child(self, context: ToolContext, task: str) -> str:
+        """Run (or continue) the child of this call; its answer, or an interrupt."""
+        parent = context.agent
+        run = parent.conversation.run
+        position = run.batch_position if run is not None else 0
+        call = context.tool_call
+        where = step(self.name, call.id)
+        sid = child_session_id(parent.session_id, self.name, position, call.id)
+        if self._instance is not None:
+            if not self._busy.acquire(blocking=False):
+                raise AgentBusyError(
+                    f"sub-agent {self.name!r} is one Agent object and is running another "
+                    "call; pass a factory to as_tool for calls that overlap"
+                )
+            try:
+                child = self._instance
+                child.conversation = self._conversation(sid)
+                return await self._drive(child, context, task, where, position, sid)
+            finally:
+                self._busy.release()
+        child = self._live.get(sid) or self._fresh(context, sid)
+        return await self._drive(child, context, task, where, position, sid)
+
+    def _conversation(self, sid: str) -> Conversation:
+        from tether.conversation import Conversation
+
+        return self._conversations.get(sid) or Conversation(sid)
+
+    def _fresh(self, context: ToolContext, sid: str) -> Agent:
+        child = self.make_child(context)
+        check_child(child, self.name)
+        child.conversation.clear(sid)
+        return child
+
+    async def _drive(
+        self, child: Agent, context: ToolContext, task: str, where: str, position: int, sid: str
+    ) -> str:
+        parent = context.agent
+        call = context.tool_call
+        bind(child, parent, where)
+        conversation = child.conversation
+        await _load(child, parent)
+        try:
+            if conversation.suspension is not None:
+                answers: dict[str, Any] = {}
+                for interrupt in child.pending_interrupts:
+                    key = lifted_id(interrupt.id, self.name, call.id, position)
+                    if key in parent.answers:
+                        answers[interrupt.id] = parent.answers[key]
+                events = child.resume_stream(answers, output_type=self.output_type)
+                result = await _forward(events, parent, where)
+            elif conversation.messages:  # finished before a crash lost the parent's record
+                return self._answer_of(child)
+            else:
+                result = await _forward(
+                    child.stream(task, output_type=self.output_type), parent, where
+                )
+        except asyncio.CancelledError:
+            child.cancel()
+            raise
+        run = parent.conversation.run
+        if run is not None:
+            run.usage.add_child(where, result.usage)
+        if result.stop_reason == "interrupt":
+            self._keep(sid, child)
+            lifted = [lift(i, self.name, call.id, position) for i in child.pending_interrupts]
+            raise InterruptSignal(*lifted)  # every pending one, in one suspension
+        self._forget(sid)
+        if result.stop_reason != "end_turn":
+            raise SubAgentError(
+                f"sub-agent {where} stopped with {result.stop_reason}"
+                + (f": {result.reason}" if result.reason else "")
+                + " before it answered"
+            )
+        return _reply(result)
+
+    def _answer_of(self, child: Agent) -> str:
+        self._forget(child.session_id)
+        last = child.messages[-1]
+        if last.role != "assistant" or last.tool_calls:
+            raise SubAgentError(
+                f"sub-agent session {child.session_id} ended without an answer "
+                "(it stopped before its final reply)"
+            )
+        if self.output_type is None:
+            return last.text
+        from tether.structured import OutputSpec
+
+        return _reply_value(OutputSpec(self.output_type).parse(last.text))
+
+    def _keep(self, sid: str, child: Agent) -> None:
+        if self._instance is not None:
+            self._conversations[sid] = child.conversation
+        else:
+            self._live[sid] = child
+
+    def _forget(self, sid: str) -> None:
+        self._conversations.pop(sid, None)
+        self._live.pop(sid, None)
+
+
+async def _forward(events: AsyncGenerator[StreamEvent, None], parent: Agent, where: str) -> Result:
+    """Drive a child's stream to its (last) Result, forwarding its events to the parent's
+    run, tagged with their path (a grandchild's path is prefixed, not nested)."""
+    run = parent.conversation.run
+    result: Result | None = None
+    async with aclosing(events) as stream:
+        async for event in stream:
+            if isinstance(event, FinalResult):
+                result = event.result
+            elif run is None or isinstance(event, InterruptRaised):
+                continue  # the parent raises the lifted interrupts itself
+            elif isinstance(event, SubAgentEvent):
+                run.forwarded.append(SubAgentEvent(f"{where}/{event.path}", event.event))
+            else:
+                run.forwarded.append(SubAgentEvent(where, event))
+    assert result is not None
+    return result
+
+
+async def _load(child: Agent, parent: Agent) -> None:
+    """Bring a child object up to date with its session in the store (if it has one);
+    a new child session is created with its place in the tree as metadata."""
+    store = child.store
+    conversation = child.conversation
+    if store is None or conversation.synced_version != -1:
+        return
+    record = await store.load(child.session_id)
+    if record is None:
+        tree = {"parent_session": parent.session_id, "agent_path": agent_path(child)}
+        await store.create(child.session_id, metadata={SUB_SESSION_KEY: tree})
+        return
+    from tether.session import fold
+
+    conversation.adopt(fold(record))
+
+
+def _reply(result: Result) -> str:
+    if result.output is None:
+        return result.text
+    return _reply_value(result.output)
+
+
+def _reply_value(value: Any) -> str:
+    import json
+
+    from pydantic_core import to_jsonable_python
+
+    data: JSONValue = to_jsonable_python(value)
+    return json.dumps(data, ensure_ascii=False)
+
+
+def as_tool(
+    source: Agent | AgentFactory,
+    *,
+    name: str,
+    description: str | None = None,
+    parallel: bool = False,
+    output_type: Any = None,
+) -> SubAgentTool:
+    """An Agent, or a factory of fresh Agents, as a tool of another agent (see SubAgentTool)."""
+    return SubAgentTool(
+        source, name=name, description=description, parallel=parallel, output_type=output_type
+    )

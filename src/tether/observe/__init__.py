@@ -1,0 +1,15 @@
+"""OpenTelemetry traces and metrics for tether agents (``pip install 'tether[otel]'``).
+
+Tracing follows the OpenTelemetry GenAI semantic conventions: one ``invoke_agent``
+span per invocation or resume, a ``chat`` span per model call attempt and an
+``execute_tool`` span per tool call, with governance decisions as span events.
+An agent is traced when the application has set a global tracer provider before
+building it, or explicitly with :func:`instrument` (or ``hooks=[Tracing(...)]``).
+Importing ``tether`` never imports OpenTelemetry; this package does.
+"""
+
+from __future__ import annotations
+
+from tether.observe.tracing import ResumeMode, Tracing, instrument
+
+__all__ = ["ResumeMode", "Tracing", "instrument"]

@@ -1,0 +1,307 @@
+// tether web inbox, sessions: the paged list, one session's timeline with its charts, and
+// the audit view. Uses inbox.js's api(), el(), visible(), say(), refused() and age(): all
+// data goes into the page as text (textContent through visible()), charts are SVG built
+// with DOM calls, nothing is loaded from elsewhere.
+"use strict";
+
+const PAGE = 50;
+const SVG = "http://www.w3.org/2000/svg";
+const sessionsView = { offset: 0, total: 0, open: null, timer: null };
+let timelineData = null;
+let auditRecords = [];
+
+function svg(tag, attrs, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = visible(text);
+  return node;
+}
+
+function seconds(s) {
+  if (s < 1) return Math.round(s * 1000) + " ms";
+  if (s < 120) return s.toFixed(1) + " s";
+  return age(s);
+}
+
+function showTab(name) {
+  $("tab-inbox").classList.toggle("on", name === "inbox");
+  $("tab-sessions").classList.toggle("on", name !== "inbox");
+  $("inbox").hidden = name !== "inbox";
+  $("sessions").hidden = name !== "sessions";
+  $("timeline").hidden = name !== "timeline";
+  if (name !== "timeline") sessionsView.open = null;
+}
+
+async function sessionsChanged() {
+  // called by inbox.js when the shared change cursor moves
+  if (!$("sessions").hidden) await loadSessions();
+  if (!$("timeline").hidden && sessionsView.open !== null) await loadTimeline(sessionsView.open, true);
+}
+
+// -- the sessions list ------------------------------------------------------------------
+
+async function loadSessions() {
+  const q = new URLSearchParams({ limit: String(PAGE), offset: String(sessionsView.offset) });
+  if ($("s-status").value) q.set("status", $("s-status").value);
+  if ($("s-search").value) q.set("q", $("s-search").value);
+  const data = await api("/api/sessions?" + q.toString());
+  sessionsView.total = data.total;
+  const body = $("session-list").querySelector("tbody");
+  body.replaceChildren();
+  for (const s of data.sessions) {
+    const row = el("tr");
+    row.dataset.session = s.session_id;
+    const id = el("td");
+    const open = el("button", s.session_id, "link");
+    open.type = "button";
+    open.addEventListener("click", () => openTimeline(s.session_id));
+    id.append(open);
+    const status = el("td", s.status, "status");
+    status.dataset.status = s.status;
+    row.append(id, status, el("td", age(s.age_seconds)), el("td", age(s.idle_seconds) + " ago"),
+      el("td", s.model_calls), el("td", s.tool_calls), el("td", s.total_tokens.toLocaleString()),
+      el("td", s.pending_approvals || "", s.pending_approvals ? "badge-cell" : undefined));
+    body.append(row);
+  }
+  $("s-total").textContent = String(data.total);
+  const first = data.total === 0 ? 0 : data.offset + 1;
+  $("s-range").textContent = first + "–" + (data.offset + data.sessions.length) + " of " + data.total;
+  $("s-prev").disabled = data.offset === 0;
+  $("s-next").disabled = data.offset + data.sessions.length >= data.total;
+  $("s-updated").textContent = "updated " + new Date().toLocaleTimeString();
+}
+
+function reloadSessions(reset) {
+  if (reset) sessionsView.offset = 0;
+  loadSessions().catch(refused);
+}
+
+// -- one session's timeline ---------------------------------------------------------------
+
+async function openTimeline(sessionId) {
+  sessionsView.open = sessionId;
+  showTab("timeline");
+  $("step-detail").hidden = true;
+  $("audit-view").hidden = true;
+  try { await loadTimeline(sessionId, false); } catch (err) { refused(err); }
+}
+
+async function loadTimeline(sessionId, keepDetail) {
+  const t = await api("/api/timeline/" + encodeURIComponent(sessionId));
+  if (sessionsView.open !== sessionId) return; // another one was opened meanwhile
+  timelineData = t;
+  $("tl-id").textContent = visible(t.session_id);
+  const status = $("tl-status");
+  status.textContent = visible(t.status);
+  status.dataset.status = t.status;
+  $("tl-holder").textContent = t.lease_holder ? visible("running in " + t.lease_holder) : "";
+  $("tl-broken").hidden = t.unreadable_entries.length === 0;
+  $("tl-broken").textContent = "journal entries tether could not read: " + t.unreadable_entries.join(", ");
+  drawTokens(t.usage);
+  drawSplit(t.time_split);
+  drawSteps(t);
+  if (!keepDetail) $("step-detail").hidden = true;
+}
+
+function drawSteps(t) {
+  const body = $("steps").querySelector("tbody");
+  body.replaceChildren();
+  const length = t.axis.length || 1;
+  t.steps.forEach((s, i) => {
+    const row = el("tr", undefined, "step kind-" + s.kind + (s.failed ? " failed" : ""));
+    row.dataset.index = String(i);
+    row.dataset.kind = s.kind;
+    row.dataset.status = s.status;
+    const status = el("td", s.status, "status");
+    status.dataset.status = s.status;
+    const bar = svg("svg", { viewBox: "0 0 1000 12", preserveAspectRatio: "none", class: "axis" });
+    const place = t.axis.places[i];
+    const x = (place.x / length) * 1000;
+    const w = Math.max(2, (place.w / length) * 1000);
+    bar.append(svg("rect", { x: x.toFixed(1), y: 1, width: w.toFixed(1), height: 10, class: "span-" + s.kind + (s.failed ? " span-failed" : "") }));
+    const axis = el("td");
+    axis.append(bar);
+    row.append(el("td", i + 1), el("td", "+" + seconds(Math.max(0, s.start - t.start))),
+      el("td", s.title), status, el("td", seconds(s.duration)), axis);
+    row.addEventListener("click", () => showStep(i));
+    body.append(row);
+  });
+}
+
+function field(list, name, value) {
+  if (value === null || value === undefined || value === "") return;
+  list.append(el("dt", name), el("dd", typeof value === "string" ? value : JSON.stringify(value)));
+}
+
+function showStep(index) {
+  const s = timelineData.steps[index];
+  for (const row of $("steps").querySelectorAll("tbody tr")) row.classList.toggle("selected", row.dataset.index === String(index));
+  $("sd-title").textContent = visible((index + 1) + ". " + s.title);
+  const list = $("sd-fields");
+  list.replaceChildren();
+  const d = s.detail;
+  field(list, "status", s.status);
+  field(list, "when", new Date(s.start * 1000).toLocaleString() + " (" + seconds(s.duration) + ")");
+  if (s.kind === "model") field(list, "tokens", d.input_tokens + " in, " + d.output_tokens + " out");
+  if (s.kind === "tool") {
+    field(list, "arguments", d.arguments);
+    if (d.edited) field(list, "ran with", JSON.stringify(d.edited.arguments) + " (edited by " + (d.edited.decided_by || "a resume answer") + ")");
+    field(list, "result", d.result);
+    if (d.duration_ms !== undefined && d.duration_ms !== null) field(list, "measured", d.duration_ms + " ms");
+  }
+  if (s.kind === "interrupt") {
+    field(list, "reason", d.reason);
+    if (d.approval) {
+      const a = d.approval;
+      field(list, "approval", a.status + (a.decided_by ? " by " + a.decided_by : "") + (a.decided_at ? " at " + new Date(a.decided_at * 1000).toLocaleString() : ""));
+      field(list, "note", a.note);
+    }
+    field(list, "answer", d.answer);
+  }
+  if (s.kind === "run" && d.usage) field(list, "run usage", d.usage.total_tokens + " tokens, " + d.usage.model_calls + " model calls (" + d.usage.model_retries + " retries, " + d.usage.model_fallbacks + " fallbacks), " + d.usage.tool_calls + " tool calls");
+  const links = $("sd-links");
+  links.replaceChildren();
+  if (s.approval_id) links.append(linkButton("approval " + s.approval_id, () => showApproval(s.approval_id)));
+  if (s.call_id) {
+    for (const [j, other] of timelineData.steps.entries()) {
+      if (j !== index && other.call_id === s.call_id) links.append(linkButton("→ " + (j + 1) + ". " + other.title, () => showStep(j)));
+    }
+  }
+  if (s.audit_seqs.length) links.append(linkButton("audit records " + s.audit_seqs.join(", "), () => showAudit(s.audit_seqs)));
+  $("sd-json").textContent = visible(JSON.stringify(d, null, 2));
+  $("step-detail").hidden = false;
+}
+
+function linkButton(text, action) {
+  const b = el("button", text, "link");
+  b.type = "button";
+  b.addEventListener("click", () => { say(""); action(); });
+  return b;
+}
+
+async function showApproval(id) {
+  try {
+    const a = await api("/api/approvals/" + encodeURIComponent(id));
+    if (a.status === "pending") {
+      showTab("inbox");
+      if (approvals.some((x) => x.id === id)) await select(id);
+      return;
+    }
+    say("Approval " + id + ": " + a.status + (a.decided_by ? " by " + a.decided_by : "") + (a.note ? " (" + a.note + ")" : ""), true);
+  } catch (err) { refused(err); }
+}
+
+// -- charts (inline SVG) ------------------------------------------------------------------
+
+function drawTokens(usage) {
+  const box = $("chart-tokens");
+  box.replaceChildren();
+  const W = 600, H = 150, P = 4;
+  const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart", role: "img" });
+  chart.append(svg("title", {}, "tokens per model call"));
+  const calls = usage.calls;
+  const top = Math.max(1, ...calls.map((c) => c.input + c.output));
+  const total = Math.max(1, usage.total_tokens);
+  const step = (W - 2 * P) / Math.max(1, calls.length);
+  const points = [];
+  calls.forEach((c, i) => {
+    const x = P + i * step;
+    const hIn = ((H - 2 * P) * c.input) / top;
+    const hOut = ((H - 2 * P) * c.output) / top;
+    const w = Math.max(1, step * 0.8);
+    const bin = svg("rect", { x: x.toFixed(1), y: (H - P - hIn).toFixed(1), width: w.toFixed(1), height: hIn.toFixed(1), class: "bar-in" });
+    bin.append(svg("title", {}, "call " + (i + 1) + ": " + c.input + " in"));
+    const bout = svg("rect", { x: x.toFixed(1), y: (H - P - hIn - hOut).toFixed(1), width: w.toFixed(1), height: hOut.toFixed(1), class: "bar-out" });
+    bout.append(svg("title", {}, "call " + (i + 1) + ": " + c.output + " out"));
+    bin.addEventListener("click", () => showStep(c.step));
+    bout.addEventListener("click", () => showStep(c.step));
+    chart.append(bin, bout);
+    points.push((x + w / 2).toFixed(1) + "," + (H - P - ((H - 2 * P) * c.cumulative) / total).toFixed(1));
+  });
+  if (points.length) chart.append(svg("polyline", { points: points.join(" "), class: "cumulative" }));
+  box.append(chart);
+  $("tl-tokens").textContent = "(" + calls.length + " calls, " + usage.total_tokens.toLocaleString() + " tokens)";
+}
+
+const PARTS = [["model", "model"], ["tools", "tools"], ["waiting", "waiting for humans"], ["tether", "tether"]];
+
+function drawSplit(split) {
+  const box = $("chart-split");
+  box.replaceChildren();
+  const legend = $("split-legend");
+  legend.replaceChildren();
+  const W = 600, H = 24;
+  const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart split", role: "img" });
+  chart.append(svg("title", {}, "time split"));
+  const total = Math.max(1e-9, split.total);
+  let x = 0;
+  for (const [key, label] of PARTS) {
+    const w = (W * split[key]) / total;
+    const part = svg("rect", { x: x.toFixed(2), y: 0, width: w.toFixed(2), height: H, class: "part-" + key });
+    part.append(svg("title", {}, label + ": " + seconds(split[key])));
+    chart.append(part);
+    x += w;
+    const item = el("li");
+    item.append(el("span", "", "swatch part-" + key), el("span", label + " " + seconds(split[key]) + " (" + Math.round((100 * split[key]) / total) + "%)"));
+    legend.append(item);
+  }
+  box.append(chart);
+  $("tl-span").textContent = "(" + seconds(split.total) + " from first to last step)";
+}
+
+// -- audit view (auditor or admin) ---------------------------------------------------------
+
+async function showAudit(highlight) {
+  const id = sessionsView.open;
+  if (id === null) return;
+  try {
+    const [data, verify] = await Promise.all([
+      api("/api/audit?session=" + encodeURIComponent(id) + "&limit=10000"),
+      api("/api/audit/verify"),
+    ]);
+    auditRecords = data.records;
+    const body = $("audit-records").querySelector("tbody");
+    body.replaceChildren();
+    for (const r of data.records) {
+      const row = el("tr", undefined, (highlight || []).includes(r.seq) ? "selected" : undefined);
+      row.dataset.seq = String(r.seq);
+      row.append(el("td", r.seq), el("td", new Date(r.at * 1000).toLocaleString()), el("td", r.event), el("td", JSON.stringify(r.data), "args"));
+      body.append(row);
+    }
+    const v = $("av-verify");
+    v.textContent = verify.ok ? "chain verified (" + verify.checked + " records)" : "CHAIN BROKEN at " + (verify.first_bad ? verify.first_bad.position + ": " + verify.first_bad.reason : "?");
+    v.className = verify.ok ? "muted ok" : "bad";
+    $("audit-view").hidden = false;
+  } catch (err) {
+    if (err.status === 403) say("The audit view needs the auditor or admin role: " + err.message);
+    else refused(err);
+  }
+}
+
+function exportAudit() {
+  const text = auditRecords.map((r) => JSON.stringify(r)).join("\n") + (auditRecords.length ? "\n" : "");
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(new Blob([text], { type: "application/x-ndjson" }));
+  link.download = "audit-" + String(sessionsView.open).replace(/[^A-Za-z0-9._-]/g, "_") + ".jsonl";
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("tab-inbox").addEventListener("click", () => { showTab("inbox"); });
+  $("tab-sessions").addEventListener("click", () => { showTab("sessions"); reloadSessions(false); });
+  $("s-status").addEventListener("change", () => reloadSessions(true));
+  $("s-search").addEventListener("input", () => {
+    clearTimeout(sessionsView.timer);
+    sessionsView.timer = setTimeout(() => reloadSessions(true), 250);
+  });
+  $("s-filter").addEventListener("submit", (e) => { e.preventDefault(); reloadSessions(true); });
+  $("s-prev").addEventListener("click", () => { sessionsView.offset = Math.max(0, sessionsView.offset - PAGE); reloadSessions(false); });
+  $("s-next").addEventListener("click", () => { sessionsView.offset += PAGE; reloadSessions(false); });
+  $("tl-back").addEventListener("click", () => { showTab("sessions"); reloadSessions(false); });
+  $("tl-audit").addEventListener("click", () => showAudit([]));
+  $("av-export").addEventListener("click", exportAudit);
+  $("d-timeline").addEventListener("click", () => { if (selected) openTimeline(selected.session_id); });
+});

@@ -1,0 +1,435 @@
+"""A session's timeline: one row per step, built from its journal, approvals and audit log.
+
+Rows: run starts and resumes (which process), user input, model calls (tokens), tool calls
+(status, redacted arguments, the edited arguments that ran), intervention verdicts and
+AGENT-HOOKS records, interrupts with the approval that answered each (who, when, note),
+suspensions, the wait for a human (compressed on the time axis), in-doubt settlements and
+the end of each run. Everything shown passes through the session's one redaction
+(:func:`~tether.durable.redaction.show_session`, its ``masker``).
+
+Times come from the journal: an entry's ``at`` is when its append committed, and a run
+commits several steps at once (a model call's message goes out with the next tool's
+intent), so a model call lasts from the previous commit (or the run's ``started_at``)
+to its message's commit; a tool call from its intent to its result, or the audit log's
+measured ``duration_ms`` when there is one. Approximations, stated as such in the docs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from tether.durable.approval_types import MASK
+
+if TYPE_CHECKING:
+    from tether.durable import Approval, Entry, SessionRecord, Store
+    from tether.durable.approvals import Redactor
+    from tether.durable.audit import AuditRecord
+    from tether.durable.redaction import Masker, ShownSession
+
+AUDIT_ROWS: Final = 10_000
+"""Audit records of one session read for its timeline."""
+CLIP: Final = 2000
+"""Characters of one text, argument list or result kept in a step's details."""
+FAILED: Final = frozenset({"error", "denied", "cancelled", "timeout", "failed", "in_doubt"})
+AUDIT_FIELDS: Final = ("point", "policy", "action", "tool", "call_id", "stop_reason")
+"""Audit-log fields a viewer sees in the timeline (payload-free; the auditor's view has all)."""
+
+
+def clip(text: str) -> str:
+    return text if len(text) <= CLIP else text[:CLIP] + f"... ({len(text) - CLIP} more)"
+
+
+@dataclass
+class _Step:
+    kind: str
+    title: str
+    start: float
+    end: float
+    order: int
+    seq: int | None = None
+    status: str = "ok"
+    detail: dict[str, Any] = field(default_factory=dict)
+    call_id: str | None = None
+    approval_id: str | None = None
+    interrupt_id: str | None = None
+    audit: list[int] = field(default_factory=list)
+
+    def json(self, index: int) -> dict[str, Any]:
+        return {
+            "index": index,
+            "kind": self.kind,
+            "title": self.title,
+            "seq": self.seq,
+            "start": self.start,
+            "end": self.end,
+            "duration": max(0.0, self.end - self.start),
+            "status": self.status,
+            "failed": self.status in FAILED,
+            "call_id": self.call_id,
+            "approval_id": self.approval_id,
+            "interrupt_id": self.interrupt_id,
+            "audit_seqs": self.audit,
+            "detail": self.detail,
+        }
+
+
+class _Builder:
+    def __init__(
+        self, shown: ShownSession, approvals: list[Approval], masker: Masker | None
+    ) -> None:
+        self.shown = shown
+        self.masker = masker
+        self.approvals = {a.interrupt_id: a for a in approvals}  # decisions only: no arguments
+        self.steps: list[_Step] = []
+        self.tools: dict[str, _Step] = {}
+        self.interrupts: dict[str, _Step] = {}
+        self.cursor: float | None = None
+        self.run: _Step | None = None
+        self.suspended: _Step | None = None
+        self.broken: list[int] = []
+
+    def add(self, kind: str, title: str, start: float, end: float, **kw: Any) -> _Step:
+        step = _Step(kind, title, start, end, len(self.steps), **kw)
+        self.steps.append(step)
+        return step
+
+    def scrub(self, value: Any) -> Any:
+        return value if self.masker is None else self.masker.scrub(value)
+
+    def arguments(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if self.masker is None:
+            return arguments
+        return self.masker.arguments(tool, dict(arguments))
+
+    # -- journal entries ------------------------------------------------------------------
+
+    def entry(self, e: Entry) -> None:
+        try:
+            getattr(self, "_" + e.kind, _ignore)(e)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            self.broken.append(e.seq)  # shown as such, the rest of the timeline still is
+
+    def _status(self, e: Entry) -> None:
+        status = str(e.data["status"])
+        if status == "running":
+            started = float(e.data.get("started_at") or e.at)
+            by = e.data.get("by")
+            if self.suspended is not None:
+                gap = self.add("wait", "waiting for a human", self.suspended.start, started)
+                gap.status = "waiting"
+                self.suspended = None
+            resumed = bool(e.data.get("resume"))
+            title = ("resumed" if resumed else "run started") + (f" by {by}" if by else "")
+            self.run = self.add("run", title, started, started, seq=e.seq)
+            self.run.detail = {"by": by, "resume": resumed}
+            self.cursor = started
+            return
+        reason = self.scrub(e.data.get("reason"))
+        if status == "suspended":
+            self.suspended = self.add("suspend", "suspended", e.at, e.at, seq=e.seq)
+            self.suspended.status = "suspended"
+            self.suspended.detail = {"reason": reason}
+        else:
+            step = self.add("end", f"run {status}", e.at, e.at, seq=e.seq)
+            step.status = "failed" if status == "failed" else status
+            step.detail = {"reason": reason}
+        if self.run is not None:
+            self.run.end = e.at
+        self.cursor = e.at
+
+    def _message(self, e: Entry) -> None:
+        from tether.messages import Message
+
+        message = Message.from_dict(e.data["message"])
+        start = self.cursor if self.cursor is not None else e.at
+        if message.role == "assistant":
+            usage = message.usage
+            calls = message.tool_calls
+            names = ", ".join(c.name for c in calls)
+            step = self.add("model", "model call" + (f" → {names}" if names else ""), start, e.at)
+            step.seq = e.seq
+            step.detail = {
+                "input_tokens": 0 if usage is None else usage.input_tokens,
+                "output_tokens": 0 if usage is None else usage.output_tokens,
+                "text": clip(self.scrub(message.text)),
+                "tool_calls": [c.id for c in calls],
+            }
+            for call in calls:
+                tool = self.add("tool", call.name, e.at, e.at, seq=e.seq, call_id=call.id)
+                tool.status = "pending"
+                edit = self.shown.edits.get(call.id)
+                tool.detail = {
+                    "arguments": self.arguments(call.name, dict(call.arguments)),
+                    "edited": None
+                    if edit is None
+                    else {
+                        "arguments": edit.arguments,
+                        "decided_by": edit.decided_by,
+                        "decided_at": edit.decided_at,
+                        "approval_id": edit.approval_id,
+                    },
+                }
+                self.tools[call.id] = tool
+            self.cursor = e.at
+        elif message.role == "tool":
+            for result in message.tool_results:
+                self._finish(result.tool_call_id, result.status, result.content, e.at)
+            self.cursor = e.at
+        else:
+            text = clip(self.scrub(message.text))
+            step = self.add("input", f"{message.role} message", start, start, seq=e.seq)
+            step.detail = {"text": text}
+
+    def _tool_intent(self, e: Entry) -> None:
+        step = self.tools.get(e.data["call_id"])
+        if step is not None:
+            step.start = e.at
+            step.status = "running"
+            step.detail["intent_seq"] = e.seq
+
+    def _tool_result(self, e: Entry) -> None:
+        r = e.data["result"]
+        self._finish(r["tool_call_id"], r.get("status"), r.get("content"), e.at)
+
+    def _finish(self, call_id: str, status: Any, content: Any, at: float) -> None:
+        step = self.tools.get(call_id)
+        if step is None or step.status not in ("pending", "running"):
+            return
+        step.status = str(status or "ok")
+        step.end = max(step.start, at)
+        step.detail["result"] = clip(str(self.scrub(content)))
+
+    def _interrupt_raised(self, e: Entry) -> None:
+        from tether.control.interrupts import Interrupt
+
+        for raw in e.data["interrupts"]:
+            interrupt = Interrupt.from_dict(raw)
+            if self.masker is not None:
+                interrupt = self.masker.interrupt(interrupt)
+            call = interrupt.tool_call
+            in_doubt = interrupt.source == "in_doubt"
+            title = ("in doubt: " if in_doubt else "interrupt: ") + (
+                call.name if call is not None else interrupt.name
+            )
+            step = self.add("interrupt", title, e.at, e.at, seq=e.seq)
+            step.status = "in_doubt" if in_doubt else "waiting"
+            step.interrupt_id = interrupt.id
+            step.call_id = None if call is None else call.id
+            step.detail = {
+                "name": interrupt.name,
+                "source": interrupt.source,
+                "reason": interrupt.reason,
+                "approval": None,
+                "answer": None,
+                "answered_at": None,
+            }
+            approval = self.approvals.get(interrupt.id)
+            if approval is not None:
+                step.approval_id = approval.id
+                step.detail["approval"] = {
+                    "id": approval.id,
+                    "status": approval.status,
+                    "decision": approval.decision,
+                    "decided_by": approval.decided_by,
+                    "decided_at": approval.decided_at,
+                    "note": self.scrub(approval.note),
+                }
+            self.interrupts[interrupt.id] = step
+
+    def _interrupt_answered(self, e: Entry) -> None:
+        for interrupt_id, answer in e.data["answers"].items():
+            step = self.interrupts.get(interrupt_id)
+            if step is None:
+                continue
+            shown = self.scrub(answer)
+            if isinstance(shown, dict) and "args" in shown:  # what ran is on the tool row
+                edit = self.shown.edits.get(step.call_id or "")
+                shown = {**shown, "args": MASK if edit is None else edit.arguments}
+            step.detail["answer"] = shown
+            step.detail["answered_at"] = e.at
+            step.end = e.at
+            if step.status == "waiting":
+                step.status = "answered"
+            elif step.status == "in_doubt":
+                step.status = "settled"
+
+    def _usage(self, e: Entry) -> None:
+        if self.run is not None:
+            self.run.detail["usage"] = dict(e.data["usage"])
+
+    def _audit(self, e: Entry) -> None:
+        record = e.data["agent_hooks"]
+        verdict = record.get("verdict") or {}
+        decision = str(verdict.get("decision", "?"))
+        point = record.get("interception_point", "?")
+        step = self.add("hook", f"AGENT-HOOKS {point}: {decision}", e.at, e.at, seq=e.seq)
+        step.status = "denied" if decision == "deny" else "ok"
+        step.detail = {
+            "decision": decision,
+            "reason": self.scrub(verdict.get("reason")),
+            "message": self.scrub(verdict.get("message")),
+            "decided_by": record.get("decided_by"),
+            "resolved_by": record.get("resolved_by"),
+            "mode": record.get("mode"),
+        }
+
+    # -- audit log --------------------------------------------------------------------------
+
+    def audit_log(self, records: list[AuditRecord]) -> None:
+        by_approval = {s.approval_id: s for s in self.steps if s.approval_id}
+        verdicts: list[_Step] = []
+        for r in records:
+            data = r.data
+            if r.event == "tool.executed":
+                step = self.tools.get(str(data.get("call_id")))
+                if step is not None:
+                    step.audit.append(r.seq)
+                    step.detail["duration_ms"] = data.get("duration_ms")
+            elif r.event.startswith("approval."):
+                step = by_approval.get(str(data.get("approval_id")))
+                if step is not None:
+                    step.audit.append(r.seq)
+            elif r.event.startswith("interrupt."):
+                step = self.interrupts.get(str(data.get("interrupt_id")))
+                if step is not None:
+                    step.audit.append(r.seq)
+            elif r.event == "policy.verdict":
+                action = str(data.get("action"))
+                title = f"verdict: {action} by {data.get('policy')}"
+                order = len(self.steps) + len(verdicts)
+                step = _Step("verdict", title, r.at, r.at, order, call_id=data.get("call_id"))
+                step.status = "denied" if action.lower() == "deny" else "ok"
+                step.detail = {k: self.scrub(data.get(k)) for k in AUDIT_FIELDS if k in data}
+                step.audit.append(r.seq)
+                verdicts.append(step)
+        self.steps.extend(verdicts)
+        # in time order: a tool call's row moves to its intent (after a wait for a human),
+        # a verdict (timed by the audit log) lands between the model call and the tool
+        self.steps.sort(key=lambda s: (s.start, s.order))
+
+
+def _ignore(e: Entry) -> None:
+    return None
+
+
+def _union(spans: list[tuple[float, float]]) -> float:
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        if end <= reach:
+            continue
+        total += end - max(start, reach)
+        reach = end
+    return total
+
+
+def build_timeline(
+    record: SessionRecord,
+    entries: list[Entry],
+    shown: ShownSession,
+    approvals: list[Approval],
+    audit: list[AuditRecord],
+) -> dict[str, Any]:
+    """The timeline of one session as JSON (see the module docstring); ``entries`` is the
+    whole journal, ``shown`` the session's redacted view (its masker is applied here)."""
+    b = _Builder(shown, approvals, shown.masker)
+    for e in entries:
+        b.entry(e)
+    if b.suspended is not None:  # still waiting: the gap runs until now (the last update)
+        end = max(record.updated_at, b.suspended.start)
+        b.add("wait", "waiting for a human", b.suspended.start, end).status = "waiting"
+    b.audit_log(audit)
+    steps = b.steps
+    start = min((s.start for s in steps), default=record.created_at)
+    end = max((s.end for s in steps), default=record.updated_at)
+    model = sum(s.end - s.start for s in steps if s.kind == "model")
+    tools = _union([(s.start, s.end) for s in steps if s.kind == "tool"])
+    waiting = sum(s.end - s.start for s in steps if s.kind == "wait")
+    total = max(0.0, end - start)
+    calls = []
+    cumulative = 0
+    for index, s in enumerate(steps):
+        if s.kind == "model":
+            tokens_in, tokens_out = s.detail["input_tokens"], s.detail["output_tokens"]
+            cumulative += tokens_in + tokens_out
+            calls.append(
+                {"step": index, "input": tokens_in, "output": tokens_out, "cumulative": cumulative}
+            )
+    return {
+        "session_id": record.session_id,
+        "status": record.status,
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+        "start": start,
+        "end": end,
+        "steps": [s.json(i) for i, s in enumerate(steps)],
+        "axis": _axis(steps, start, total - waiting),
+        "usage": {"calls": calls, "total_tokens": cumulative},
+        "time_split": {
+            "model": model,
+            "tools": tools,
+            "waiting": waiting,
+            "tether": max(0.0, total - model - tools - waiting),
+            "total": total,
+        },
+        "unreadable_entries": b.broken,
+    }
+
+
+def _axis(steps: list[_Step], start: float, active: float) -> dict[str, Any]:
+    """Each step's place on a time axis where every wait for a human is compressed to a
+    short fixed width (the real wait is in the step): ``[{x, w}]`` in compressed seconds."""
+    squeeze = max(active * 0.04, 0.001)
+    waits = sorted((s.start, s.end) for s in steps if s.kind == "wait")
+
+    def at(t: float) -> float:
+        shift = 0.0
+        for w_start, w_end in waits:
+            if t <= w_start:
+                break
+            real = w_end - w_start
+            inside = min(t, w_end) - w_start
+            shown = min(real, squeeze)
+            shift += inside - (inside * shown / real if real > 0 else 0.0)
+        return t - start - shift
+
+    places = [{"x": at(s.start), "w": max(0.0, at(s.end) - at(s.start))} for s in steps]
+    return {"places": places, "length": max((p["x"] + p["w"] for p in places), default=0.0)}
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineData:
+    """What a timeline is built from: the session row with its *whole* journal (no
+    snapshot), its approvals and its audit records."""
+
+    record: SessionRecord
+    approvals: list[Approval]
+    audit: list[AuditRecord]
+
+
+async def read_timeline(store: Store, session_id: str) -> TimelineData | None:
+    """Read what :func:`timeline_of` needs (None: no such session). Raises the store's
+    errors (``CorruptEntry`` for a row it cannot decode)."""
+    from dataclasses import replace
+
+    record = await store.load(session_id)
+    if record is None:
+        return None
+    entries = record.entries  # the whole journal, unless a snapshot starts it
+    if record.snapshot is not None:
+        entries = await store.read_entries(session_id, 0)
+    approvals = await store.approvals.find(session_id=session_id, limit=10_000)
+    audit = await store.audit.records(session_id, 0, AUDIT_ROWS)
+    return TimelineData(replace(record, snapshot=None, entries=entries), approvals, audit)
+
+
+def timeline_of(data: TimelineData, redactor: Redactor | None = None) -> dict[str, Any]:
+    """THE timeline of a session (API, page and ``tether sessions timeline``): the whole
+    journal folded and shown through :func:`~tether.durable.redaction.show_session`.
+    Raises KeyError/ValueError/TypeError for a journal the fold cannot use."""
+    from tether.durable.redaction import show_session
+    from tether.session import fold
+
+    record = data.record
+    shown = show_session(record, fold(record), data.approvals, redactor=redactor)
+    return build_timeline(record, record.entries, shown, data.approvals, data.audit)

@@ -1,0 +1,205 @@
+"""The sessions list and a session's timeline in a real browser (Debian's Chromium driven by
+Playwright, as in test_inbox_browser.py). Screenshots of both are saved in the test's temp
+folder, or in ``TETHER_SCREENSHOT_DIR`` when set."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from live_server import call, live_server, seed
+from ops_agents import SECRET, transfer_agent, validating_agent
+
+from tether import Agent, tool
+from tether.durable import SQLiteStore
+from tether.models import ScriptedModel
+from tether.ops.server import create_app
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+TIMEOUT = 15_000
+MANY = 2000
+HOSTILE_ID = "evil/\u202egnp.exe<img src=x>"
+MARKUP = "<img src=x id=injected><script>window.pwned=1</script>"
+
+playwright_api: Any = pytest.importorskip("playwright.async_api")
+pytestmark = pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"{CHROMIUM} is missing")
+
+
+def hostile_agent(store: SQLiteStore) -> Agent:
+    @tool
+    def fetch(url: str) -> str:
+        """Fails with markup and control characters in its error."""
+        raise RuntimeError(f"bad {url} \x1b[31m{MARKUP}")
+
+    def script(messages: list[Any], tools: list[dict[str, Any]]) -> Any:
+        if messages[-1].role == "tool":
+            return "stopped \u200b" + MARKUP
+        return {"text": MARKUP, "tool_calls": [{"name": "fetch", "args": {"url": MARKUP}}]}
+
+    return Agent(model=ScriptedModel(script), tools=[fetch], store=store, session_id=HOSTILE_ID)
+
+
+async def _rows(page: Any, selector: str) -> list[dict[str, str]]:
+    return list(
+        await page.eval_on_selector_all(
+            selector, "rows => rows.map(r => ({kind: r.dataset.kind, status: r.dataset.status}))"
+        )
+    )
+
+
+async def test_sessions_list_timeline_charts_and_audit_view(tmp_path: Path) -> None:
+    db = tmp_path / "timeline.db"
+    store = SQLiteStore(db)
+    tokens, approval_id = await seed(store)
+    for index in range(MANY):
+        await store.create(f"batch/{index:04d}")
+    await hostile_agent(store).invoke_async("go")
+    inspector = (await store.approvers.add("inspector", ["viewer", "auditor"])).token
+    shots = Path(os.environ.get("TETHER_SCREENSHOT_DIR") or tmp_path)
+    outside: list[str] = []
+    app = create_app(SQLiteStore(db), app_factory=validating_agent, close_store=True)
+    with live_server(app) as url:
+        edit = {"decision": "approve", "edited_args": {"amount": 5}, "note": "only 5 <b>now</b>"}
+        decision = f"{url}/api/approvals/{approval_id}/decision"
+        status, body = await asyncio.to_thread(call, "POST", decision, tokens["alice"], edit)
+        assert status == 200, body
+        answers = await store.approvals.answers_for("pay-1")  # a worker resumes pay-1
+        ran: list[dict[str, Any]] = []
+        await transfer_agent(SQLiteStore(db), "pay-1", ran).resume_async(answers)
+        assert ran == [{"to": "bob", "amount": 5, "api_token": SECRET}]
+
+        async with playwright_api.async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            page = await browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(TIMEOUT)
+
+            async def only_this_server(route: Any) -> None:
+                if route.request.url.startswith(url + "/"):
+                    await route.continue_()
+                else:
+                    outside.append(route.request.url)
+                    await route.abort()
+
+            await page.route("**/*", only_this_server)
+            await page.goto(url + "/")
+            await page.fill("#token", tokens["viewer"])
+            await page.click("#signin")
+            await page.wait_for_selector("#tabs", state="visible")
+            await page.click("#tab-sessions")
+
+            # the list: paged on the server, 2,000 and more sessions
+            total = MANY + 3
+            await page.wait_for_selector(f"#s-range:has-text('1–50 of {total}')")
+            assert await page.locator("#session-list tbody tr").count() == 50
+            await page.click("#s-next")
+            await page.wait_for_selector(f"#s-range:has-text('51–100 of {total}')")
+            await page.select_option("#s-status", "suspended")
+            await page.wait_for_selector("#s-range:has-text('1–1 of 1')")
+            assert await page.inner_text("#session-list tbody") == await page.inner_text(
+                "#session-list tbody tr[data-session='del-1']"
+            )
+            await page.select_option("#s-status", "")
+            await page.fill("#s-search", "pay-")
+            row = page.locator("#session-list tr[data-session='pay-1']")
+            await page.wait_for_selector("#s-range:has-text('1–1 of 1')")
+            cells = await row.inner_text()
+            assert "completed" in cells
+            await page.fill("#s-search", "")
+            await page.wait_for_selector(f"#s-range:has-text('of {total}')")
+            await page.screenshot(path=str(shots / "sessions.png"), full_page=False)
+            # the list updates by itself (the shared change cursor): a new session shows up
+            await store.create("zz/new")
+            await page.wait_for_selector(f"#s-range:has-text('1–50 of {total + 1}')")
+            await page.wait_for_selector("#session-list tr[data-session='zz/new']")
+            await page.fill("#s-search", "pay-")
+            await row.wait_for()
+
+            # the timeline of pay-1: suspended, approved with an edit, resumed, completed
+            await row.locator("button.link").click()
+            await page.wait_for_selector("#steps tr.kind-end")
+            steps = await _rows(page, "#steps tbody tr")
+            assert [s["kind"] for s in steps] == [
+                "run", "input", "model", "verdict", "interrupt", "suspend", "wait",
+                "run", "verdict", "tool", "model", "end",
+            ]  # fmt: skip
+            assert steps[9]["status"] == "ok"
+            assert steps[4]["status"] == "answered"
+            await page.click("#steps tr[data-kind='tool']")
+            detail = await page.inner_text("#step-detail")
+            assert '"amount":5' in detail.replace(" ", "")
+            assert "edited by alice" in detail
+            await page.click("#steps tr[data-kind='interrupt']")
+            detail = await page.inner_text("#step-detail")
+            assert "approved by alice" in detail
+            assert "only 5 <b>now</b>" in detail  # markup in a note is text
+            # charts: two model calls, the cumulative line, four parts of the time split
+            assert await page.locator("#chart-tokens rect.bar-in").count() == 2
+            assert await page.locator("#chart-tokens rect.bar-out").count() == 2
+            assert await page.locator("#chart-tokens polyline.cumulative").count() == 1
+            assert await page.locator("#chart-split rect").count() == 4
+            assert await page.locator("#steps svg.axis rect").count() == len(steps)
+            assert SECRET not in await page.content()
+            await page.screenshot(path=str(shots / "timeline.png"), full_page=True)
+
+            # a viewer cannot open the audit view
+            await page.click("#tl-audit")
+            await page.wait_for_selector("#message:has-text('auditor')")
+            assert await page.is_hidden("#audit-view")
+
+            # hostile data: shown as text with escapes, never obeyed or parsed as markup
+            await page.click("#tl-back")
+            await page.fill("#s-search", "evil/")
+            hostile = page.locator("#session-list tbody tr button.link")
+            await page.wait_for_function(
+                "() => [...document.querySelectorAll('#session-list tbody tr')]"
+                ".map(r => r.dataset.session).join() === " + repr(HOSTILE_ID).replace("'", '"')
+            )
+            assert "\\u202e" in await hostile.inner_text()
+            await hostile.click()
+            await page.wait_for_selector("#steps tr.failed")
+            assert "\\u202egnp.exe<img src=x>" in await page.inner_text("#tl-id")
+            await page.click("#steps tr.failed")
+            detail = await page.inner_text("#step-detail")
+            assert "\\u001b[31m" in detail
+            assert MARKUP in detail
+            shown = await page.evaluate("document.body.innerText")
+            for char in ("\u202e", "\x1b", "\u200b"):
+                assert char not in shown
+            assert await page.locator("#injected").count() == 0
+            assert await page.evaluate("window.pwned === undefined")
+
+            # an auditor (who may read sessions too: auditor alone has no inbox access) sees
+            # the session's audit records and the chain status
+            await page.click("#signout")
+            await page.fill("#token", inspector)
+            await page.click("#signin")
+            await page.wait_for_selector("#tabs", state="visible")
+            await page.click("#tab-sessions")
+            await page.fill("#s-search", "pay-1")
+            await row.locator("button.link").click()
+            await page.wait_for_selector("#steps tr.kind-end")
+            await page.click("#steps tr[data-kind='interrupt']")
+            await page.locator("#sd-links button", has_text="audit records").click()
+            await page.wait_for_selector("#av-verify:has-text('chain verified')")
+            assert await page.locator("#audit-records tbody tr.selected").count() >= 2
+            events = await page.inner_text("#audit-records")
+            assert "approval.decided" in events
+            assert "interrupt.raised" in events
+
+            # from an approval in the inbox to its session's timeline
+            await page.click("#signout")
+            await page.fill("#token", tokens["alice"])
+            await page.click("#signin")
+            [pending] = await store.approvals.pending(session_id="del-1")
+            await page.locator(f"#approvals tr[data-id='{pending.id}'] button.open").click()
+            await page.click("#d-timeline")
+            await page.wait_for_selector("#tl-id:has-text('del-1')")
+            await page.wait_for_selector("#steps tr.kind-wait")
+            await browser.close()
+    await store.close()
+    assert outside == []
+    assert (shots / "timeline.png").stat().st_size > 10_000

@@ -1,0 +1,145 @@
+"""A three-level agent tree (planner -> researcher -> two parallel coders), one step per process.
+
+The planner's policy (Confirm before ``write``) is inherited by every coder; the coders'
+``write`` appends to EFFECTS, so a repeated side effect shows. Children are built with
+store=None: their sessions live in the planner's SQLite store.
+
+Usage: python agent_tree.py DB EFFECTS start | resume ANSWERS_JSON | race ANSWERS_JSON GO_FILE
+Prints one JSON line: stop_reason, text, interrupts (id, name, point, source).
+With TETHER_TREE_CRASH=1 the tree runs without the Confirm and with 1 s leases, and
+the coder writing TETHER_TREE_HANG hangs after its write (the test SIGKILLs it there).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tether import Agent, Execution, TetherError, tool
+from tether.agents import as_tool
+from tether.control import BeforeToolCall, Confirm, InterventionHandler
+from tether.durable import PostgresStore, SQLiteStore, Store
+from tether.models import ScriptedModel
+
+
+class ConfirmWrites(InterventionHandler):
+    def before_tool_call(self, event: BeforeToolCall) -> Confirm | None:
+        if event.tool_call.name == "write":
+            return Confirm(f"write {event.tool_call.arguments.get('text')!r}?")
+        return None
+
+
+def _last_tool_text(messages: list[Any]) -> str:
+    return " + ".join(r.content for r in messages[-1].tool_results)
+
+
+def planner_turn(messages: list[Any], specs: list[Any]) -> Any:
+    if messages[-1].role == "tool":
+        return f"planner done: {_last_tool_text(messages)}"
+    return {"tool_calls": [{"id": "p1", "name": "researcher", "args": {"task": "build it"}}]}
+
+
+def researcher_turn(messages: list[Any], specs: list[Any]) -> Any:
+    if messages[-1].role == "tool":
+        return f"researcher done: {_last_tool_text(messages)}"
+    return {
+        "tool_calls": [
+            {"id": "k1", "name": "coder", "args": {"task": "a"}},
+            {"id": "k2", "name": "coder", "args": {"task": "b"}},
+        ]
+    }
+
+
+def coder_turn(messages: list[Any], specs: list[Any]) -> Any:
+    if messages[-1].role == "tool":
+        return f"wrote {messages[0].text}"
+    return {"tool_calls": [{"id": "w1", "name": "write", "args": {"text": messages[0].text}}]}
+
+
+def open_store(db: str) -> Store:
+    """DB is a SQLite path or a PostgreSQL conninfo / URL."""
+    if db.startswith("postgres") or "=" in db:
+        return PostgresStore(db, max_size=2)
+    return SQLiteStore(db)
+
+
+def build(
+    db: str | None,
+    effects: Path,
+    lease_ttl: float = 30.0,
+    confirm: bool = True,
+    hang_on: str | None = None,
+    policies: tuple[InterventionHandler, ...] = (),
+) -> Agent:
+    execution = Execution(lease_ttl=lease_ttl)
+
+    @tool
+    def write(text: str) -> str:
+        """Write text (a side effect that must happen once)."""
+        with effects.open("a", encoding="utf-8") as f:
+            f.write(f"{text}\n")
+        if text == hang_on:
+            time.sleep(3600)  # killed here, after the side effect, before its result is saved
+        return f"ok {text}"
+
+    def coder() -> Agent:
+        return Agent(model=ScriptedModel(coder_turn), tools=[write], execution=execution)
+
+    def researcher() -> Agent:
+        return Agent(
+            model=ScriptedModel(researcher_turn),
+            tools=[as_tool(coder, name="coder", parallel=True)],
+            execution=execution,
+        )
+
+    return Agent(
+        model=ScriptedModel(planner_turn),
+        tools=[as_tool(researcher, name="researcher")],
+        interventions=([ConfirmWrites()] if confirm else []) + list(policies),
+        store=open_store(db) if db is not None else None,
+        session_id="tree-1" if db is not None else None,
+        execution=execution,
+    )
+
+
+def report(result: Any) -> str:
+    return json.dumps(
+        {
+            "stop_reason": result.stop_reason,
+            "text": result.text,
+            "interrupts": [
+                {"id": i.id, "name": i.name, "point": i.point, "source": i.source}
+                for i in result.interrupts
+            ],
+        }
+    )
+
+
+def main() -> None:
+    db, effects, mode, *rest = sys.argv[1:]
+    if os.environ.get("TETHER_TREE_CRASH"):
+        hang = os.environ.get("TETHER_TREE_HANG") or None
+        agent = build(db, Path(effects), lease_ttl=1.0, confirm=False, hang_on=hang)
+    else:
+        agent = build(db, Path(effects))
+    if mode == "race":  # wait at the barrier (a file), then resume; report a refusal
+        go = Path(rest[1])
+        Path(f"{go}.ready.{os.getpid()}").touch()
+        while not go.exists():
+            time.sleep(0.002)
+        try:
+            result = agent.resume(json.loads(rest[0]))
+        except TetherError as exc:
+            print(json.dumps({"error": type(exc).__name__}), flush=True)
+            return
+    else:
+        result = agent("plan") if mode == "start" else agent.resume(json.loads(rest[0]))
+    print(report(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

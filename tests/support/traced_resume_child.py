@@ -1,0 +1,42 @@
+"""The README's durable example, traced, one step per process (tests/observe).
+
+Usage: python traced_resume_child.py DB EFFECTS SPANS MODE(continue|link) start | resume ANSWERS_JSON
+Spans are appended to SPANS as JSON lines (the SDK's ConsoleSpanExporter writing to a file).
+Prints one JSON line: stop_reason and interrupt ids of the run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+from scripted_resume_child import build
+
+from tether.observe import instrument
+
+
+def main() -> None:
+    db, effects, spans, mode, step, *rest = sys.argv[1:]
+    with open(spans, "a", encoding="utf-8") as out:
+        provider = TracerProvider()
+        exporter = ConsoleSpanExporter(out=out, formatter=lambda s: s.to_json(indent=None) + "\n")
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        agent = build(db, Path(effects))
+        instrument(agent, tracer_provider=provider, resume=mode)  # type: ignore[arg-type]
+        if step == "start":
+            result = agent("clean up the temp files")
+        else:
+            result = agent.resume(json.loads(rest[0]))
+        provider.shutdown()
+    print(
+        json.dumps(
+            {"stop_reason": result.stop_reason, "interrupts": [i.id for i in result.interrupts]}
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
