@@ -260,3 +260,37 @@ def test_compression_is_bounded_to_three_passes_per_model_call() -> None:
     assert info.value.result is not None
     assert info.value.result.usage.compressions == 3
     assert small.messages[: len(history)] == history  # nothing lost
+
+
+def test_the_summarising_call_with_the_agents_model_goes_through_its_middleware() -> None:
+    from dataclasses import replace as copy_with
+
+    from tether.control.middleware import ModelMiddleware
+    from tether.messages import TextBlock
+
+    class Redact(ModelMiddleware):
+        async def input(self, request):  # type: ignore[no-untyped-def]
+            def clean(m: Message) -> Message:
+                blocks = [
+                    TextBlock(b.text.replace("SECRET", "[redacted]")) if type(b) is TextBlock else b
+                    for b in m.content
+                ]
+                return Message(m.role, blocks, m.usage)
+
+            return copy_with(request, messages=[clean(m) for m in request.messages])
+
+    def play(messages: list[Message], specs: list[dict[str, Any]]) -> Any:
+        if not specs:
+            return "summary"
+        done = lookups_done(messages)
+        if done >= 40:
+            return "finished"
+        return {"text": "SECRET plan", "tool_calls": [{"name": "lookup", "args": {"n": done}}]}
+
+    model = ScriptedModel(play, name="own-mw", context_window=2_000)
+    agent = Agent(model, tools=[lookup], store=None, middleware=[Redact()])
+    assert agent("go").text == "finished"
+    summary_calls = [r for r in model.requests if not r.tool_specs]
+    assert summary_calls
+    assert all("SECRET" not in m.text for r in summary_calls for m in r.messages)
+    assert "[redacted] plan" in summary_calls[0].messages[0].text

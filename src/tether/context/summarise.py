@@ -34,7 +34,11 @@ class Summarizing(ContextManager):
     overflow error only what fits) verbatim. ``model``
     writes the summary (default: the agent's own; a cheaper one can be given).
     A later compression summarises the previous summary together with the newly
-    removed messages, so there is never more than one summary in the view. When
+    removed messages, so there is never more than one summary in the view.
+    The summarising call with the agent's own model goes through the agent's
+    model middleware; it does not run the BeforeModelCall / AfterModelCall hooks
+    (it sends only messages the model has already been sent; a different
+    summariser model receives them too). When
     the summarising call fails, the messages are dropped as by a sliding window
     and the marker says so (the run goes on; the transcript keeps everything).
     """
@@ -129,11 +133,21 @@ async def summarise(model: Model, earlier: str, transcript: str, request: Contex
     prompt += f"Conversation to add to the summary:\n{transcript}\n\nWrite the updated summary."
     summary_request = ModelRequest([Message.user(prompt)], [], SUMMARY_SYSTEM)
     response: ModelResponse | None = None
-    async with aclosing(stream_model(model, summary_request)) as items:
+    agent = request.run.agent
+    onion = agent.model_onion if model is agent.model else None
+    if onion is not None:  # the agent's model middleware (e.g. redaction) applies here too
+        summary_request = await onion.prepare(summary_request)
+        stream = onion.call(summary_request)
+    else:
+        stream = stream_model(model, summary_request)
+    async with aclosing(stream) as items:
         async for item in items:
             if isinstance(item, ModelResponse):
                 response = item
-    assert response is not None
+    if response is None:
+        raise ModelError(f"the summariser {model.name!r} produced no response")
+    if onion is not None:
+        response = await onion.finish(response)
     request.run.usage.add_model_call(response.usage)
     text = response.message.text.strip()
     if not text:
