@@ -69,3 +69,15 @@ def test_stated_limits_in_each_providers_words() -> None:
     assert stated_limit("prompt is too long: 210000 tokens > 200000 maximum") == 200_000
     assert stated_limit("Input is too long for requested model.") is None
     assert stated_limit("too many input tokens; max input tokens: 32768") == 32_768
+
+
+def test_a_fallback_chain_uses_its_smallest_window() -> None:
+    from tether.models import FallbackChain
+
+    chain = FallbackChain(
+        [
+            OpenAIModel("gpt-4.1", api_key="k"),
+            ScriptedModel(["x"], name="w-small", context_window=9_000),
+        ]
+    )
+    assert context_window(chain) == 9_000

@@ -53,7 +53,8 @@ def family_window(name: str) -> int | None:
 
 def context_window(model: Any) -> int:
     """The context window of ``model``: its ``context_window`` attribute when set, else a
-    limit learned from an overflow error, else its family's default, else DEFAULT_WINDOW."""
+    limit learned from an overflow error, else (a FallbackChain) the smallest of its
+    models', else its family's default, else DEFAULT_WINDOW."""
     explicit = getattr(model, "context_window", None)
     if isinstance(explicit, int) and not isinstance(explicit, bool) and explicit > 0:
         return explicit
@@ -61,6 +62,9 @@ def context_window(model: Any) -> int:
     learned = _LEARNED.get(name)
     if learned is not None:
         return learned
+    members = getattr(model, "models", None)  # a FallbackChain: the smallest member fits all
+    if isinstance(members, list) and members:
+        return min(context_window(m) for m in members)
     return family_window(name) or DEFAULT_WINDOW
 
 
