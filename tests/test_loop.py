@@ -165,7 +165,8 @@ def test_a_script_that_runs_out_is_a_clear_error_with_history_kept():
 
 
 def test_max_tokens_and_content_filter_stop_reasons():
-    agent = Agent(model=ScriptedModel([{"text": "trunc", "stop_reason": "max_tokens"}]))
+    # a cut text reply is continued twice (issue 12); still cut after that: max_tokens
+    agent = Agent(model=ScriptedModel([{"text": "trunc", "stop_reason": "max_tokens"}] * 3))
     assert agent("go").stop_reason == "max_tokens"
     agent = Agent(model=ScriptedModel([{"text": "", "stop_reason": "content_filter"}]))
     result = agent("go")

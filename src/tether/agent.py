@@ -161,6 +161,8 @@ class Agent:
     @messages.setter
     def messages(self, messages: list[Message]) -> None:
         self.conversation.messages = messages
+        self.conversation.compaction = None  # it described the replaced list
+        self.conversation.estimate = None
 
     @property
     def state(self) -> dict[str, Any]:

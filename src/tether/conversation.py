@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from tether.messages import JSONValue, Message
 
 if TYPE_CHECKING:
+    from tether.context.compaction import Compaction
+    from tether.context.estimate import Estimator
     from tether.result import Result
     from tether.run_state import RunState, Suspension
     from tether.session import SessionView
@@ -36,6 +38,13 @@ class Conversation:
     """The invocation extending this conversation right now (None between invocations)."""
     synced_version: int = -1
     synced_state: str | None = None
+    compaction: Compaction | None = None
+    """What the model sees of ``messages`` (None: all of it); see tether.context."""
+    system_prompt: str | None = None
+    """The session's system prompt as journaled (``system_prompt_known``: one was)."""
+    system_prompt_known: bool = False
+    estimate: Estimator | None = None
+    """The running token estimate of the model's view (in memory only; rebuilt on load)."""
     output_spec: OutputSpec | None = None
     """The output type of the current (or suspended) invocation, if it has one."""
     follow_up: Any = None
@@ -53,6 +62,10 @@ class Conversation:
         self.last_result = None
         self.synced_version = -1
         self.synced_state = None
+        self.compaction = None
+        self.system_prompt = None
+        self.system_prompt_known = False
+        self.estimate = None
         self.output_spec = None
         self.steering.clear()
 
@@ -64,6 +77,10 @@ class Conversation:
         self.state = view.state
         self.answers = view.answers
         self.suspension = view.suspension
+        self.compaction = view.compaction
+        self.system_prompt = view.system_prompt
+        self.system_prompt_known = view.system_prompt_known
+        self.estimate = None
         if view.status == "running" and not view.messages:
             self.suspension = None  # it died before saving its prompt: nothing to continue
         elif view.status == "running":  # the last run's process died: recover on resume()

@@ -35,6 +35,10 @@ catch a built-in exception for the same mistake, the built-in is a second base.
     │   ├── OutputValidationError                   the final answer did not fit output_type
     │   │                                           after the bounded retries
     │   ├── PersistenceError                        the journal could not be written
+    │   ├── ContextError                            context management failed: a manager broke
+    │   │   │                                       the rules (split a tool call from its result)
+    │   │   └── ContextOverflowError                the conversation stays too long for the model
+    │   │                                           after the bounded compressions
     │   └── ToolLoopError                           the model kept calling unknown tools
     └── StoreError (tether.durable)                 StoreUnavailable, SessionConflict,
                                                     SessionBusy, LeaseLost, SchemaTooNew,
@@ -132,6 +136,14 @@ class OutputValidationError(RunError):
 
 class PersistenceError(RunError):
     """The session journal could not be written; what was acknowledged before is kept."""
+
+
+class ContextError(RunError):
+    """Context management failed (a context manager returned a view that breaks the rules)."""
+
+
+class ContextOverflowError(ContextError):
+    """The conversation is still too long for the model after the bounded compressions."""
 
 
 class ToolLoopError(RunError):

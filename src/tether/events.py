@@ -124,6 +124,37 @@ class MessageCompleted:
 
 
 @dataclass(slots=True)
+class ContextCompressed:
+    """The model's view of the conversation was compressed (the transcript keeps everything).
+
+    ``reason``: ``preflight``, ``threshold`` or ``overflow``; the view is now
+    ``messages[:start] + [summary] + messages[end:]`` (``summary`` is a summary or
+    an omission marker, None if nothing stands in); token counts are estimates.
+    """
+
+    reason: str
+    start: int
+    end: int
+    summary: Message | None
+    tokens_before: int
+    tokens_after: int
+
+
+@dataclass(slots=True)
+class ReplyTruncated:
+    """The model's reply hit its output token limit; the loop asks again.
+
+    ``action``: ``continue`` (a text reply: the model is asked to go on, and the parts
+    are stitched into ``Result.message``) or ``retry`` (cut inside a tool call's
+    arguments: the reply is dropped and the call retried with ``max_tokens``).
+    """
+
+    action: str
+    attempt: int
+    max_tokens: int | None = None
+
+
+@dataclass(slots=True)
 class InterruptRaised:
     """The run is suspending to ask ``interrupt`` (answer it with ``agent.resume``)."""
 
@@ -169,6 +200,8 @@ StreamEvent: TypeAlias = (
     | ToolStarted
     | ToolFinished
     | MessageCompleted
+    | ContextCompressed
+    | ReplyTruncated
     | InterruptRaised
     | Steered
     | SubAgentEvent

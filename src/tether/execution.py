@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tether.context.policy import ContextManager
 from tether.errors import ConfigurationError
 
 
@@ -20,12 +21,17 @@ class Execution:
     - ``buffer_output``: hold model text and reasoning deltas until the
       ``AfterModelCall`` / ``BeforeOutput`` verdicts; ``None`` means on exactly when
       AGENT-HOOKS interceptors are attached.
+    - ``context``: the context manager that keeps the conversation inside the
+      model's window (``tether.context``: ``Summarizing``, ``SlidingWindow``,
+      ``KeepAll``); ``None`` means ``Summarizing()`` with the agent's own model,
+      which acts only when a request nears 80% of the window.
     """
 
     max_concurrency: int = 8
     max_retries: int = 3
     lease_ttl: float = 30.0
     buffer_output: bool | None = None
+    context: ContextManager | None = None
 
     def __post_init__(self) -> None:
         if _not_int(self.max_concurrency) or self.max_concurrency < 1:
@@ -35,6 +41,11 @@ class Execution:
         if _not_int(self.max_retries) or self.max_retries < 0:
             raise ConfigurationError(
                 f"Execution(max_retries=...) must be an int >= 0, got {self.max_retries!r}"
+            )
+        if self.context is not None and not isinstance(self.context, ContextManager):
+            raise ConfigurationError(
+                "Execution(context=...) takes a context manager (tether.context.Summarizing, "
+                f"SlidingWindow, KeepAll or a ContextManager subclass), got {self.context!r}"
             )
         ttl = self.lease_ttl
         if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not ttl > 0:

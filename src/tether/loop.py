@@ -9,6 +9,9 @@ from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
+from tether.context.prompt import settle_system_prompt
+from tether.context.step import with_context
+from tether.context.truncated import CONTINUE_PROMPT
 from tether.control.events import AfterInvocation, BeforeInvocation, BeforeOutput
 from tether.control.interrupts import Interrupt, InterruptSignal
 from tether.errors import RunError, ToolLoopError
@@ -17,6 +20,7 @@ from tether.events import (
     InterruptRaised,
     ModelCallFinished,
     ReasoningDelta,
+    ReplyTruncated,
     Steered,
     StreamEvent,
     TextDelta,
@@ -68,6 +72,7 @@ async def run_invocation(
             # when and by whom (lease holder: host:pid:token) this run started, for timelines
             start = {"started_at": time.time(), "by": journal.lease.holder, "resume": bool(resume)}
             journal.defer("status", {"status": "running", **start}, status="running")
+        settle_system_prompt(run, resumed=resume is not None)
         async with aclosing(_cycles(run, new_messages, resume)) as cycles:
             async for event in cycles:
                 for observe in observers:
@@ -184,6 +189,9 @@ def _view(run: RunState, stop_reason: StopReason) -> SessionView:
         position=run.batch_position,
         interrupts=list(run.interrupts),
         suspended_reason=stop_reason,
+        compaction=conversation.compaction,
+        system_prompt=conversation.system_prompt,
+        system_prompt_known=conversation.system_prompt_known,
     )
 
 
@@ -245,13 +253,19 @@ async def _cycles(
             yield await run.add_message(Message("user", [TextBlock(GRACE_MESSAGE)]))
         held = run.buffered  # buffered output: deltas wait for the verdicts (see _release)
         call = ModelCall(run)
-        async with aclosing(call.events()) as model_events:
+        async with aclosing(with_context(run, call)) as model_events:
             async for item in model_events:
                 kind = type(item)
                 if not (held and (kind is TextDelta or kind is ReasoningDelta)):
                     yield item
         response = call.response
         assert response is not None  # events() ends by raising or with a response
+        truncation = run.truncation
+        truncation.max_tokens = None
+        if truncation.retry_cut_call(response, agent.model):
+            run.usage.continuations += 1
+            yield ReplyTruncated("retry", 1, truncation.max_tokens)
+            continue  # the same history again, with a larger output limit
         calls = response.tool_calls
         unknown = repair_names(run, calls) if calls else 0
         if calls and agent.budget is not None and agent.budget.refund_cheap:
@@ -281,6 +295,13 @@ async def _cycles(
         run.batch_position = len(run.messages)
         yield await run.add_message(response.message)
         if not calls:
+            if truncation.continue_text(response):
+                run.usage.continuations += 1
+                yield ReplyTruncated("continue", len(truncation.pieces))
+                yield await run.add_message(Message("user", [TextBlock(CONTINUE_PROMPT)]))
+                continue
+            if truncation.pieces:
+                run.last_assistant = truncation.stitched(response.message)
             if response.stop_reason == "max_tokens":
                 run.stop_hint = ("max_tokens", "the model hit its output token limit")
             elif response.stop_reason == "content_filter":

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
+from tether.context.cleanup import clean_history
+from tether.context.compaction import view_of
 from tether.control.events import AfterModelCall, BeforeModelCall
 from tether.control.interrupts import Interrupter
 from tether.errors import MiddlewareError, ModelError, RetryLimitError, RunError
@@ -63,10 +65,14 @@ class ModelCall:
             attempt += 1
             if cancel.cancelled:
                 raise StopRun("cancelled", "cancelled before the model call")
-            messages = run.messages
+            messages = view_of(run.messages, agent.conversation.compaction)
+            if run.clean_history:
+                messages = clean_history(messages)
             specs = agent.tool_specs
             if hooks.has(BeforeModelCall):
-                interrupter = Interrupter(run.answers, "before_model_call", len(messages), "hook")
+                interrupter = Interrupter(
+                    run.answers, "before_model_call", len(run.messages), "hook"
+                )
                 event = BeforeModelCall(
                     agent, list(messages), specs, attempt, interrupter=interrupter
                 )
@@ -78,7 +84,8 @@ class ModelCall:
             response: ModelResponse | None = None
             error: Exception | None = None
             try:
-                request = ModelRequest(messages, specs, agent.system_prompt, run.invocation)
+                limit = run.truncation.max_tokens
+                request = ModelRequest(messages, specs, run.system_prompt, run.invocation, limit)
                 if run.output_spec is not None:
                     request.output_schema = run.output_spec.schema
                     request.output_name = run.output_spec.schema_name

@@ -34,6 +34,15 @@ class RunUsage:
     tool_calls: int = 0
     model_retries: int = 0
     model_fallbacks: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    compressions: int = 0
+    """Times the model's view of the conversation was compressed."""
+    context_tokens_before: int = 0
+    context_tokens_after: int = 0
+    """Estimated request tokens before and after the compressions (summed over them)."""
+    continuations: int = 0
+    """Times a reply cut off at the output token limit was continued or retried."""
     by_agent: dict[str, RunUsage] = field(default_factory=dict)
     """Usage of the sub-agents this invocation ran, by agent path (``researcher#c1``,
     ``researcher#c1/coder#c4``): each entry is that agent's totals, its own sub-agents
@@ -47,6 +56,8 @@ class RunUsage:
         self.model_calls += 1
         self.input_tokens += usage.input_tokens
         self.output_tokens += usage.output_tokens
+        self.cache_read_tokens += usage.cache_read_tokens
+        self.cache_write_tokens += usage.cache_write_tokens
 
     def add_child(self, path: str, usage: RunUsage) -> None:
         """Roll a sub-agent's usage (its own sub-agents included) into these totals."""
@@ -64,6 +75,12 @@ class RunUsage:
             "tool_calls": self.tool_calls,
             "model_retries": self.model_retries,
             "model_fallbacks": self.model_fallbacks,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "compressions": self.compressions,
+            "context_tokens_before": self.context_tokens_before,
+            "context_tokens_after": self.context_tokens_after,
+            "continuations": self.continuations,
         }
 
 
@@ -102,3 +119,9 @@ def _add(target: RunUsage, usage: RunUsage) -> None:
     target.tool_calls += usage.tool_calls
     target.model_retries += usage.model_retries
     target.model_fallbacks += usage.model_fallbacks
+    target.cache_read_tokens += usage.cache_read_tokens
+    target.cache_write_tokens += usage.cache_write_tokens
+    target.compressions += usage.compressions
+    target.context_tokens_before += usage.context_tokens_before
+    target.context_tokens_after += usage.context_tokens_after
+    target.continuations += usage.continuations

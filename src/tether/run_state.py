@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tether.context.truncated import Truncation
 from tether.control.events import AfterMessageAdded
 from tether.control.interrupts import Interrupt
 from tether.events import MessageCompleted, StreamEvent
@@ -19,6 +20,7 @@ from tether.tools.context import CancelSignal
 
 if TYPE_CHECKING:
     from tether.agent import Agent
+    from tether.context.estimate import Estimator
     from tether.session import SessionJournal
     from tether.structured import OutputSpec
 
@@ -45,6 +47,8 @@ class RunState:
         "blocked",
         "buffered",
         "cancel",
+        "clean_history",
+        "context",
         "forwarded",
         "grace_used",
         "interrupts",
@@ -61,7 +65,9 @@ class RunState:
         "pending",
         "started",
         "stop_hint",
+        "system_prompt",
         "tasks",
+        "truncation",
         "usage",
     )
 
@@ -89,6 +95,14 @@ class RunState:
         once the current batch has settled; calls not started by then do not run."""
         self.invocation = next(_INVOCATIONS)
         self.journal: SessionJournal | None = None
+        self.context: Estimator | None = None
+        """The running token estimate of the next request (tether.context.step)."""
+        self.system_prompt: str | None = agent.conversation.system_prompt
+        """The system prompt this run sends (the session's, see tether.context.prompt)."""
+        self.clean_history = False
+        """Send a cleaned history (set after the provider rejected one as malformed)."""
+        self.truncation = Truncation()
+        """Replies cut off at the output limit (tether.context.truncated)."""
         self.buffered: bool = agent.buffer_output
         self.output_spec: OutputSpec | None = agent.conversation.output_spec
         self.output: object = None

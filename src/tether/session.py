@@ -14,6 +14,11 @@ Entry kinds and their data (all JSON, versioned by ``Entry.schema``):
   ``tether.state_delta``) when the session state changed.
 - ``status``: ``{"status", "reason"}``; a run's start ``{"status": "running",
   "started_at", "by" (lease holder), "resume"}``; ``usage``: ``{"usage": RunUsage.to_dict()}``.
+- ``compaction``: ``Compaction.to_dict()`` plus ``reason``, ``tokens_before``,
+  ``tokens_after``: the model's view of the transcript from now on (the
+  messages themselves stay in the journal).
+- ``system_prompt``: ``{"system_prompt": str | None}``, the session's system prompt
+  (written when a run first sends it or sends a different one).
 - ``snapshot``: the whole fold (see :meth:`SessionView.to_snapshot`).
 """
 
@@ -26,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tether.context.compaction import Compaction
 from tether.control.interrupts import Interrupt, interrupt_id
 from tether.errors import PersistenceError, TetherError
 from tether.messages import JSONValue, Message, ToolCall, ToolResult
@@ -64,6 +70,9 @@ class SessionView:
     intents: set[str] = field(default_factory=set)
     interrupts: list[Interrupt] = field(default_factory=list)
     suspended_reason: str | None = None
+    compaction: Compaction | None = None
+    system_prompt: str | None = None
+    system_prompt_known: bool = False
 
     @property
     def suspension(self) -> Suspension | None:
@@ -129,6 +138,11 @@ class SessionView:
             self.status = data["status"]
             if self.status != "suspended":
                 self.interrupts = []
+        elif kind == "compaction":
+            self.compaction = Compaction.from_dict(data)
+        elif kind == "system_prompt":
+            self.system_prompt = data.get("system_prompt")
+            self.system_prompt_known = True
         elif kind == "snapshot":
             self.load_snapshot(data)
 
@@ -168,6 +182,9 @@ class SessionView:
             "intents": sorted(self.intents),
             "interrupts": [i.to_dict() for i in self.interrupts],
             "suspended_reason": self.suspended_reason,
+            "compaction": None if self.compaction is None else self.compaction.to_dict(),
+            "system_prompt": self.system_prompt,
+            "system_prompt_known": self.system_prompt_known,
         }
 
     def load_snapshot(self, data: dict[str, Any]) -> None:
@@ -181,6 +198,10 @@ class SessionView:
         self.intents = set(data["intents"])
         self.interrupts = [Interrupt.from_dict(i) for i in data["interrupts"]]
         self.suspended_reason = data.get("suspended_reason")
+        compaction = data.get("compaction")
+        self.compaction = None if compaction is None else Compaction.from_dict(compaction)
+        self.system_prompt = data.get("system_prompt")
+        self.system_prompt_known = bool(data.get("system_prompt_known", False))
         self.pending = None
         snap = data.get("pending")
         if snap is not None:

@@ -82,8 +82,9 @@ async def test_anthropic_tool_use_fragments(fault):
 
 
 async def test_anthropic_request_layout(fault):
-    """Fault server (recorded request): tool results in a user message, merged with user text."""
-    model = claude(fault, "text")
+    """Fault server (recorded request): tool results in a user message, merged with user text.
+    (Cache breakpoints, on by default, are checked in tests/context/test_caching.py.)"""
+    model = claude(fault, "text", prompt_cache=False)
     history = [
         Message.user("hi"),
         Message(

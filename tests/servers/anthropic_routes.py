@@ -22,6 +22,9 @@ ERRORS = {
     "e413": lambda: _error(
         413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
     ),
+    "efmt": lambda: _error(
+        400, "invalid_request_error", "messages: text content blocks must be non-empty"
+    ),
     "e529": lambda: _error(529, "overloaded_error", "Overloaded"),
     "ectx": lambda: _error(
         400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"
@@ -42,7 +45,7 @@ def _sse(event: str, data: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
 
-def _start() -> str:
+def _start(usage: dict[str, int] | None = None) -> str:
     message = {
         "id": "msg_f",
         "type": "message",
@@ -51,7 +54,7 @@ def _start() -> str:
         "model": "m",
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": {"input_tokens": 21, "output_tokens": 1},
+        "usage": usage or {"input_tokens": 21, "output_tokens": 1},
     }
     return _sse("message_start", {"type": "message_start", "message": message})
 
@@ -110,6 +113,28 @@ def _lines(step: str) -> list[str] | None:
             *_block(0, {"type": "text", "text": ""}, _text(["Calling."])),
             *_block(1, {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {}}, args),
             *_end("tool_use"),
+        ]
+    if step == "cached":
+        usage = {
+            "input_tokens": 5,
+            "output_tokens": 1,
+            "cache_read_input_tokens": 300,
+            "cache_creation_input_tokens": 40,
+        }
+        text = _block(0, {"type": "text", "text": ""}, _text(["Hi"]))
+        return [_start(usage), *text, *_end("end_turn")]
+    if step == "length":
+        return [
+            _start(),
+            *_block(0, {"type": "text", "text": ""}, _text(["cut"])),
+            *_end("max_tokens"),
+        ]
+    if step == "cut_call":  # the output limit cut the tool call's arguments
+        args = [{"type": "input_json_delta", "partial_json": '{"a": 4, "b"'}]
+        return [
+            _start(),
+            *_block(0, {"type": "tool_use", "id": "toolu_cut", "name": "add", "input": {}}, args),
+            *_end("max_tokens"),
         ]
     if step == "garbage":  # valid JSON in the wrong shape: the delta is not an object
         bad = {"type": "content_block_delta", "index": 0, "delta": 7}

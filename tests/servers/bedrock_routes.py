@@ -72,6 +72,11 @@ ERRORS = {
         "AccessDeniedException",
         "You don't have access to the model with the specified model ID.",
     ),
+    "efmt": lambda: _error(
+        400,
+        "ValidationException",
+        "A conversation must alternate between user and assistant roles.",
+    ),
     "e500": lambda: _error(500, "InternalServerException", "Internal server error"),
 }
 
@@ -120,6 +125,49 @@ def _events(step: str) -> list[bytes] | None:
             *parts,
             event("contentBlockStop", {"contentBlockIndex": 1}),
             event("messageStop", {"stopReason": "tool_use"}),
+            event("metadata", _META),
+        ]
+    if step == "cached":
+        meta = {
+            "usage": {
+                "inputTokens": 5,
+                "outputTokens": 2,
+                "totalTokens": 7,
+                "cacheReadInputTokens": 300,
+                "cacheWriteInputTokens": 40,
+            },
+            "metrics": {"latencyMs": 1},
+        }
+        return [
+            start,
+            event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hi"}}),
+            event("contentBlockStop", {"contentBlockIndex": 0}),
+            event("messageStop", {"stopReason": "end_turn"}),
+            event("metadata", meta),
+        ]
+    if step == "length":
+        return [
+            start,
+            event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "cut"}}),
+            event("contentBlockStop", {"contentBlockIndex": 0}),
+            event("messageStop", {"stopReason": "max_tokens"}),
+            event("metadata", _META),
+        ]
+    if step == "cut_call":  # the output limit cut the tool call's arguments
+        begin = event(
+            "contentBlockStart",
+            {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "tu_cut", "name": "add"}}},
+        )
+        part = event(
+            "contentBlockDelta",
+            {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"a": 6, "b"'}}},
+        )
+        return [
+            start,
+            begin,
+            part,
+            event("contentBlockStop", {"contentBlockIndex": 0}),
+            event("messageStop", {"stopReason": "max_tokens"}),
             event("metadata", _META),
         ]
     if step == "guardrail":

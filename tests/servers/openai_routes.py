@@ -36,6 +36,13 @@ ERRORS = {
         "invalid_request_error",
         "model_not_found",
     ),
+    "efmt": lambda: _error(
+        400,
+        "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+        "message with 'tool_calls'.",
+        "invalid_request_error",
+        None,
+    ),
     "e413": lambda: _error(413, "Request entity too large.", "invalid_request_error", None),
     "ectx": lambda: _error(
         400,
@@ -145,6 +152,18 @@ def _stream_lines(step: str) -> list[str] | None:
             _chunk(None, usage=USAGE),
             "data: [DONE]\n\n",
         ]
+    if step == "cut_call":  # the output limit cut the tool call's arguments
+        return [
+            _chunk({"role": "assistant", "tool_calls": [_call(0, "call_cut", "add")]}),
+            _chunk({"tool_calls": [_call(0, args='{"a": 1, "b"')]}),
+            _chunk({}, "length"),
+            _chunk(None, usage=USAGE),
+            "data: [DONE]\n\n",
+        ]
+    if step == "cached":  # usage with cached prompt tokens (prompt_tokens includes them)
+        usage = {**USAGE, "prompt_tokens_details": {"cached_tokens": 8}}
+        lines = _text_lines(["Hello"])
+        return [*lines[:-2], _chunk(None, usage=usage), lines[-1]]
     if step == "bench":
         return _text_lines(["tok "] * 1000)
     return None

@@ -126,6 +126,25 @@ class BeforeModelCall(HookEvent):
 
 
 @hook_event
+class BeforeContextCompression(HookEvent):
+    """The model's view is about to be compressed: ``messages[start:end]`` of the
+    transcript will be replaced by ``summary`` (``reason``: preflight, threshold or
+    overflow).
+
+    Writable: ``summary`` (a replacement Message, or None for no stand-in) and
+    ``block`` (a reason: keep the view as it is; an overflow then fails the call).
+    """
+
+    WRITABLE = frozenset({"summary", "block"})
+    agent: Agent
+    reason: str
+    start: int
+    end: int
+    summary: Message | None
+    block: str | None = None
+
+
+@hook_event
 class AfterModelCall(HookEvent):
     """The model call ended with ``response`` or ``exception``.
 

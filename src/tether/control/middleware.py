@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from tether.errors import MiddlewareError
@@ -113,11 +113,10 @@ class ModelOnion(_Onion):
         super().__init__(ModelMiddleware, middlewares, inner)
 
     async def prepare(self, request: ModelRequest) -> ModelRequest:
-        request = ModelRequest(
-            copy.deepcopy(request.messages),
-            copy.deepcopy(request.tool_specs),
-            request.system_prompt,
-            request.invocation,
+        request = replace(  # every other field (limits, output schema) carried over
+            request,
+            messages=copy.deepcopy(request.messages),
+            tool_specs=copy.deepcopy(request.tool_specs),
         )
         for phase in self.inputs:
             request = _checked(await phase(request), ModelRequest, phase)

@@ -20,6 +20,8 @@ JournalKind = Literal[
     "state",
     "snapshot",
     "audit",
+    "compaction",
+    "system_prompt",
 ]
 JOURNAL_KINDS: Final[frozenset[str]] = frozenset(get_args(JournalKind))
 ENTRY_SCHEMA: Final = 1

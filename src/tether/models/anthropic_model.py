@@ -14,6 +14,7 @@ from tether.models.anthropic_format import (
     usage_from,
 )
 from tether.models.base import ModelRequest
+from tether.models.cache import anthropic_breakpoints
 from tether.models.failover import ErrorInfo
 from tether.models.resilient import (
     CompressHook,
@@ -57,10 +58,17 @@ class AnthropicModel(ProviderModel):
         params: Mapping[str, Any] | None = None,
         retry: RetryPolicy | None = None,
         compress: CompressHook | None = None,
+        context_window: int | None = None,
+        prompt_cache: bool = True,
     ) -> None:
         keys = resolve_keys(f"AnthropicModel({model!r})", self.env_var, api_key, api_keys)
-        super().__init__(model, api_keys=keys, retry=retry, compress=compress)
+        super().__init__(
+            model, api_keys=keys, retry=retry, compress=compress, context_window=context_window
+        )
         self.max_tokens = max_tokens
+        self.prompt_cache = prompt_cache
+        """Cache breakpoints on the system prompt, tools and conversation end
+        (tether.models.cache); reads and writes show in ``result.usage``."""
         self.streaming = streaming
         self.params = dict(params or {})
         anthropic = import_sdk("anthropic", "AnthropicModel", "anthropic")
@@ -71,7 +79,7 @@ class AnthropicModel(ProviderModel):
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": self.max_tokens,
+            "max_tokens": request.max_tokens or self.max_tokens,
             "messages": messages_param(request),
         }
         system = system_param(request)
@@ -79,6 +87,8 @@ class AnthropicModel(ProviderModel):
             body["system"] = system
         if request.tool_specs:
             body["tools"] = tools_param(request.tool_specs)
+        if self.prompt_cache:
+            anthropic_breakpoints(body)
         body.update(self.params)
         return body
 

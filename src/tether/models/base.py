@@ -20,6 +20,9 @@ class ModelRequest:
     invocation: int | None = None
     """Which agent invocation the call belongs to (unique per process), so a model
     can keep per-invocation choices such as a FallbackChain's current model."""
+    max_tokens: int | None = None
+    """Output token limit for this call only (None: the model's own setting); the loop
+    raises it once to retry a reply cut off inside a tool call's arguments."""
     output_schema: dict[str, Any] | None = None
     """The JSON schema of the invocation's ``output_type`` (a provider with native
     structured output constrains its answer to it; the loop validates it anyway)."""

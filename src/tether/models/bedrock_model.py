@@ -17,6 +17,7 @@ from tether.errors import ConfigurationError
 from tether.events import ModelStop, ModelStreamEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from tether.models.base import ModelRequest
 from tether.models.bedrock_format import botocore_error_info, request_body, stop_reason, usage_from
+from tether.models.cache import bedrock_breakpoints, bedrock_caches
 from tether.models.failover import ErrorInfo
 from tether.models.resilient import (
     CompressHook,
@@ -58,9 +59,15 @@ class BedrockModel(ProviderModel):
         streaming: bool = True,
         retry: RetryPolicy | None = None,
         compress: CompressHook | None = None,
+        context_window: int | None = None,
+        prompt_cache: bool | None = None,
     ) -> None:
-        super().__init__(model, retry=retry, compress=compress)
+        super().__init__(model, retry=retry, compress=compress, context_window=context_window)
         self.max_tokens = max_tokens
+        self.prompt_cache = bedrock_caches(model) if prompt_cache is None else prompt_cache
+        """``cachePoint`` blocks on the system prompt, tools and conversation end; None
+        (default) means on for the models Bedrock caches for (Claude 3.5 Haiku and later,
+        Nova)."""
         self.streaming = streaming
         try:
             import boto3  # type: ignore[import-untyped,unused-ignore]
@@ -100,7 +107,9 @@ class BedrockModel(ProviderModel):
     def _attempt(
         self, request: ModelRequest, api_key: str | None
     ) -> AsyncGenerator[ModelStreamEvent, None]:
-        body = request_body(self.model, request, self.max_tokens)
+        body = request_body(self.model, request, request.max_tokens or self.max_tokens)
+        if self.prompt_cache:
+            bedrock_breakpoints(body)
         if self.streaming:
             return self._streamed(body)
         return self._whole(body)

@@ -47,6 +47,8 @@ class OpenAIModel(ProviderModel):
     """
 
     provider = "openai"
+    cached_in_input = True
+    """Chat Completions' prompt_tokens include the cached ones (tether.context calibration)."""
     env_var = "OPENAI_API_KEY"
 
     def __init__(
@@ -66,6 +68,7 @@ class OpenAIModel(ProviderModel):
         retry: RetryPolicy | None = None,
         compress: CompressHook | None = None,
         provider: str = "openai",
+        context_window: int | None = None,
     ) -> None:
         keys = resolve_keys(
             f"OpenAIModel({model!r})",
@@ -74,7 +77,9 @@ class OpenAIModel(ProviderModel):
             api_keys,
             ' (a local server that ignores keys still needs one, e.g. api_key="none")',
         )
-        super().__init__(model, api_keys=keys, retry=retry, compress=compress)
+        super().__init__(
+            model, api_keys=keys, retry=retry, compress=compress, context_window=context_window
+        )
         self.provider = provider
         self.streaming = streaming
         self.stream_usage = stream_usage
@@ -89,8 +94,9 @@ class OpenAIModel(ProviderModel):
         body: dict[str, Any] = {"model": self.model, "messages": messages_param(request)}
         if request.tool_specs:
             body["tools"] = tools_param(request.tool_specs)
-        if self.max_tokens is not None:
-            body["max_tokens"] = self.max_tokens
+        limit = request.max_tokens or self.max_tokens
+        if limit is not None:
+            body["max_tokens"] = limit
         if request.output_schema is not None:  # native structured output
             body["response_format"] = {
                 "type": "json_schema",

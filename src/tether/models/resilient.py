@@ -65,12 +65,15 @@ class ProviderModel:
         api_keys: Sequence[str] = (),
         retry: RetryPolicy | None = None,
         compress: CompressHook | None = None,
+        context_window: int | None = None,
     ) -> None:
         if not model or not isinstance(model, str):
             raise ConfigurationError(f"{type(self).__name__} needs a model name, got {model!r}")
         self.model = model
         self.retry = retry or RetryPolicy()
         self.compress = compress
+        self.context_window = check_window(type(self).__name__, context_window)
+        """Tokens the model accepts (None: its family's default, see tether.context.window)."""
         self._keys: list[str | None] = list(api_keys) or [None]
         self._key_index = 0
 
@@ -239,6 +242,17 @@ async def _compressed(hook: CompressHook, request: ModelRequest) -> ModelRequest
             f"the compress hook must return a ModelRequest, got {type(result).__name__}"
         )
     return result
+
+
+def check_window(owner: str, window: int | None) -> int | None:
+    """Validate a ``context_window=`` argument."""
+    if window is not None and (
+        isinstance(window, bool) or not isinstance(window, int) or window < 1
+    ):
+        raise ConfigurationError(
+            f"{owner}(context_window=...) must be a number of tokens >= 1 or None, got {window!r}"
+        )
+    return window
 
 
 def without_reasoning(request: ModelRequest) -> ModelRequest:

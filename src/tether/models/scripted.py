@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, Callable, Sequence
+from dataclasses import replace
 from typing import Any, TypeAlias, cast
 
 from tether.errors import ConfigurationError, ScriptExhaustedError
@@ -46,6 +47,8 @@ from tether.messages import (
     sanitize_text,
 )
 from tether.models.base import ModelRequest
+from tether.models.failover import FailoverReason, ProviderError
+from tether.models.resilient import check_window
 
 Turn: TypeAlias = dict[str, Any] | str
 ScriptFunction: TypeAlias = Callable[[list[Message], list[dict[str, Any]]], Turn]
@@ -64,6 +67,8 @@ class ScriptedModel:
         *,
         chunk_size: int = 16,
         name: str = "scripted",
+        context_window: int | None = None,
+        overflow_at: int | None = None,
     ) -> None:
         if callable(script):
             self._function: ScriptFunction | None = script
@@ -82,6 +87,13 @@ class ScriptedModel:
             raise ConfigurationError(f"ScriptedModel chunk_size must be >= 1, got {chunk_size}")
         self._chunk_size = chunk_size
         self._name = name
+        self.context_window = check_window("ScriptedModel", context_window)
+        """The window the model declares (read by tether.context)."""
+        self.overflow_at = check_window("ScriptedModel", overflow_at)
+        """Input tokens (four characters each) above which a call fails as a provider's
+        context overflow would; the error states the limit, as OpenAI's does."""
+        self.requests: list[ModelRequest] = []
+        """Every request the model received (for tests and benchmarks)."""
         self.calls = 0
         """How many times the model has been called."""
         self._offset = 0  # turns the conversation already held at the first call
@@ -99,6 +111,17 @@ class ScriptedModel:
         return max(0, len(self._turns) - self._offset - self.calls)
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
+        self.requests.append(replace(request, messages=list(request.messages)))
+        if self.overflow_at is not None:
+            size = _estimate_input(request)
+            if size > self.overflow_at:
+                raise ProviderError(
+                    FailoverReason.CONTEXT_OVERFLOW,
+                    self._name,
+                    f"This model's maximum context length is {self.overflow_at} tokens. "
+                    f"However, your messages resulted in {size} tokens.",
+                    status=400,
+                )
         turn = self._next_turn(request)
         self.calls += 1
         if isinstance(turn, str):

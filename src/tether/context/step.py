@@ -1,0 +1,255 @@
+"""The loop's context step: wrap each model call with compression and overflow recovery.
+
+Called once per model call (``loop.py``): before the call it compresses the
+model's view when the manager says so (preflight on the first call of an
+invocation, then after each tool batch); when the provider answers
+``context_overflow``, ``payload_too_large`` or ``long_context_tier`` it
+compresses and retries. At most :data:`MAX_PASSES` compressions per model call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from typing import TYPE_CHECKING
+
+from tether.context.compaction import Compaction, view_of
+from tether.context.estimate import Estimator, fixed_tokens, message_tokens, reported_prompt_tokens
+from tether.context.policy import ContextManager, ContextRequest, KeepAll
+from tether.context.window import context_window, learn
+from tether.control.events import BeforeContextCompression
+from tether.errors import ContextError, ContextOverflowError, ModelError
+from tether.events import ContextCompressed, ModelRetry, StreamEvent
+from tether.messages import Message
+from tether.models.failover import FailoverReason, ProviderError
+
+if TYPE_CHECKING:
+    from tether.modelcall import ModelCall
+    from tether.run_state import RunState
+
+MAX_PASSES = 3
+"""Compressions allowed for one model call before the run fails."""
+OVERFLOW = frozenset(
+    {
+        FailoverReason.CONTEXT_OVERFLOW,
+        FailoverReason.PAYLOAD_TOO_LARGE,
+        FailoverReason.LONG_CONTEXT_TIER,
+    }
+)
+
+
+def manager_of(run: RunState) -> ContextManager:
+    context = run.agent.execution.context
+    if context is None:
+        from tether.context.summarise import Summarizing
+
+        return Summarizing()
+    return context
+
+
+async def with_context(run: RunState, call: ModelCall) -> AsyncGenerator[StreamEvent, None]:
+    """The events of ``call``, with the context managed around it (see the module doc)."""
+    manager = manager_of(run)
+    managed = not isinstance(manager, KeepAll)  # KeepAll: no estimate, no compression
+    conversation = run.agent.conversation
+    estimator = conversation.estimate
+    if estimator is None:
+        estimator = conversation.estimate = Estimator()
+    first = run.context is None
+    run.context = estimator
+    transcript = conversation.messages
+    window = context_window(run.agent.model)
+    passes = 0
+    if managed:
+        compaction = conversation.compaction
+        reason = "preflight" if first else "threshold"
+        if first:
+            fixed = fixed_tokens(run.agent.tool_specs, run.system_prompt, estimator.count)
+            if 0 <= estimator.counted <= len(transcript):
+                estimator.refix(fixed)  # a conversation this process already counted
+            else:
+                estimator.full(view_of(transcript, compaction), fixed, len(transcript))
+        estimator.update(transcript)
+        view_length = len(transcript) if compaction is None else len(compaction.view(transcript))
+        if manager.needed(view_length, estimator.tokens, window):
+            passes += 1
+            async for event in _compress(run, manager, estimator, window, reason, _Pass()):
+                yield event
+    while True:
+        sent = len(transcript)
+        try:
+            async with aclosing(call.events()) as events:
+                async for item in events:
+                    yield item
+        except ModelError as exc:
+            rejected = _provider_error(exc)
+            if _malformed(rejected) and not run.clean_history:
+                assert rejected is not None
+                run.clean_history = True  # once per run: the cleaned history is kept
+                run.usage.model_retries += 1
+                yield ModelRetry(
+                    1, rejected.reason.value, 0.0, rejected.provider, "cleaned the history"
+                )
+                continue
+            overflow = rejected if rejected is not None and rejected.reason in OVERFLOW else None
+            if overflow is None or not managed:
+                raise
+            window = learn(run.agent.model, str(overflow)) or window
+            passes += 1
+            if passes > MAX_PASSES:
+                raise ContextOverflowError(
+                    f"the conversation is still too long for model {run.agent.model.name!r} "
+                    f"after {MAX_PASSES} compressions ({overflow.reason.value}); "
+                    "use a model with a larger context window or a SlidingWindow with a "
+                    "smaller max_tokens"
+                ) from exc
+            # the provider refused: aim below what it refused
+            ceiling = min(window, max(1, int(estimator.tokens * 0.75)))
+            outcome = _Pass()
+            async for event in _compress(run, manager, estimator, ceiling, "overflow", outcome):
+                outcome.compressed = True
+                yield event
+            if outcome.vetoed:
+                raise  # a hook kept the view as it is: the provider's refusal stands
+            if not outcome.compressed:
+                raise ContextOverflowError(
+                    f"model {run.agent.model.name!r} refused the request "
+                    f"({overflow.reason.value}) and there is nothing left to compress: the "
+                    "first user message, the system prompt, the tools and the latest turn "
+                    "already exceed its limit"
+                ) from exc
+            continue
+        response = call.response
+        if response is not None and managed:
+            reported = reported_prompt_tokens(response.usage, run.agent.model)
+            estimator.calibrate(reported, sent)
+        return
+
+
+class _Pass:
+    """What one compression pass did."""
+
+    __slots__ = ("compressed", "vetoed")
+
+    def __init__(self) -> None:
+        self.compressed = False
+        self.vetoed = False
+
+
+def _provider_error(exc: BaseException) -> ProviderError | None:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ProviderError):
+            return seen
+        seen = seen.__cause__
+    return None
+
+
+def _malformed(error: ProviderError | None) -> bool:
+    """A request the provider rejected as malformed (not a response tether could not read)."""
+    return (
+        error is not None
+        and error.reason is FailoverReason.FORMAT_ERROR
+        and error.status in (400, 422)
+    )
+
+
+def _head(messages: list[Message]) -> int:
+    """Messages always kept verbatim: through the first user message."""
+    for index, message in enumerate(messages):
+        if message.role == "user":
+            return index + 1
+    return 0
+
+
+def _cuts(run: RunState, floor: int) -> list[int]:
+    """Where a compaction may end: never between a tool call and its result, never into
+    the pending batch (whose interrupts refer to it), and always keeping the last message."""
+    messages = run.agent.conversation.messages
+    last = len(messages) - 1
+    if run.pending is not None:
+        last = min(last, run.batch_position)
+    cuts: list[int] = []
+    for index in range(max(floor, 2), last + 1):
+        if messages[index].role == "tool":
+            continue
+        before = messages[index - 1]
+        if before.role == "assistant" and before.tool_calls:
+            continue
+        cuts.append(index)
+    return cuts
+
+
+async def _compress(
+    run: RunState,
+    manager: ContextManager,
+    estimator: Estimator,
+    limit: int,
+    reason: str,
+    outcome: _Pass,
+) -> AsyncGenerator[StreamEvent, None]:
+    """One compression pass; yields ContextCompressed when the view changed."""
+    agent = run.agent
+    conversation = agent.conversation
+    transcript = conversation.messages
+    current = conversation.compaction
+    head = _head(transcript)
+    floor = head if current is None else max(head, current.end)
+    count = estimator.count
+    window = context_window(agent.model)
+    request = ContextRequest(
+        messages=transcript,
+        compaction=current,
+        head=head,
+        cuts=_cuts(run, floor + 1),
+        tokens=estimator.tokens,
+        window=window,
+        target=max(0, int(min(limit, window) * manager.target) - estimator.fixed),
+        reason=reason,
+        estimate=lambda m: int(message_tokens(m, count) * estimator.ratio),
+        run=run,
+    )
+    if not request.cuts:
+        return
+    compaction = await manager.compress(request)
+    if compaction is None or compaction == current:
+        return
+    _check(manager, compaction, request)
+    hooks = agent.hooks
+    if hooks.has(BeforeContextCompression):
+        before = await hooks.emit(
+            BeforeContextCompression(
+                agent, reason, compaction.start, compaction.end, compaction.summary
+            )
+        )
+        if before.block:
+            outcome.vetoed = True
+            return
+        compaction = Compaction(compaction.start, compaction.end, before.summary)
+    tokens_before = estimator.tokens
+    conversation.compaction = compaction
+    view = compaction.view(transcript)
+    tokens_after = estimator.full(view, estimator.fixed, len(transcript))
+    usage = run.usage
+    usage.compressions += 1
+    usage.context_tokens_before += tokens_before
+    usage.context_tokens_after += tokens_after
+    if run.journal is not None:
+        data = compaction.to_dict()
+        data.update(reason=reason, tokens_before=tokens_before, tokens_after=tokens_after)
+        await run.journal.append("compaction", data)
+    yield ContextCompressed(
+        reason, compaction.start, compaction.end, compaction.summary, tokens_before, tokens_after
+    )
+
+
+def _check(manager: ContextManager, compaction: Compaction, request: ContextRequest) -> None:
+    """The loop's rules, whatever the manager: a cut offered, the head kept."""
+    if compaction.start != request.head or compaction.end not in request.cuts:
+        raise ContextError(
+            f"the context manager {type(manager).__name__} returned a compaction of messages "
+            f"[{compaction.start}, {compaction.end}) that breaks the rules: it must start at "
+            f"{request.head} (after the first user message) and end at one of the offered "
+            f"cut points {request.cuts[:8]}{'...' if len(request.cuts) > 8 else ''} "
+            "(never between a tool call and its result)"
+        )
