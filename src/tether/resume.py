@@ -14,7 +14,7 @@ from tether.messages import JSONValue
 from tether.persistence import check_in_doubt_answer, settle_in_doubt
 from tether.result import Result, RunUsage
 from tether.run_state import Suspension
-from tether.session import SessionJournal, SessionView, journal_end
+from tether.session import SessionJournal, SessionView, journal_end, journal_suspend
 
 if TYPE_CHECKING:
     from tether.agent import Agent
@@ -39,16 +39,8 @@ async def resume_events(
     ask, aborted = settle_in_doubt(agent, suspension)
     if ask:
         suspension.interrupts = ask
-        if journal is not None:
-            await journal.append(
-                "interrupt_raised",
-                {"interrupts": [i.to_dict() for i in ask], "stop_reason": "interrupt"},
-                durable=True,
-                status="suspended",
-            )
-            await journal.append("status", {"status": "suspended", "reason": "in doubt"})
-            if journal.observer is not None:  # in_doubt interrupts ask a human: approvals
-                await journal.observer.suspended(agent.session_id, ask)
+        if journal is not None:  # the suspension, its approvals and audit: all or nothing
+            await journal_suspend(journal, ask, "in doubt")
     remaining = [i for i in suspension.interrupts if i.id not in agent.answers]
     if remaining:
         if journal is not None and journal.observer is not None:  # (idempotent) backfill
@@ -95,7 +87,15 @@ def _finished(agent: Agent, suspension: Suspension) -> bool:
 async def _finish(agent: Agent, journal: SessionJournal | None) -> Result:
     """Write the end the dead process did not write; the model is not called again."""
     if journal is not None:
-        view = SessionView(messages=agent.messages, state=agent.state, answers=agent.answers)
+        conversation = agent.conversation
+        view = SessionView(
+            messages=conversation.messages,
+            state=conversation.state,
+            answers=conversation.answers,
+            compaction=conversation.compaction,
+            system_prompt=conversation.system_prompt,
+            system_prompt_known=conversation.system_prompt_known,
+        )
         await journal_end(journal, view, "end_turn", None, RunUsage().to_dict())
     result = Result("end_turn", agent.messages[-1], RunUsage(), agent.session_id)
     agent.conversation.last_result = result

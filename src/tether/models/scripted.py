@@ -113,7 +113,7 @@ class ScriptedModel:
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
         self.requests.append(replace(request, messages=list(request.messages)))
         if self.overflow_at is not None:
-            size = _estimate_input(request)
+            size = self._input_tokens(request)
             if size > self.overflow_at:
                 raise ProviderError(
                     FailoverReason.CONTEXT_OVERFLOW,
@@ -144,9 +144,15 @@ class ScriptedModel:
             )
         stop = turn.get("stop_reason") or ("tool_use" if calls else "end_turn")
         out_chars = len(text) + len(str(reasoning or "")) + 24 * len(calls)
-        chars = len(request.system_prompt or "") + self._input.of(request.messages)
-        usage = Usage(input_tokens=max(1, chars // 4), output_tokens=max(1, out_chars // 4))
+        usage = Usage(
+            input_tokens=self._input_tokens(request), output_tokens=max(1, out_chars // 4)
+        )
         yield ModelStop(cast(ModelStopReason, stop), usage)
+
+    def _input_tokens(self, request: ModelRequest) -> int:
+        """The request's size in tokens (4 characters each), counting new messages only."""
+        chars = len(request.system_prompt or "") + self._input.of(request.messages)
+        return max(1, chars // 4)
 
     def _next_turn(self, request: ModelRequest) -> Turn:
         if self._function is not None:
