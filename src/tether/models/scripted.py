@@ -112,8 +112,8 @@ class ScriptedModel:
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
         self.requests.append(replace(request, messages=list(request.messages)))
-        if self.overflow_at is not None:
-            size = self._input_tokens(request)
+        if self.overflow_at is not None:  # a whole-request count, like a provider's
+            size = _estimate_input(request)
             if size > self.overflow_at:
                 raise ProviderError(
                     FailoverReason.CONTEXT_OVERFLOW,
@@ -246,6 +246,21 @@ def _calls_ok(turn: dict[str, Any]) -> bool:
     return all(
         type(c) is dict and type(c.get("name")) is str and c.keys() <= _CALL_KEYS for c in calls
     )
+
+
+def _estimate_input(request: ModelRequest) -> int:
+    """The whole request's size in tokens (4 characters each; a tool call counts 24)."""
+    chars = len(request.system_prompt or "")
+    for message in request.messages:
+        for block in message.content:
+            kind = type(block)
+            if kind is TextBlock or kind is ReasoningBlock:
+                chars += len(block.text)  # type: ignore[union-attr]
+            elif kind is ToolResult:
+                chars += len(block.content)  # type: ignore[union-attr]
+            elif kind is ToolCall:
+                chars += 24
+    return max(1, chars // 4)
 
 
 class _InputChars:
