@@ -46,7 +46,7 @@ class _Step:
     title: str
     start: float
     end: float
-    order: int
+    order: float
     seq: int | None = None
     status: str = "ok"
     detail: dict[str, Any] = field(default_factory=dict)
@@ -297,8 +297,14 @@ class _Builder:
             elif r.event == "policy.verdict":
                 action = str(data.get("action"))
                 title = f"verdict: {action} by {data.get('policy')}"
-                order = len(self.steps) + len(verdicts)
-                step = _Step("verdict", title, r.at, r.at, order, call_id=data.get("call_id"))
+                order: float = len(self.steps) + len(verdicts)
+                at = r.at
+                judged = self.tools.get(str(data.get("call_id")))
+                if judged is not None and at >= judged.start:
+                    # audit records commit with the step they describe (the call's intent):
+                    # the verdict came first, so it goes right before the call's row
+                    at, order = judged.start, judged.order - 0.5
+                step = _Step("verdict", title, at, at, order, call_id=data.get("call_id"))
                 step.status = "denied" if action.lower() == "deny" else "ok"
                 step.detail = {k: self.scrub(data.get(k)) for k in AUDIT_FIELDS if k in data}
                 step.audit.append(r.seq)
