@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
 from tether.context.prompt import settle_system_prompt
-from tether.context.step import with_context
 from tether.context.truncated import CONTINUE_PROMPT
 from tether.control.events import AfterInvocation, BeforeInvocation, BeforeOutput
 from tether.control.interrupts import Interrupt, InterruptSignal
@@ -253,7 +252,7 @@ async def _cycles(
             yield await run.add_message(Message("user", [TextBlock(GRACE_MESSAGE)]))
         held = run.buffered  # buffered output: deltas wait for the verdicts (see _release)
         call = ModelCall(run)
-        async with aclosing(with_context(run, call)) as model_events:
+        async with aclosing(call.events()) as model_events:
             async for item in model_events:
                 kind = type(item)
                 if not (held and (kind is TextDelta or kind is ReasoningDelta)):

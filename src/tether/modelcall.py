@@ -7,6 +7,7 @@ from contextlib import aclosing
 
 from tether.context.cleanup import clean_history
 from tether.context.compaction import view_of
+from tether.context.step import ContextStep
 from tether.control.events import AfterModelCall, BeforeModelCall
 from tether.control.interrupts import Interrupter
 from tether.errors import MiddlewareError, ModelError, RetryLimitError, RunError
@@ -60,6 +61,13 @@ class ModelCall:
         hooks = agent.hooks
         max_retries = agent.execution.max_retries
         cancel = run.cancel
+        context = ContextStep(run)  # compression before the call, recovery after a refusal
+        reason = context.due()
+        if reason is not None:
+            async with aclosing(context.compress(reason)) as compressing:
+                async for step_event in compressing:
+                    yield step_event
+        sent = len(run.messages)
         attempt = 0
         while True:
             attempt += 1
@@ -132,15 +140,34 @@ class ModelCall:
                     continue
                 response = after.response
             if error is not None:
-                if isinstance(error, RunError):  # ModelError, MiddlewareError: already explained
-                    raise error
-                raise ModelError(
-                    f"model {agent.model.name!r} failed: {type(error).__name__}: {error}"
-                ) from error
+                failure = _failure(agent.model, error)
+                recovery = context.recovery(failure) if isinstance(failure, ModelError) else None
+                if recovery is None:
+                    raise failure
+                assert isinstance(failure, ModelError)
+                if recovery == "clean":
+                    yield context.cleaned(failure)
+                else:  # the provider refused a request too large: compress, then again
+                    async with aclosing(context.shrink(failure)) as shrinking:
+                        async for step_event in shrinking:
+                            yield step_event
+                sent = len(run.messages)
+                attempt = 0
+                continue
             if response is None:
                 raise ModelError(f"model {agent.model.name!r} produced no response")
+            context.calibrate(response, sent)
             self.response = response
             return
+
+
+def _failure(model: Model, error: Exception) -> RunError:
+    """The run error for a failed call: tether's own as it is, anything else a ModelError."""
+    if isinstance(error, RunError):  # ModelError, MiddlewareError: already explained
+        return error
+    failure = ModelError(f"model {model.name!r} failed: {type(error).__name__}: {error}")
+    failure.__cause__ = error
+    return failure
 
 
 class _Response:

@@ -57,7 +57,11 @@ def long_agent(
     **options: Any,
 ) -> Agent:
     model = ScriptedModel(
-        long_script(turns), name="long", context_window=window, overflow_at=overflow_at
+        long_script(turns),
+        name="long",
+        context_window=window,
+        overflow_at=overflow_at,
+        record_requests=True,
     )
     if context is None:
         context = Summarizing(summariser())

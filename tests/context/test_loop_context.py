@@ -112,7 +112,7 @@ def test_overflow_from_the_provider_is_recovered_and_the_stated_limit_learned() 
 
 
 def test_overflow_with_nothing_to_compress_is_a_clear_error() -> None:
-    model = ScriptedModel(["never"], name="tiny-window", overflow_at=300)
+    model = ScriptedModel(["never"], name="tiny-window", overflow_at=300, record_requests=True)
     agent = Agent(model, store=None, execution=Execution(context=Summarizing(summariser())))
     with pytest.raises(ContextOverflowError) as info:
         agent("x" * 5_000)
@@ -228,7 +228,9 @@ def test_the_default_manager_summarises_with_the_agents_own_model() -> None:
             return "finished"
         return {"tool_calls": [{"name": "lookup", "args": {"n": done}}]}
 
-    model = ScriptedModel(play, name="own", context_window=2_000, overflow_at=2_000)
+    model = ScriptedModel(
+        play, name="own", context_window=2_000, overflow_at=2_000, record_requests=True
+    )
     agent = Agent(model, tools=[lookup], store=None)
     result = agent("go")
     assert result.text == "finished"
@@ -249,7 +251,7 @@ def test_compression_is_bounded_to_three_passes_per_model_call() -> None:
     agent = long_agent(40, window=None, overflow_at=None, context=KeepAll())
     agent("go")
     history = list(agent.messages)
-    model = ScriptedModel(["never"], name="three-passes", overflow_at=200)
+    model = ScriptedModel(["never"], name="three-passes", overflow_at=200, record_requests=True)
     small = Agent(model, store=None, execution=Execution(context=_OnePairAtATime()))
     small.messages = history
     with pytest.raises(ContextOverflowError) as info:
@@ -287,7 +289,7 @@ def test_the_summarising_call_with_the_agents_model_goes_through_its_middleware(
             return "finished"
         return {"text": "SECRET plan", "tool_calls": [{"name": "lookup", "args": {"n": done}}]}
 
-    model = ScriptedModel(play, name="own-mw", context_window=2_000)
+    model = ScriptedModel(play, name="own-mw", context_window=2_000, record_requests=True)
     agent = Agent(model, tools=[lookup], store=None, middleware=[Redact()])
     assert agent("go").text == "finished"
     summary_calls = [r for r in model.requests if not r.tool_specs]

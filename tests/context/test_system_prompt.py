@@ -31,7 +31,7 @@ def _turn(messages: list[Any], specs: list[Any]) -> Any:
 
 def _agent(db: Path, prompt: str | None) -> Agent:
     return Agent(
-        ScriptedModel(_turn, name="prompted"),
+        ScriptedModel(_turn, name="prompted", record_requests=True),
         tools=[send],
         interventions=[Ask()],
         system_prompt=prompt,
@@ -83,7 +83,7 @@ def test_a_missing_prompt_reuses_the_sessions_and_a_new_one_is_a_journaled_chang
 
     def plain(prompt: str | None) -> Agent:
         return Agent(
-            ScriptedModel(lambda m, s: "hi", name="plain"),
+            ScriptedModel(lambda m, s: "hi", name="plain", record_requests=True),
             system_prompt=prompt,
             store=SQLiteStore(str(db)),
             session_id="prompt-1",

@@ -114,6 +114,11 @@ def reported_prompt_tokens(usage: Usage, model: object) -> int:
     return usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
 
 
+_FIXED: dict[tuple[int, int, int], tuple[object, object, int]] = {}
+_FIXED_MAX = 256
+"""Agents whose fixed request part (tools, system prompt) is remembered at once."""
+
+
 class Estimator:
     """The running estimate of the next request, updated as messages are appended.
 
@@ -131,6 +136,22 @@ class Estimator:
         self.fixed = 0
         self.counted = -1  # -1: nothing counted yet (a full count is due)
         self.ratio = 1.0
+
+    def fixed_tokens_for(
+        self, tool_specs: Sequence[dict[str, Any]], system_prompt: str | None
+    ) -> int:
+        """:func:`fixed_tokens`, remembered while an agent's tool list and prompt stay the
+        same objects (re-encoded only when either changes; a new conversation of the same
+        agent reuses it)."""
+        key = (id(tool_specs), id(system_prompt), id(self.count))
+        known = _FIXED.get(key)
+        if known is not None and known[0] is tool_specs and known[1] is system_prompt:
+            return known[2]
+        tokens = fixed_tokens(tool_specs, system_prompt, self.count)
+        if len(_FIXED) >= _FIXED_MAX:
+            _FIXED.clear()
+        _FIXED[key] = (tool_specs, system_prompt, tokens)  # holding them keeps the ids unique
+        return tokens
 
     def full(self, view: Sequence[Message], fixed: int, transcript_length: int) -> int:
         """Recount ``view`` from scratch (first call, after a compression)."""

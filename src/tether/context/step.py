@@ -14,7 +14,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from tether.context.compaction import Compaction, view_of
-from tether.context.estimate import Estimator, fixed_tokens, message_tokens, reported_prompt_tokens
+from tether.context.estimate import Estimator, message_tokens, reported_prompt_tokens
 from tether.context.policy import ContextManager, ContextRequest, KeepAll
 from tether.context.window import context_window, learn
 from tether.control.events import BeforeContextCompression
@@ -24,7 +24,7 @@ from tether.messages import Message
 from tether.models.failover import FailoverReason, ProviderError
 
 if TYPE_CHECKING:
-    from tether.modelcall import ModelCall
+    from tether.models.base import ModelResponse
     from tether.run_state import RunState
 
 MAX_PASSES = 3
@@ -40,90 +40,128 @@ OVERFLOW = frozenset(
 
 def manager_of(run: RunState) -> ContextManager:
     context = run.agent.execution.context
-    if context is None:
+    if context is not None:
+        return context
+    global _DEFAULT
+    if _DEFAULT is None:  # built once: it holds settings only, no per-agent state
         from tether.context.summarise import Summarizing
 
-        return Summarizing()
-    return context
+        _DEFAULT = Summarizing()
+    return _DEFAULT
 
 
-async def with_context(run: RunState, call: ModelCall) -> AsyncGenerator[StreamEvent, None]:
-    """The events of ``call``, with the context managed around it (see the module doc)."""
-    manager = manager_of(run)
-    managed = not isinstance(manager, KeepAll)  # KeepAll: no estimate, no compression
-    conversation = run.agent.conversation
-    estimator = conversation.estimate
-    if estimator is None:
-        estimator = conversation.estimate = Estimator()
-    first = run.context is None
-    run.context = estimator
-    transcript = conversation.messages
-    window = context_window(run.agent.model)
-    passes = 0
-    if managed:
+_DEFAULT: ContextManager | None = None
+
+
+class ContextStep:
+    """The context around one model call (``ModelCall`` calls it; no extra stream layer).
+
+    :meth:`due` before the call says whether to :meth:`compress` first (preflight on
+    an invocation's first call, then the threshold); :meth:`recovery` classifies a
+    failed call (a malformed history is cleaned once per run, an overflow compresses
+    via :meth:`shrink`); :meth:`calibrate` learns from the provider's reported tokens.
+    """
+
+    __slots__ = ("estimator", "managed", "manager", "passes", "run", "window")
+
+    def __init__(self, run: RunState) -> None:
+        self.run = run
+        self.manager = manager_of(run)
+        self.managed = not isinstance(self.manager, KeepAll)  # KeepAll: no estimate at all
+        self.passes = 0
+        conversation = run.agent.conversation
+        estimator = conversation.estimate
+        if estimator is None:
+            estimator = conversation.estimate = Estimator()
+        self.estimator = estimator
+        self.window = 0
+
+    def due(self) -> str | None:
+        """Bring the estimate up to date; the reason to compress before the call, if any."""
+        if not self.managed:
+            return None
+        run = self.run
+        estimator = self.estimator
+        first = run.context is None
+        run.context = estimator
+        conversation = run.agent.conversation
+        transcript = conversation.messages
         compaction = conversation.compaction
-        reason = "preflight" if first else "threshold"
+        self.window = context_window(run.agent.model)
         if first:
-            fixed = fixed_tokens(run.agent.tool_specs, run.system_prompt, estimator.count)
+            fixed = estimator.fixed_tokens_for(run.agent.tool_specs, run.system_prompt)
             if 0 <= estimator.counted <= len(transcript):
                 estimator.refix(fixed)  # a conversation this process already counted
             else:
                 estimator.full(view_of(transcript, compaction), fixed, len(transcript))
         estimator.update(transcript)
         view_length = len(transcript) if compaction is None else len(compaction.view(transcript))
-        if manager.needed(view_length, estimator.tokens, window):
-            passes += 1
-            async for event in _compress(run, manager, estimator, window, reason, _Pass()):
-                yield event
-    while True:
-        sent = len(transcript)
-        try:
-            async with aclosing(call.events()) as events:
-                async for item in events:
-                    yield item
-        except ModelError as exc:
-            rejected = _provider_error(exc)
-            if _malformed(rejected) and not run.clean_history:
-                assert rejected is not None
-                run.clean_history = True  # once per run: the cleaned history is kept
-                run.usage.model_retries += 1
-                yield ModelRetry(
-                    1, rejected.reason.value, 0.0, rejected.provider, "cleaned the history"
-                )
-                continue
-            overflow = rejected if rejected is not None and rejected.reason in OVERFLOW else None
-            if overflow is None or not managed:
-                raise
-            window = learn(run.agent.model, str(overflow)) or window
-            passes += 1
-            if passes > MAX_PASSES:
-                raise ContextOverflowError(
-                    f"the conversation is still too long for model {run.agent.model.name!r} "
-                    f"after {MAX_PASSES} compressions ({overflow.reason.value}); "
-                    "use a model with a larger context window or a SlidingWindow with a "
-                    "smaller max_tokens"
-                ) from exc
-            # the provider refused: aim below what it refused
-            ceiling = min(window, max(1, int(estimator.tokens * 0.75)))
-            outcome = _Pass()
-            async for event in _compress(run, manager, estimator, ceiling, "overflow", outcome):
+        if not self.manager.needed(view_length, estimator.tokens, self.window):
+            return None
+        return "preflight" if first else "threshold"
+
+    def compress(self, reason: str) -> AsyncGenerator[StreamEvent, None]:
+        """One compression pass before the call."""
+        self.passes += 1
+        return _compress(self.run, self.manager, self.estimator, self.window, reason, _Pass())
+
+    def recovery(self, error: ModelError) -> str | None:
+        """What to do about a failed call: ``clean`` (retry with a cleaned history, once per
+        run), ``overflow`` (compress, then retry) or None (the error stands)."""
+        rejected = _provider_error(error)
+        if _malformed(rejected) and not self.run.clean_history:
+            return "clean"
+        if rejected is not None and rejected.reason in OVERFLOW and self.managed:
+            return "overflow"
+        return None
+
+    def cleaned(self, error: ModelError) -> ModelRetry:
+        """Switch the run to a cleaned history; the retry event to show."""
+        rejected = _provider_error(error)
+        assert rejected is not None
+        self.run.clean_history = True  # once per run: the cleaned history is kept
+        self.run.usage.model_retries += 1
+        return ModelRetry(1, rejected.reason.value, 0.0, rejected.provider, "cleaned the history")
+
+    async def shrink(self, error: ModelError) -> AsyncGenerator[StreamEvent, None]:
+        """Compress after the provider refused the request as too large; raises when it
+        cannot (too many passes, vetoed by a hook, nothing left to compress)."""
+        run = self.run
+        overflow = _provider_error(error)
+        assert overflow is not None
+        model = run.agent.model
+        window = learn(model, str(overflow)) or self.window or context_window(model)
+        self.window = window
+        self.passes += 1
+        if self.passes > MAX_PASSES:
+            raise ContextOverflowError(
+                f"the conversation is still too long for model {model.name!r} "
+                f"after {MAX_PASSES} compressions ({overflow.reason.value}); "
+                "use a model with a larger context window or a SlidingWindow with a "
+                "smaller max_tokens"
+            ) from error
+        # the provider refused: aim below what it refused
+        ceiling = min(window, max(1, int(self.estimator.tokens * 0.75)))
+        outcome = _Pass()
+        compressing = _compress(run, self.manager, self.estimator, ceiling, "overflow", outcome)
+        async with aclosing(compressing) as events:
+            async for event in events:
                 outcome.compressed = True
                 yield event
-            if outcome.vetoed:
-                raise  # a hook kept the view as it is: the provider's refusal stands
-            if not outcome.compressed:
-                raise ContextOverflowError(
-                    f"model {run.agent.model.name!r} refused the request "
-                    f"({overflow.reason.value}) and there is nothing left to compress: the "
-                    "first user message, the system prompt, the tools and the latest turn "
-                    "already exceed its limit"
-                ) from exc
-            continue
-        response = call.response
-        if response is not None and managed:
-            reported = reported_prompt_tokens(response.usage, run.agent.model)
-            estimator.calibrate(reported, sent)
-        return
+        if outcome.vetoed:
+            raise error  # a hook kept the view as it is: the provider's refusal stands
+        if not outcome.compressed:
+            raise ContextOverflowError(
+                f"model {model.name!r} refused the request ({overflow.reason.value}) and "
+                "there is nothing left to compress: the first user message, the system "
+                "prompt, the tools and the latest turn already exceed its limit"
+            ) from error
+
+    def calibrate(self, response: ModelResponse, sent: int) -> None:
+        """Learn the real size of what was sent from the provider's reported tokens."""
+        if self.managed:
+            reported = reported_prompt_tokens(response.usage, self.run.agent.model)
+            self.estimator.calibrate(reported, sent)
 
 
 class _Pass:

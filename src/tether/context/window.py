@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -42,6 +43,7 @@ _LEARNED: dict[str, int] = {}
 """Windows stated by providers' overflow errors, by model name (for this process)."""
 
 
+@functools.lru_cache(maxsize=256)
 def family_window(name: str) -> int | None:
     """The known window of a model name (``openai:gpt-4o``, ``anthropic.claude-...``)."""
     bare = name.split(":", 1)[-1].lower()

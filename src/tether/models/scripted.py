@@ -69,6 +69,7 @@ class ScriptedModel:
         name: str = "scripted",
         context_window: int | None = None,
         overflow_at: int | None = None,
+        record_requests: bool = False,
     ) -> None:
         if callable(script):
             self._function: ScriptFunction | None = script
@@ -92,8 +93,10 @@ class ScriptedModel:
         self.overflow_at = check_window("ScriptedModel", overflow_at)
         """Input tokens (four characters each) above which a call fails as a provider's
         context overflow would; the error states the limit, as OpenAI's does."""
+        self.record_requests = record_requests
         self.requests: list[ModelRequest] = []
-        """Every request the model received (for tests and benchmarks)."""
+        """With ``record_requests=True``: a copy of every request the model received (for
+        tests; off by default, since it grows with every call and copies the history)."""
         self.calls = 0
         """How many times the model has been called."""
         self._offset = 0  # turns the conversation already held at the first call
@@ -111,7 +114,8 @@ class ScriptedModel:
         return max(0, len(self._turns) - self._offset - self.calls)
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
-        self.requests.append(replace(request, messages=list(request.messages)))
+        if self.record_requests:
+            self.requests.append(replace(request, messages=list(request.messages)))
         if self.overflow_at is not None:  # a whole-request count, like a provider's
             size = _estimate_input(request)
             if size > self.overflow_at:
