@@ -56,7 +56,23 @@ def family_window(name: str) -> int | None:
 def context_window(model: Any) -> int:
     """The context window of ``model``: its ``context_window`` attribute when set, else a
     limit learned from an overflow error, else (a FallbackChain) the smallest of its
-    models', else its family's default, else DEFAULT_WINDOW."""
+    models', else its family's default, else DEFAULT_WINDOW. Remembered per model object
+    until a limit is learned or its ``context_window`` changes."""
+    known = _WINDOWS.get(id(model))
+    explicit = getattr(model, "context_window", None)
+    if known is not None and known[0] is model and known[1] == explicit:
+        return known[2]
+    window = _window(model)
+    if len(_WINDOWS) >= 256:
+        _WINDOWS.clear()
+    _WINDOWS[id(model)] = (model, explicit, window)  # the reference keeps the id unique
+    return window
+
+
+_WINDOWS: dict[int, tuple[Any, Any, int]] = {}
+
+
+def _window(model: Any) -> int:
     explicit = getattr(model, "context_window", None)
     if isinstance(explicit, int) and not isinstance(explicit, bool) and explicit > 0:
         return explicit
@@ -86,4 +102,5 @@ def learn(model: Any, text: str) -> int | None:
     limit = stated_limit(text)
     if limit is not None:
         _LEARNED[str(getattr(model, "name", ""))] = limit
+        _WINDOWS.clear()  # a FallbackChain holding this model must see it too
     return limit
