@@ -61,7 +61,10 @@ class ModelCall:
         hooks = agent.hooks
         max_retries = agent.execution.max_retries
         cancel = run.cancel
-        context = ContextStep(run)  # compression before the call, recovery after a refusal
+        context = run.context_step  # compression before the call, recovery after a refusal
+        if context is None:
+            context = run.context_step = ContextStep(run)
+        context.passes = 0  # the bound on compressions is per model call
         reason = context.due()
         if reason is not None:
             async with aclosing(context.compress(reason)) as compressing:

@@ -21,6 +21,7 @@ from tether.tools.context import CancelSignal
 if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.context.estimate import Estimator
+    from tether.context.step import ContextStep
     from tether.session import SessionJournal
     from tether.structured import OutputSpec
 
@@ -49,6 +50,7 @@ class RunState:
         "cancel",
         "clean_history",
         "context",
+        "context_step",
         "forwarded",
         "grace_used",
         "interrupts",
@@ -95,6 +97,8 @@ class RunState:
         once the current batch has settled; calls not started by then do not run."""
         self.invocation = next(_INVOCATIONS)
         self.journal: SessionJournal | None = None
+        self.context_step: ContextStep | None = None
+        """This run's context step (tether.context.step), made at its first model call."""
         self.context: Estimator | None = None
         """The running token estimate of the next request (tether.context.step)."""
         self.system_prompt: str | None = agent.conversation.system_prompt

@@ -54,7 +54,7 @@ _DEFAULT: ContextManager | None = None
 
 
 class ContextStep:
-    """The context around one model call (``ModelCall`` calls it; no extra stream layer).
+    """The context around a run's model calls (``ModelCall`` calls it; no stream layer).
 
     :meth:`due` before the call says whether to :meth:`compress` first (preflight on
     an invocation's first call, then the threshold); :meth:`recovery` classifies a
