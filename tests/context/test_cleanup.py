@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import itertools
+from functools import partial
 from typing import Any
 
 import pytest
+from fault_models import bedrock_at, claude_at, openai_at
 
 from tether import Agent
 from tether.context.cleanup import NO_RESULT, clean_history
 from tether.events import ModelRetry
 from tether.messages import Message, ReasoningBlock, TextBlock, ToolCall, ToolResult
-from tether.models import AnthropicModel, BedrockModel, OpenAIModel, ProviderError, RetryPolicy
+from tether.models import ProviderError, RetryPolicy
 
 FAST = RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.005, stale_timeout=20)
-_tags = itertools.count()
 
 
 def _messy() -> list[Message]:
@@ -52,25 +52,9 @@ def test_clean_history_fixes_what_providers_reject() -> None:
     assert cleaned[5].tool_results[0].is_error
 
 
-def _openai(fault: Any, plan: str) -> OpenAIModel:
-    return OpenAIModel(
-        f"{plan}~cl{next(_tags)}", base_url=fault.url + "/v1", api_key="sk-test", retry=FAST
-    )
-
-
-def _claude(fault: Any, plan: str) -> AnthropicModel:
-    return AnthropicModel(f"{plan}~cl{next(_tags)}", api_key="k", base_url=fault.url, retry=FAST)
-
-
-def _bedrock(fault: Any, plan: str) -> BedrockModel:
-    return BedrockModel(
-        f"{plan}~cl{next(_tags)}",
-        region="us-east-1",
-        endpoint_url=fault.url,
-        aws_access_key_id="AKIDTEST",
-        aws_secret_access_key="secret",
-        retry=FAST,
-    )
+_openai = partial(openai_at, tag="cl", retry=FAST)
+_claude = partial(claude_at, tag="cl", retry=FAST)
+_bedrock = partial(bedrock_at, tag="cl", retry=FAST)
 
 
 MAKERS = [("openai", _openai), ("anthropic", _claude), ("bedrock", _bedrock)]

@@ -2,42 +2,26 @@
 
 from __future__ import annotations
 
-import itertools
+from functools import partial
 from typing import Any
 
 import pytest
+from fault_models import bedrock_at, claude_at, openai_at
 
 from tether import Agent, Execution
 from tether.context import Summarizing, context_window
 from tether.context.compaction import SUMMARY_MARK
 from tether.errors import ContextOverflowError
 from tether.messages import Message, ToolCall, ToolResult
-from tether.models import AnthropicModel, BedrockModel, OpenAIModel, RetryPolicy
+from tether.models import RetryPolicy
 from tether.models.scripted import ScriptedModel
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.005, stale_timeout=20)
-_tags = itertools.count()
 
 
-def _openai(fault: Any, plan: str) -> OpenAIModel:
-    return OpenAIModel(
-        f"{plan}~ctx{next(_tags)}", base_url=fault.url + "/v1", api_key="sk-test", retry=FAST
-    )
-
-
-def _claude(fault: Any, plan: str) -> AnthropicModel:
-    return AnthropicModel(f"{plan}~ctx{next(_tags)}", api_key="k", base_url=fault.url, retry=FAST)
-
-
-def _bedrock(fault: Any, plan: str) -> BedrockModel:
-    return BedrockModel(
-        f"{plan}~ctx{next(_tags)}",
-        region="us-east-1",
-        endpoint_url=fault.url,
-        aws_access_key_id="AKIDTEST",
-        aws_secret_access_key="secret",
-        retry=FAST,
-    )
+_openai = partial(openai_at, tag="ctx", retry=FAST)
+_claude = partial(claude_at, tag="ctx", retry=FAST)
+_bedrock = partial(bedrock_at, tag="ctx", retry=FAST)
 
 
 def _history(turns: int) -> list[Message]:

@@ -254,16 +254,7 @@ def _calls_ok(turn: dict[str, Any]) -> bool:
 
 def _estimate_input(request: ModelRequest) -> int:
     """The whole request's size in tokens (4 characters each; a tool call counts 24)."""
-    chars = len(request.system_prompt or "")
-    for message in request.messages:
-        for block in message.content:
-            kind = type(block)
-            if kind is TextBlock or kind is ReasoningBlock:
-                chars += len(block.text)  # type: ignore[union-attr]
-            elif kind is ToolResult:
-                chars += len(block.content)  # type: ignore[union-attr]
-            elif kind is ToolCall:
-                chars += 24
+    chars = len(request.system_prompt or "") + sum(_chars(m) for m in request.messages)
     return max(1, chars // 4)
 
 

@@ -22,6 +22,7 @@ from tether.ops.terminal import json_line, json_text, safe
 
 if TYPE_CHECKING:
     from tether.durable import Approval, SessionRecord, SessionSummary, Store
+    from tether.durable.approvals import Redactor
     from tether.durable.redaction import EditedCall, ShownSession
     from tether.messages import ContentBlock, Message
     from tether.session import SessionView
@@ -109,12 +110,27 @@ def _with_store(
         _fail(str(exc))
 
 
+def _app_redactor(app_spec: str | None, session_id: str) -> Redactor | None:
+    """The custom redactor of the session's Agent, built by ``--app`` (None without it)."""
+    if app_spec is None:
+        return None
+    from tether.durable.redaction import redactor_of
+    from tether.ops.worker_cli import load_factory
+
+    try:
+        return redactor_of(load_factory(app_spec)(session_id=session_id))
+    except typer.BadParameter:
+        raise
+    except Exception as exc:
+        _fail(f"cannot build the agent from {app_spec}: {type(exc).__name__}: {exc}")
+
+
 def _load(
     url: str, session_id: str, app_spec: str | None = None, unredacted: bool = False
 ) -> tuple[SessionRecord, ShownSession]:
     """The session as people see it: through :func:`~tether.durable.redaction.show_session`
     (the redactor of ``app_spec``'s Agent when given; ``unredacted`` shows real values)."""
-    from tether.durable.redaction import redactor_of, show_session
+    from tether.durable.redaction import show_session
     from tether.session import fold
 
     async def read(store: Store) -> tuple[SessionRecord | None, list[Approval]]:
@@ -133,16 +149,7 @@ def _load(
         view = fold(record)
     except (KeyError, ValueError, TypeError) as exc:
         _fail(f"session {session_id!r} has a journal entry tether cannot read ({exc!r})")
-    redactor = None
-    if app_spec is not None:
-        from tether.ops.worker_cli import load_factory
-
-        try:
-            redactor = redactor_of(load_factory(app_spec)(session_id=session_id))
-        except typer.BadParameter:
-            raise
-        except Exception as exc:
-            _fail(f"cannot build the agent from {app_spec}: {type(exc).__name__}: {exc}")
+    redactor = _app_redactor(app_spec, session_id)
     if unredacted:
         Console(stderr=True, highlight=False).print(
             f"warning: session {session_id!r} shown UNREDACTED (--unredacted): real argument "
@@ -413,17 +420,7 @@ def timeline(
             f"no session {session_id!r} in {describe(store)}",
             f"list the sessions with: tether sessions list --store {describe(store)}",
         )
-    redactor = None
-    if app_spec is not None:
-        from tether.durable.redaction import redactor_of
-        from tether.ops.worker_cli import load_factory
-
-        try:
-            redactor = redactor_of(load_factory(app_spec)(session_id=session_id))
-        except typer.BadParameter:
-            raise
-        except Exception as exc:
-            _fail(f"cannot build the agent from {app_spec}: {type(exc).__name__}: {exc}")
+    redactor = _app_redactor(app_spec, session_id)
     try:
         shown = timeline_of(data, redactor)
     except (KeyError, ValueError, TypeError) as exc:

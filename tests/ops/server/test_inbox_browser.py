@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import HAVE_CHROMIUM, NO_CHROMIUM, server_page
 from live_server import live_server, seed
 from ops_agents import SECRET, transfer_agent, validating_agent
 
@@ -18,23 +19,8 @@ from tether.durable import SQLiteStore
 from tether.models import ScriptedModel
 from tether.ops.server import create_app
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-TIMEOUT = 15_000  # ms, for each wait in the page
-
-playwright_api: Any = pytest.importorskip("playwright.async_api")
-pytestmark = pytest.mark.skipif(
-    not os.access(CHROMIUM, os.X_OK),
-    reason=f"{CHROMIUM} is missing and could not be installed (make test runs "
-    "'apt-get install -y chromium', which needs root and Debian's package mirror)",
-)
+pytest.importorskip("playwright.async_api")
+pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason=NO_CHROMIUM)
 
 
 async def sign_in(page: Any, token: str) -> None:
@@ -51,19 +37,7 @@ async def test_an_approver_approves_with_an_edited_argument_and_sees_the_session
     outside: list[str] = []
     app = create_app(SQLiteStore(db), app_factory=validating_agent, close_store=True)
     with live_server(app) as url:
-        async with playwright_api.async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-            page = await browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(TIMEOUT)
-
-            async def only_this_server(route: Any) -> None:
-                if route.request.url.startswith(url + "/"):
-                    await route.continue_()
-                else:
-                    outside.append(route.request.url)
-                    await route.abort()
-
-            await page.route("**/*", only_this_server)
+        async with server_page(url, width=1280, height=900, outside=outside) as page:
             await page.goto(url + "/")
 
             # a token without any role the inbox knows: refused in the page
@@ -128,7 +102,6 @@ async def test_an_approver_approves_with_an_edited_argument_and_sees_the_session
             png = await page.screenshot(path=shot, full_page=True)
             assert len(png) > 10_000
             assert SECRET not in await page.content()
-            await browser.close()
     await store.close()
     assert outside == []  # nothing loaded from anywhere but the server under test
 
@@ -176,10 +149,7 @@ async def test_bidi_and_invisible_characters_are_shown_as_escapes_in_the_page(
     token = (await store.approvers.add("admin", ["admin"])).token
     app = create_app(SQLiteStore(db), close_store=True)
     with live_server(app) as url:
-        async with playwright_api.async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-            page = await browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(TIMEOUT)
+        async with server_page(url, width=1280, height=900) as page:
             await page.goto(url + "/")
             await sign_in(page, token)
             row = page.locator(f"#approvals tr[data-id='{approval.id}']")
@@ -199,7 +169,6 @@ async def test_bidi_and_invisible_characters_are_shown_as_escapes_in_the_page(
             assert json.loads(edit) == {"path": BIDI_PATH}  # the same value, visibly
             await page.click("#approve")
             await page.wait_for_selector("#message:has-text('Approved')")
-            await browser.close()
     decided = await store.approvals.get(approval.id)
     assert (decided.status, decided.edited_args) == ("approved", None)
     await store.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import HAVE_CHROMIUM, NO_CHROMIUM, server_page
 from live_server import call, live_server, seed
 from ops_agents import SECRET, transfer_agent, validating_agent
 
@@ -18,15 +19,12 @@ from tether.durable import SQLiteStore
 from tether.models import ScriptedModel
 from tether.ops.server import create_app
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-TIMEOUT = 15_000
 MANY = 2000
 HOSTILE_ID = "evil/\u202egnp.exe<img src=x>"
 MARKUP = "<img src=x id=injected><script>window.pwned=1</script>"
 
-playwright_api: Any = pytest.importorskip("playwright.async_api")
-pytestmark = pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"{CHROMIUM} is missing")
+pytest.importorskip("playwright.async_api")
+pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason=NO_CHROMIUM)
 
 
 def hostile_agent(store: SQLiteStore) -> Agent:
@@ -72,19 +70,7 @@ async def test_sessions_list_timeline_charts_and_audit_view(tmp_path: Path) -> N
         await transfer_agent(SQLiteStore(db), "pay-1", ran).resume_async(answers)
         assert ran == [{"to": "bob", "amount": 5, "api_token": SECRET}]
 
-        async with playwright_api.async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-            page = await browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(TIMEOUT)
-
-            async def only_this_server(route: Any) -> None:
-                if route.request.url.startswith(url + "/"):
-                    await route.continue_()
-                else:
-                    outside.append(route.request.url)
-                    await route.abort()
-
-            await page.route("**/*", only_this_server)
+        async with server_page(url, width=1400, height=1000, outside=outside) as page:
             await page.goto(url + "/")
             await page.fill("#token", tokens["viewer"])
             await page.click("#signin")
@@ -199,7 +185,6 @@ async def test_sessions_list_timeline_charts_and_audit_view(tmp_path: Path) -> N
             await page.click("#d-timeline")
             await page.wait_for_selector("#tl-id:has-text('del-1')")
             await page.wait_for_selector("#steps tr.kind-wait")
-            await browser.close()
     await store.close()
     assert outside == []
     assert (shots / "timeline.png").stat().st_size > 10_000
