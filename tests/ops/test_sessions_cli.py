@@ -75,7 +75,9 @@ def write_sessions(store: Any) -> None:
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("sessions") / "s.db"
-    write_sessions(SQLiteStore(path))
+    store = SQLiteStore(path)
+    write_sessions(store)
+    asyncio.run(store.close())  # checkpoints the WAL, so copying the file copies every table
     return path
 
 
