@@ -81,3 +81,24 @@ def test_a_fallback_chain_uses_its_smallest_window() -> None:
         ]
     )
     assert context_window(chain) == 9_000
+
+
+def test_a_deferred_count_takes_the_providers_count_or_a_full_count() -> None:
+    """A lone prompt is not counted before its call (nothing could be compressed): the
+    provider's reported count becomes the estimate, or, when none comes back, the next
+    update counts the whole transcript instead of only what was appended."""
+    transcript = [Message.user("a" * 400)]
+    reported = Estimator()
+    reported.defer(30)
+    reported.calibrate(500, len(transcript))
+    assert (reported.tokens, reported.counted, reported.fixed) == (500, 1, 30)
+    transcript.append(Message.assistant("b" * 400))
+    assert reported.update(transcript) == 500 + estimate_tokens(transcript[1:])
+
+    silent = Estimator()
+    silent.defer(30)
+    silent.calibrate(0, len(transcript))  # no usage reported: still deferred
+    assert silent.counted == -1
+    full = Estimator()
+    full.full(transcript, 30, len(transcript))
+    assert silent.full(transcript, silent.fixed, len(transcript)) == full.tokens

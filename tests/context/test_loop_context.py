@@ -296,3 +296,43 @@ def test_the_summarising_call_with_the_agents_model_goes_through_its_middleware(
     assert summary_calls
     assert all("SECRET" not in m.text for r in summary_calls for m in r.messages)
     assert "[redacted] plan" in summary_calls[0].messages[0].text
+
+
+def test_a_model_that_reports_no_usage_still_compresses_a_fresh_conversation() -> None:
+    """The first call of a fresh conversation is not counted in advance; with no provider
+    count to calibrate from, the next call counts the whole view and still compresses."""
+    from tether import tool
+    from tether.events import ModelStop, TextDelta, ToolCallDelta
+    from tether.messages import Usage
+    from tether.models.base import ModelRequest
+
+    @tool
+    def fetch(n: int) -> str:
+        """A large record."""
+        return "r" * 4_000
+
+    class Silent:
+        name = "silent"
+        context_window = 2_000
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        async def stream(self, request: ModelRequest):  # type: ignore[no-untyped-def]
+            self.calls += 1
+            if request.messages[-1].role == "tool" and self.calls > 3:
+                yield TextDelta("done")
+                yield ModelStop("end_turn", Usage())
+                return
+            yield ToolCallDelta(index=0, id=f"c{self.calls}", name="fetch", arguments={"n": 1})
+            yield ModelStop("tool_use", Usage())
+
+    agent = Agent(
+        Silent(),  # type: ignore[arg-type]
+        tools=[fetch],
+        store=None,
+        execution=Execution(context=SlidingWindow(max_tokens=1_500)),
+    )
+    result = agent("fetch records")
+    assert result.stop_reason == "end_turn"
+    assert result.usage.compressions >= 1

@@ -109,7 +109,17 @@ def tiktoken_counter(encoding: str = "o200k_base") -> Counter | None:
 def reported_prompt_tokens(usage: Usage, model: object) -> int:
     """The prompt size a provider reported: OpenAI's input count includes cached tokens
     (``cached_in_input``), Anthropic's and Bedrock's leave cache reads and writes out."""
-    if getattr(model, "cached_in_input", False):
+    return prompt_tokens(usage, cached_in_input(model))
+
+
+def cached_in_input(model: object) -> bool:
+    """Whether ``model``'s reported input tokens already include its cached tokens."""
+    return bool(getattr(model, "cached_in_input", False))
+
+
+def prompt_tokens(usage: Usage, cached_included: bool) -> int:
+    """:func:`reported_prompt_tokens` for a model whose :func:`cached_in_input` is known."""
+    if cached_included:
         return usage.input_tokens
     return usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
 
@@ -162,6 +172,12 @@ class Estimator:
         self.counted = transcript_length
         return self.tokens
 
+    def defer(self, fixed: int) -> None:
+        """Count nothing yet: the next :meth:`calibrate` (or a full count) sets the size."""
+        self.fixed = fixed
+        self.tokens = 0
+        self.counted = -1
+
     def refix(self, fixed: int) -> None:
         """The tools or system prompt changed size (a new invocation)."""
         self.tokens += int((fixed - self.fixed) * self.ratio)
@@ -170,7 +186,9 @@ class Estimator:
     def update(self, transcript: Sequence[Message]) -> int:
         """Add the messages appended to ``transcript`` since the last count."""
         count = self.count
-        added = sum(message_tokens(m, count) for m in transcript[self.counted :])
+        added = 0
+        for index in range(self.counted, len(transcript)):
+            added += message_tokens(transcript[index], count)
         self.tokens += int(added * self.ratio)
         self.counted = len(transcript)
         return self.tokens
@@ -178,7 +196,13 @@ class Estimator:
     def calibrate(self, reported: int, sent_length: int) -> None:
         """The provider reported ``reported`` input tokens for the request that held the
         first ``sent_length`` messages of the transcript."""
-        if reported <= 0 or self.tokens <= 0:
+        if reported <= 0:
+            return
+        if self.counted < 0:  # deferred: the provider's count is the first one
+            self.tokens = reported
+            self.counted = sent_length
+            return
+        if self.tokens <= 0:
             return
         ratio = reported / max(1, self.tokens / self.ratio)
         self.ratio = min(4.0, max(0.25, ratio))

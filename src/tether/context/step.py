@@ -14,7 +14,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from tether.context.compaction import Compaction, view_of
-from tether.context.estimate import Estimator, message_tokens, reported_prompt_tokens
+from tether.context.estimate import Estimator, cached_in_input, message_tokens, prompt_tokens
 from tether.context.policy import ContextManager, ContextRequest, KeepAll
 from tether.context.window import context_window, learn
 from tether.control.events import BeforeContextCompression
@@ -62,7 +62,7 @@ class ContextStep:
     via :meth:`shrink`); :meth:`calibrate` learns from the provider's reported tokens.
     """
 
-    __slots__ = ("estimator", "managed", "manager", "passes", "run", "window")
+    __slots__ = ("cached_included", "estimator", "managed", "manager", "passes", "run", "window")
 
     def __init__(self, run: RunState) -> None:
         self.run = run
@@ -75,6 +75,8 @@ class ContextStep:
             estimator = conversation.estimate = Estimator()
         self.estimator = estimator
         self.window = 0
+        # asked once per run: a missing attribute costs a caught AttributeError per getattr
+        self.cached_included = cached_in_input(run.agent.model)
 
     def due(self) -> str | None:
         """Bring the estimate up to date; the reason to compress before the call, if any."""
@@ -87,18 +89,30 @@ class ContextStep:
         conversation = run.agent.conversation
         transcript = conversation.messages
         compaction = conversation.compaction
-        self.window = context_window(run.agent.model)
         if first:
+            self.window = context_window(run.agent.model)  # once per run; shrink may lower it
             fixed = estimator.fixed_tokens_for(run.agent.tool_specs, run.system_prompt)
+            if len(transcript) == 1 and compaction is None:
+                # A lone prompt: no manager cuts the first user message, so there is nothing
+                # to compress before this call; the provider's count sizes it (calibrate).
+                estimator.defer(fixed)
+                return None
             if 0 <= estimator.counted <= len(transcript):
                 estimator.refix(fixed)  # a conversation this process already counted
             else:
-                estimator.full(view_of(transcript, compaction), fixed, len(transcript))
-        estimator.update(transcript)
+                estimator.defer(fixed)
+        self._count(transcript, compaction)
         view_length = len(transcript) if compaction is None else len(compaction.view(transcript))
         if not self.manager.needed(view_length, estimator.tokens, self.window):
             return None
         return "preflight" if first else "threshold"
+
+    def _count(self, transcript: list[Message], compaction: Compaction | None) -> None:
+        estimator = self.estimator
+        if estimator.counted < 0:  # deferred, and no provider count came back
+            estimator.full(view_of(transcript, compaction), estimator.fixed, len(transcript))
+        else:
+            estimator.update(transcript)
 
     def compress(self, reason: str) -> AsyncGenerator[StreamEvent, None]:
         """One compression pass before the call."""
@@ -130,6 +144,9 @@ class ContextStep:
         overflow = _provider_error(error)
         assert overflow is not None
         model = run.agent.model
+        conversation = run.agent.conversation
+        if self.estimator.counted < 0:  # the refused request was never counted
+            self._count(conversation.messages, conversation.compaction)
         window = learn(model, str(overflow)) or self.window or context_window(model)
         self.window = window
         self.passes += 1
@@ -160,7 +177,7 @@ class ContextStep:
     def calibrate(self, response: ModelResponse, sent: int) -> None:
         """Learn the real size of what was sent from the provider's reported tokens."""
         if self.managed:
-            reported = reported_prompt_tokens(response.usage, self.run.agent.model)
+            reported = prompt_tokens(response.usage, self.cached_included)
             self.estimator.calibrate(reported, sent)
 
 
