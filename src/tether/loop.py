@@ -261,7 +261,8 @@ async def _cycles(
         assert response is not None  # events() ends by raising or with a response
         truncation = run.truncation
         truncation.max_tokens = None
-        if truncation.retry_cut_call(response, agent.model):
+        cut = response.stop_reason == "max_tokens"  # the only case the truncation step handles
+        if cut and truncation.retry_cut_call(response, agent.model):
             run.usage.continuations += 1
             yield ReplyTruncated("retry", 1, truncation.max_tokens)
             continue  # the same history again, with a larger output limit
@@ -294,7 +295,7 @@ async def _cycles(
         run.batch_position = len(run.messages)
         yield await run.add_message(response.message)
         if not calls:
-            if truncation.continue_text(response):
+            if cut and truncation.continue_text(response):
                 run.usage.continuations += 1
                 yield ReplyTruncated("continue", len(truncation.pieces))
                 yield await run.add_message(Message("user", [TextBlock(CONTINUE_PROMPT)]))

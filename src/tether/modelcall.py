@@ -6,7 +6,6 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 from tether.context.cleanup import clean_history
-from tether.context.compaction import view_of
 from tether.context.step import ContextStep
 from tether.control.events import AfterModelCall, BeforeModelCall
 from tether.control.interrupts import Interrupter
@@ -76,7 +75,8 @@ class ModelCall:
             attempt += 1
             if cancel.cancelled:
                 raise StopRun("cancelled", "cancelled before the model call")
-            messages = view_of(run.messages, agent.conversation.compaction)
+            compaction = agent.conversation.compaction
+            messages = run.messages if compaction is None else compaction.view(run.messages)
             if run.clean_history:
                 messages = clean_history(messages)
             specs = agent.tool_specs

@@ -90,7 +90,6 @@ class ContextStep:
         transcript = conversation.messages
         compaction = conversation.compaction
         if first:
-            self.window = context_window(run.agent.model)  # once per run; shrink may lower it
             fixed = estimator.fixed_tokens_for(run.agent.tool_specs, run.system_prompt)
             if len(transcript) == 1 and compaction is None:
                 # A lone prompt: no manager cuts the first user message, so there is nothing
@@ -102,6 +101,8 @@ class ContextStep:
             else:
                 estimator.defer(fixed)
         self._count(transcript, compaction)
+        if not self.window:
+            self.window = context_window(run.agent.model)  # once per run; shrink may lower it
         view_length = len(transcript) if compaction is None else len(compaction.view(transcript))
         if not self.manager.needed(view_length, estimator.tokens, self.window):
             return None

@@ -272,13 +272,16 @@ class _InputChars:
 
     def of(self, messages: list[Message]) -> int:
         count = self.count
-        if not (0 < count <= len(messages) and messages[count - 1] is self.last):
-            count, self.chars = 0, 0
-        for index in range(count, len(messages)):
-            self.chars += _chars(messages[index])
-        self.count = len(messages)
-        self.last = messages[-1] if messages else None
-        return self.chars
+        length = len(messages)
+        if 0 < count <= length and messages[count - 1] is self.last:
+            chars = self.chars
+        else:
+            count = chars = 0
+        for index in range(count, length):
+            chars += _chars(messages[index])
+        self.chars, self.count = chars, length
+        self.last = messages[-1] if length else None
+        return chars
 
 
 def _chars(message: Message) -> int:
