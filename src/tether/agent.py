@@ -292,10 +292,12 @@ class Agent:
             events = self._chain(
                 run_invocation(self, messages, self._cancel, journal=journal), journal
             )
-            async with contextlib.aclosing(events) as stream:
-                async for event in stream:
+            try:
+                async for event in events:
                     if type(event) is FinalResult:
                         result = event.result
+            finally:
+                await events.aclose()
         finally:
             await self._close(journal)
         assert result is not None

@@ -72,11 +72,14 @@ async def run_invocation(
             start = {"started_at": time.time(), "by": journal.lease.holder, "resume": bool(resume)}
             journal.defer("status", {"status": "running", **start}, status="running")
         settle_system_prompt(run, resumed=resume is not None)
-        async with aclosing(_cycles(run, new_messages, resume)) as cycles:
+        cycles = _cycles(run, new_messages, resume)
+        try:  # aclosing() without its three extra calls per use (this is the hot path)
             async for event in cycles:
                 for observe in observers:
                     observe(event)
                 yield event
+        finally:
+            await cycles.aclose()
     except StopRun as stop:
         outcome.stop(stop.stop_reason, stop.reason)
     except InterruptSignal as signal:  # raised outside a tool call, e.g. BeforeModelCall
@@ -252,11 +255,14 @@ async def _cycles(
             yield await run.add_message(Message("user", [TextBlock(GRACE_MESSAGE)]))
         held = run.buffered  # buffered output: deltas wait for the verdicts (see _release)
         call = ModelCall(run)
-        async with aclosing(call.events()) as model_events:
+        model_events = call.events()
+        try:
             async for item in model_events:
                 kind = type(item)
                 if not (held and (kind is TextDelta or kind is ReasoningDelta)):
                     yield item
+        finally:
+            await model_events.aclose()
         response = call.response
         assert response is not None  # events() ends by raising or with a response
         truncation = run.truncation

@@ -103,7 +103,8 @@ class ModelCall:
                 if agent.model_onion is None:  # fast path: assemble inline, no extra layer
                     assembler = ResponseAssembler()
                     add = assembler.add
-                    async with aclosing(agent.model.stream(request)) as deltas:
+                    deltas = agent.model.stream(request)
+                    try:  # aclosing() without its extra calls (the hot path)
                         async for delta in deltas:
                             if cancel.cancelled:
                                 raise StopRun("cancelled", "cancelled during the model call")
@@ -111,6 +112,8 @@ class ModelCall:
                             if not isinstance(delta, ModelStop):
                                 _count(run, delta)
                                 yield delta
+                    finally:
+                        await deltas.aclose()
                     if assembler.stop is None:
                         raise _incomplete(agent.model, assembler)
                     response = assembler.finish()

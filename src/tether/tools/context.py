@@ -17,18 +17,16 @@ if TYPE_CHECKING:
 class CancelSignal:
     """A thread-safe flag a tool polls to stop early when the run is cancelled."""
 
-    __slots__ = ("_event", "_flag")
+    __slots__ = ("_event", "cancelled")
 
     def __init__(self) -> None:
-        self._flag = False
+        self.cancelled = False
+        """Whether the run was cancelled (read it; :meth:`set` is what cancels). A plain
+        attribute, not a property: the loop reads it at every step."""
         self._event: threading.Event | None = None  # created only for wait()
 
-    @property
-    def cancelled(self) -> bool:
-        return self._flag
-
     def set(self) -> None:
-        self._flag = True
+        self.cancelled = True
         with _EVENT_LOCK:
             if self._event is not None:
                 self._event.set()
@@ -38,7 +36,7 @@ class CancelSignal:
         with _EVENT_LOCK:
             if self._event is None:
                 self._event = threading.Event()
-                if self._flag:
+                if self.cancelled:
                     self._event.set()
             event = self._event
         return event.wait(timeout)
