@@ -124,8 +124,9 @@ class ContextStep:
         return ModelRetry(1, rejected.reason.value, 0.0, rejected.provider, "cleaned the history")
 
     async def shrink(self, error: ModelError) -> AsyncGenerator[StreamEvent, None]:
-        """Compress after the provider refused the request as too large; raises when it
-        cannot (too many passes, vetoed by a hook, nothing left to compress)."""
+        """Compress after the provider refused the request as too large; raises
+        ContextOverflowError when it cannot (too many passes, vetoed by a hook or
+        intervention, nothing left to compress)."""
         run = self.run
         overflow = _provider_error(error)
         assert overflow is not None
@@ -148,8 +149,13 @@ class ContextStep:
             async for event in events:
                 outcome.compressed = True
                 yield event
-        if outcome.vetoed:
-            raise error  # a hook kept the view as it is: the provider's refusal stands
+        if outcome.vetoed is not None:  # a hook or policy kept the view: the refusal stands
+            raise ContextOverflowError(
+                f"model {model.name!r} refused the request ({overflow.reason.value}) and "
+                f"the compression that would shrink it was vetoed ({outcome.vetoed}); let "
+                "the BeforeContextCompression hook or intervention allow it, or use a model "
+                "with a larger context window"
+            ) from error
         if not outcome.compressed:
             raise ContextOverflowError(
                 f"model {model.name!r} refused the request ({overflow.reason.value}) and "
@@ -171,7 +177,7 @@ class _Pass:
 
     def __init__(self) -> None:
         self.compressed = False
-        self.vetoed = False
+        self.vetoed: str | None = None  # the veto's reason
 
 
 def _provider_error(exc: BaseException) -> ProviderError | None:
@@ -261,7 +267,7 @@ async def _compress(
             )
         )
         if before.block:
-            outcome.vetoed = True
+            outcome.vetoed = before.block
             return
         compaction = Compaction(compaction.start, compaction.end, before.summary)
     tokens_before = estimator.tokens

@@ -132,7 +132,8 @@ class BeforeContextCompression(HookEvent):
     overflow).
 
     Writable: ``summary`` (a replacement Message, or None for no stand-in) and
-    ``block`` (a reason: keep the view as it is; an overflow then fails the call).
+    ``block`` (a reason: keep the view as it is; an overflow then fails the run with
+    ContextOverflowError). Interventions decide here at ``before_context_compression``.
     """
 
     WRITABLE = frozenset({"summary", "block"})
