@@ -71,8 +71,8 @@ class ContextStep:
         self.passes = 0
         conversation = run.agent.conversation
         estimator = conversation.estimate
-        if estimator is None:
-            estimator = conversation.estimate = Estimator()
+        if estimator is None or estimator.count is not self.manager.count:
+            estimator = conversation.estimate = Estimator(self.manager.count)
         self.estimator = estimator
         self.window = 0
 
