@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tether import HookError
+from tether.context import Summarizing
 from tether.context.compaction import SUMMARY_MARK
 from tether.control import (
     BeforeContextCompression,
@@ -27,7 +28,7 @@ from tether.events import ContextCompressed
 from tether.messages import Message
 from tether.models import ProviderError, ScriptedModel
 
-from .long_run import long_agent
+from .long_run import long_agent, summariser
 
 
 class Policy(InterventionHandler):
@@ -87,15 +88,21 @@ def test_transform_to_none_leaves_no_stand_in() -> None:
     assert not last[1].text.startswith(SUMMARY_MARK)  # the middle is gone, nothing instead
 
 
-def test_deny_keeps_the_view_while_it_fits() -> None:
-    # no provider limit: every compression is vetoed and the run still ends
+def test_deny_keeps_the_view_while_it_fits_and_holds_for_the_run() -> None:
+    # no provider limit: the compression is vetoed and the run still ends
+    summarising = summariser()
     policy = Policy(Deny("keep every word"), name="keep-all")
-    agent = long_agent(60, overflow_at=None, interventions=[policy])
+    agent = long_agent(
+        60, overflow_at=None, interventions=[policy], context=Summarizing(summarising)
+    )
     result = agent("go")
     assert result.stop_reason == "end_turn"
     assert result.usage.compressions == 0
-    assert policy.seen
-    assert {e.reason for e in policy.seen} == {"threshold"}
+    # asked once: the later calls past the threshold make no summary only to have it refused
+    assert [e.reason for e in policy.seen] == ["threshold"]
+    assert summarising.calls == 1
+    agent("again")  # a new run asks again
+    assert [e.reason for e in policy.seen] == ["threshold", "preflight"]
     assert len(requests(agent)[-1].messages) == len(agent.messages) - 1  # the whole transcript
 
 
@@ -112,9 +119,8 @@ def test_a_veto_that_leaves_the_request_over_the_window_is_a_clear_error() -> No
     assert isinstance(info.value.__cause__, ProviderError)
     assert info.value.result is not None
     assert info.value.result.stop_reason == "error"
-    # bounded: the refusal asks the policy once and fails, without retrying the model
-    assert [e.reason for e in policy.seen].count("overflow") == 1
-    assert policy.seen[-1].reason == "overflow"
+    # bounded: the threshold asks once, the refusal asks again and fails without a retry
+    assert [e.reason for e in policy.seen] == ["threshold", "overflow"]
     model = agent.model
     assert isinstance(model, ScriptedModel)
     assert len(requests(agent)) == model.calls + 1  # the refused request, not retried

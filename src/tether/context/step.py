@@ -62,13 +62,14 @@ class ContextStep:
     via :meth:`shrink`); :meth:`calibrate` learns from the provider's reported tokens.
     """
 
-    __slots__ = ("estimator", "managed", "manager", "passes", "run", "window")
+    __slots__ = ("before", "estimator", "managed", "manager", "passes", "run", "window")
 
     def __init__(self, run: RunState) -> None:
         self.run = run
         self.manager = manager_of(run)
         self.managed = not isinstance(self.manager, KeepAll)  # KeepAll: no estimate at all
         self.passes = 0
+        self.before: _Pass | None = None  # the last pass before a call
         conversation = run.agent.conversation
         estimator = conversation.estimate
         if estimator is None or estimator.count is not self.manager.count:
@@ -95,6 +96,8 @@ class ContextStep:
             else:
                 estimator.full(view_of(transcript, compaction), fixed, len(transcript))
         estimator.update(transcript)
+        if self.before is not None and self.before.vetoed is not None:
+            return None  # a veto holds for the run: no summarising call only to be refused
         view_length = len(transcript) if compaction is None else len(compaction.view(transcript))
         if not self.manager.needed(view_length, estimator.tokens, self.window):
             return None
@@ -103,7 +106,8 @@ class ContextStep:
     def compress(self, reason: str) -> AsyncGenerator[StreamEvent, None]:
         """One compression pass before the call."""
         self.passes += 1
-        return _compress(self.run, self.manager, self.estimator, self.window, reason, _Pass())
+        self.before = outcome = _Pass()
+        return _compress(self.run, self.manager, self.estimator, self.window, reason, outcome)
 
     def recovery(self, error: ModelError) -> str | None:
         """What to do about a failed call: ``clean`` (retry with a cleaned history, once per

@@ -180,11 +180,7 @@ class ProviderModel:
                                 env_var=self.env_var,
                             ) from exc
                         delay = info.retry_after
-                elif (
-                    reason in _TOO_LONG
-                    and self.compress
-                    and compressions < MAX_COMPRESSIONS
-                ):
+                elif reason in _TOO_LONG and self.compress and compressions < MAX_COMPRESSIONS:
                     compressions += 1
                     request = await _compressed(self.compress, request)
                     delay = 0.0
