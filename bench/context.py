@@ -10,9 +10,19 @@ Usage: `.venv/bin/python bench/context.py [--quick] [--json PATH]`
    the summarising calls included. Rows: no management (KeepAll, the naive
    history), the default manager (Summarizing with the agent's own model) and
    a SlidingWindow(max_tokens=window/2), all with a declared window of 8,000
-   tokens. Strands' SummarizingConversationManager is not run: Strands is not
-   installed in this environment (bench/.venvs is absent and the project rule
-   is one shared venv).
+   tokens.
+   Strands rows (bench/peers/strands_context.py, in Strands' own venv
+   bench/.venvs/strands, pinned strands-agents==1.62.0, made on first use as
+   bench/overhead.py makes it; `--no-peers` skips them): the same script played
+   by a `strands.models.Model` subclass that counts a request as tether's
+   ScriptedModel does and refuses one over the window with Strands'
+   ContextWindowOverflowException (a refused request is not counted as sent;
+   the refusals are listed). Its managers: SlidingWindowConversationManager
+   (default, and per_turn with 72 messages, about the 4,000 tokens of tether's
+   sliding row) and SummarizingConversationManager (default: on overflow only;
+   and proactive at 80%, tether's default threshold), plus
+   NullConversationManager without a window, which must equal tether's KeepAll
+   row (the same accounting). Ratios are against tether's KeepAll.
 2. Overhead: one invocation (a prompt, one model call, a text reply) on an
    agent whose history already holds H messages (H = 10, 1,000, 5,000; tool
    batches of about 100 tokens each), timed with perf_counter_ns around
@@ -23,6 +33,9 @@ Usage: `.venv/bin/python bench/context.py [--quick] [--json PATH]`
    only what was appended, so that cost should not depend on H. The first
    invocation after a history is loaded (set, or folded from a store) counts
    the whole view once: reported separately, per message (linear in H).
+   Strands: the same invocation with NullConversationManager, a
+   SlidingWindowConversationManager(per_turn=True) that never trims, and a
+   proactive SummarizingConversationManager that never fires (steady state only).
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ import argparse
 import asyncio
 import json
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -73,7 +87,9 @@ def _script(turns: int) -> Any:
 
 
 def tokens_row(turns: int, context: ContextManager | None) -> dict[str, Any]:
-    model = ScriptedModel(_script(turns), name="bench-long", context_window=WINDOW)
+    model = ScriptedModel(
+        _script(turns), name="bench-long", context_window=WINDOW, record_requests=True
+    )
     agent = Agent(model, tools=[lookup], store=None, execution=Execution(context=context))
     started = time.perf_counter()
     result = agent("look the records up")
@@ -129,14 +145,34 @@ def overhead_row(size: int, context: ContextManager | None, repeats: int) -> tup
     return asyncio.run(run())
 
 
+def strands(turns: int, repeats: int, sizes: list[int]) -> dict[str, Any]:
+    """The Strands rows, from its runner in Strands' own venv (an "error" key if it failed)."""
+    from _runs import PEERS, STRANDS, ensure_venv
+
+    ensure_venv(STRANDS)
+    flags = ["--turns", str(turns), "--window", str(WINDOW), "--repeats", str(repeats)]
+    flags += ["--sizes", ",".join(map(str, sizes))]
+    cmd = [str(STRANDS.python), str(PEERS / "strands_context.py"), *flags]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        return {"error": f"exit {proc.returncode}: {proc.stderr.strip()[-2000:]}"}
+    return json.loads(lines[-1])  # type: ignore[no-any-return]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--no-peers", action="store_true", help="skip the Strands rows")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     turns = 100 if args.quick else 300
     repeats = 15 if args.quick else 50
+    sizes = [10, 1_000, 5_000]
     report: dict[str, Any] = {"turns": turns, "window": WINDOW}
+    peer = {} if args.no_peers else strands(turns, repeats, sizes)
+    if "error" in peer:
+        print(f"Strands rows failed: {peer['error']}", file=sys.stderr)
 
     rows = {
         "none (KeepAll)": tokens_row(turns, KeepAll()),
@@ -144,20 +180,26 @@ def main() -> None:
         "SlidingWindow(max_tokens=4000)": tokens_row(turns, SlidingWindow(max_tokens=WINDOW // 2)),
     }
     naive = rows["none (KeepAll)"]["input_tokens"]
+    rows = {f"tether {name}": row for name, row in rows.items()}
+    rows.update(peer.get("tokens", {}))
     print(f"\nInput tokens over a {turns}-turn session (declared window {WINDOW:,} tokens)")
     print(
-        f"{'manager':34} {'input tokens':>13} {'ratio':>7} {'calls':>6} {'compr.':>6} {'largest req.':>12}"
+        f"{'manager':72} {'input tokens':>13} {'ratio':>7} {'calls':>6} {'compr.':>6} "
+        f"{'refused':>7} {'largest req.':>12}"
     )
     for name, row in rows.items():
         ratio = row["input_tokens"] / naive
         row["ratio"] = round(ratio, 4)
         print(
-            f"{name:34} {row['input_tokens']:>13,} {ratio:>7.3f} {row['model_calls']:>6} "
-            f"{row['compressions']:>6} {row['largest_request']:>12,}"
+            f"{name:72} {row['input_tokens']:>13,} {ratio:>7.3f} {row['model_calls']:>6} "
+            f"{row['compressions']:>6} {row.get('refused_requests', 0):>7} "
+            f"{row['largest_request']:>12,}"
+            + (f"  FAILED: {row['error']}" if row.get("error") else "")
         )
     report["tokens"] = rows
+    if "version" in peer:
+        report["strands"] = peer["version"]
 
-    sizes = [10, 1_000, 5_000]
     print(
         f"\nOne invocation (prompt, one model call, reply) on a history of H messages, "
         f"microseconds (median of {repeats}; 'first' = the first invocation after the "
@@ -188,6 +230,23 @@ def main() -> None:
             f"{keep_first:>14.1f} {default_first:>14.1f} {first_cost / size:>15.3f}"
         )
     report["overhead"] = curve
+    if peer.get("overhead"):
+        print(
+            f"\n{peer['version']}: the same invocation, microseconds (median of {repeats}); "
+            "'cost' = the manager's time over NullConversationManager"
+        )
+        print(
+            f"{'H':>6} {'tether':>9} {'Null':>10} {'Sliding':>10} {'Summariz.':>10} "
+            f"{'cost Sl.':>9} {'cost Su.':>9} {'Strands/tether':>15}"
+        )
+        for ours, theirs in zip(curve, peer["overhead"], strict=True):
+            null, sliding, summ = theirs["null_us"], theirs["sliding_us"], theirs["summarizing_us"]
+            print(
+                f"{theirs['messages']:>6} {ours['default_us']:>9.1f} {null:>10.1f} {sliding:>10.1f} "
+                f"{summ:>10.1f} {sliding - null:>9.1f} {summ - null:>9.1f} "
+                f"{summ / ours['default_us']:>14.1f}x"
+            )
+        report["strands_overhead"] = peer["overhead"]
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
 

@@ -100,3 +100,39 @@ def test_the_model_request_carries_the_schema_for_native_structured_output() -> 
     assert seen[0][0]["required"] == ["x", "y"]
     agent.run("plain")
     assert seen[1] == (None, "output")
+
+
+def test_a_json_answer_cut_across_two_parts_is_validated_whole() -> None:
+    from tether.context.truncated import CONTINUE_PROMPT
+
+    model = ScriptedModel(
+        [
+            {"text": '{"label": "sp', "stop_reason": "max_tokens"},
+            'am", "score": 9}',
+        ]
+    )
+    agent = Agent(model=model, store=None)
+    result = agent.run("classify", output_type=Verdict)
+    assert result.output == Verdict(label="spam", score=9)
+    assert result.text == '{"label": "spam", "score": 9}'
+    assert result.usage.continuations == 1
+    assert model.remaining == 0  # no retry: the stitched answer was valid
+    prompts = [m.text for m in agent.messages if m.role == "user"]
+    assert prompts[2:] == [CONTINUE_PROMPT]  # no "not valid" feedback about the first part
+
+
+def test_an_invalid_stitched_answer_gets_feedback_and_the_retry_starts_afresh() -> None:
+    model = ScriptedModel(
+        [
+            {"text": '{"label": ', "stop_reason": "max_tokens"},
+            '"spam"}',  # whole: {"label": "spam"}, score missing
+            '{"label": "spam", "score": 3}',
+        ]
+    )
+    agent = Agent(model=model, store=None)
+    result = agent.run("classify", output_type=Verdict)
+    assert result.output == Verdict(label="spam", score=3)
+    assert result.text == '{"label": "spam", "score": 3}'  # not stitched to the failed parts
+    feedback = agent.messages[-2]
+    assert "score: Field required" in feedback.text
+    assert "Invalid JSON" not in feedback.text  # the whole answer was checked, not a part

@@ -276,9 +276,10 @@ async def _cycles(
         unknown = repair_names(run, calls) if calls else 0
         if calls and agent.budget is not None and agent.budget.refund_cheap:
             _refund_cheap(run, calls)
-        if not calls and run.output_spec is not None:
-            feedback = output_step(run, response.message)
+        if not calls and run.output_spec is not None and not truncation.will_continue(response):
+            feedback = output_step(run, truncation.whole(response.message))  # stitched parts too
             if feedback is not None:  # invalid structured output: the model tries again
+                truncation.pieces = []  # the next answer starts afresh
                 if held:
                     for released in _release(response.message):
                         yield released

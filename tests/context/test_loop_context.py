@@ -173,8 +173,10 @@ def test_a_hook_can_replace_the_summary_or_veto() -> None:
     def veto(event: BeforeContextCompression) -> None:
         event.block = "keep everything"
 
-    with pytest.raises(ProviderError):  # without compression the provider refuses
+    with pytest.raises(ContextOverflowError) as info:  # without compression the provider refuses
         vetoed("go")
+    assert "vetoed (keep everything)" in str(info.value)
+    assert isinstance(info.value.__cause__, ProviderError)
 
 
 class _Rogue(SlidingWindow):

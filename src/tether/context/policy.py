@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tether.context.compaction import OMITTED_MARK, Compaction
+from tether.context.estimate import Counter
 from tether.errors import ConfigurationError
 from tether.messages import Message
 
@@ -80,6 +81,9 @@ class ContextManager:
     """Fraction of the context window at which the view is compressed."""
     target: float = 0.5
     """Fraction of the window a compression aims for (room for the next turns)."""
+    count: Counter | None = None
+    """An exact token counter for the estimates (e.g. :func:`tiktoken_counter`); None:
+    the heuristic, calibrated from the provider's reported tokens either way."""
 
     def needed(self, view_length: int, tokens: int, window: int) -> bool:
         return tokens > self.threshold * window
@@ -92,6 +96,15 @@ def _fraction(owner: str, name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
         raise ConfigurationError(f"{owner}({name}=...) must be a number in (0, 1], got {value!r}")
     return float(value)
+
+
+def _counter(owner: str, value: Counter | None) -> Counter | None:
+    if value is not None and not callable(value):
+        raise ConfigurationError(
+            f"{owner}(count=...) must be a function text -> tokens (e.g. "
+            f"tiktoken_counter()) or None, got {value!r}"
+        )
+    return value
 
 
 def _positive(owner: str, name: str, value: int | None) -> int | None:
@@ -115,7 +128,8 @@ class SlidingWindow(ContextManager):
 
     ``max_messages`` bounds the view by count, ``max_tokens`` by estimated tokens
     (either, both, or neither: then it acts at ``threshold`` of the window). A
-    marker message says how many messages were left out.
+    marker message says how many messages were left out. ``count``: an exact
+    token counter for the estimates (default: the heuristic).
     """
 
     def __init__(
@@ -125,11 +139,13 @@ class SlidingWindow(ContextManager):
         max_tokens: int | None = None,
         threshold: float = 0.8,
         target: float = 0.5,
+        count: Counter | None = None,
     ) -> None:
         self.max_messages = _positive("SlidingWindow", "max_messages", max_messages)
         self.max_tokens = _positive("SlidingWindow", "max_tokens", max_tokens)
         self.threshold = _fraction("SlidingWindow", "threshold", threshold)
         self.target = _fraction("SlidingWindow", "target", target)
+        self.count = _counter("SlidingWindow", count)
 
     def needed(self, view_length: int, tokens: int, window: int) -> bool:
         if self.max_messages is not None and view_length > self.max_messages:

@@ -62,17 +62,27 @@ class ContextStep:
     via :meth:`shrink`); :meth:`calibrate` learns from the provider's reported tokens.
     """
 
-    __slots__ = ("cached_included", "estimator", "managed", "manager", "passes", "run", "window")
+    __slots__ = (
+        "before",
+        "cached_included",
+        "estimator",
+        "managed",
+        "manager",
+        "passes",
+        "run",
+        "window",
+    )
 
     def __init__(self, run: RunState) -> None:
         self.run = run
         self.manager = manager_of(run)
         self.managed = not isinstance(self.manager, KeepAll)  # KeepAll: no estimate at all
         self.passes = 0
+        self.before: _Pass | None = None  # the last pass before a call
         conversation = run.agent.conversation
         estimator = conversation.estimate
-        if estimator is None:
-            estimator = conversation.estimate = Estimator()
+        if estimator is None or estimator.count is not self.manager.count:
+            estimator = conversation.estimate = Estimator(self.manager.count)
         self.estimator = estimator
         self.window = 0
         # asked once per run: a missing attribute costs a caught AttributeError per getattr
@@ -101,6 +111,8 @@ class ContextStep:
             else:
                 estimator.defer(fixed)
         self._count(transcript, compaction)
+        if self.before is not None and self.before.vetoed is not None:
+            return None  # a veto holds for the run: no summarising call only to be refused
         if not self.window:
             self.window = context_window(run.agent.model)  # once per run; shrink may lower it
         view_length = len(transcript) if compaction is None else len(compaction.view(transcript))
@@ -118,7 +130,8 @@ class ContextStep:
     def compress(self, reason: str) -> AsyncGenerator[StreamEvent, None]:
         """One compression pass before the call."""
         self.passes += 1
-        return _compress(self.run, self.manager, self.estimator, self.window, reason, _Pass())
+        self.before = outcome = _Pass()
+        return _compress(self.run, self.manager, self.estimator, self.window, reason, outcome)
 
     def recovery(self, error: ModelError) -> str | None:
         """What to do about a failed call: ``clean`` (retry with a cleaned history, once per
@@ -139,8 +152,9 @@ class ContextStep:
         return ModelRetry(1, rejected.reason.value, 0.0, rejected.provider, "cleaned the history")
 
     async def shrink(self, error: ModelError) -> AsyncGenerator[StreamEvent, None]:
-        """Compress after the provider refused the request as too large; raises when it
-        cannot (too many passes, vetoed by a hook, nothing left to compress)."""
+        """Compress after the provider refused the request as too large; raises
+        ContextOverflowError when it cannot (too many passes, vetoed by a hook or
+        intervention, nothing left to compress)."""
         run = self.run
         overflow = _provider_error(error)
         assert overflow is not None
@@ -166,8 +180,13 @@ class ContextStep:
             async for event in events:
                 outcome.compressed = True
                 yield event
-        if outcome.vetoed:
-            raise error  # a hook kept the view as it is: the provider's refusal stands
+        if outcome.vetoed is not None:  # a hook or policy kept the view: the refusal stands
+            raise ContextOverflowError(
+                f"model {model.name!r} refused the request ({overflow.reason.value}) and "
+                f"the compression that would shrink it was vetoed ({outcome.vetoed}); let "
+                "the BeforeContextCompression hook or intervention allow it, or use a model "
+                "with a larger context window"
+            ) from error
         if not outcome.compressed:
             raise ContextOverflowError(
                 f"model {model.name!r} refused the request ({overflow.reason.value}) and "
@@ -189,7 +208,7 @@ class _Pass:
 
     def __init__(self) -> None:
         self.compressed = False
-        self.vetoed = False
+        self.vetoed: str | None = None  # the veto's reason
 
 
 def _provider_error(exc: BaseException) -> ProviderError | None:
@@ -279,7 +298,7 @@ async def _compress(
             )
         )
         if before.block:
-            outcome.vetoed = True
+            outcome.vetoed = before.block
             return
         compaction = Compaction(compaction.start, compaction.end, before.summary)
     tokens_before = estimator.tokens

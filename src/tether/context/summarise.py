@@ -7,7 +7,8 @@ import logging
 from contextlib import aclosing
 
 from tether.context.compaction import SUMMARY_MARK, Compaction
-from tether.context.policy import ContextManager, ContextRequest, _fraction, _positive
+from tether.context.estimate import Counter
+from tether.context.policy import ContextManager, ContextRequest, _counter, _fraction, _positive
 from tether.errors import ModelError
 from tether.messages import Message, TextBlock, ToolCall, ToolResult
 from tether.models.base import Model, ModelRequest
@@ -41,6 +42,7 @@ class Summarizing(ContextManager):
     summariser model receives them too). When
     the summarising call fails, the messages are dropped as by a sliding window
     and the marker says so (the run goes on; the transcript keeps everything).
+    ``count``: an exact token counter for the estimates (default: the heuristic).
     """
 
     def __init__(
@@ -51,8 +53,10 @@ class Summarizing(ContextManager):
         threshold: float = 0.8,
         target: float = 0.5,
         max_summary_tokens: int = 2_000,
+        count: Counter | None = None,
     ) -> None:
         self.model = model
+        self.count = _counter("Summarizing", count)
         self.keep_recent = _positive("Summarizing", "keep_recent", keep_recent) or 1
         self.threshold = _fraction("Summarizing", "threshold", threshold)
         self.target = _fraction("Summarizing", "target", target)

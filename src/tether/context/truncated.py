@@ -30,20 +30,34 @@ class Truncation:
     max_tokens: int | None = None
     """The raised output limit for the next call (None: the model's own)."""
 
+    def will_continue(self, response: ModelResponse) -> bool:
+        """Whether this reply is a cut-off text part that will be continued (bounded)."""
+        return (
+            response.stop_reason == "max_tokens"
+            and not response.tool_calls
+            and bool(response.message.text)
+            and len(self.pieces) < MAX_CONTINUATIONS
+        )
+
     def continue_text(self, response: ModelResponse) -> bool:
         """Whether to ask the model to continue this cut-off text reply (bounded)."""
-        if response.stop_reason != "max_tokens" or response.tool_calls:
-            return False
-        if not response.message.text or len(self.pieces) >= MAX_CONTINUATIONS:
+        if not self.will_continue(response):
             return False
         self.pieces.append(response.message)
         return True
 
+    def whole(self, last: Message) -> Message:
+        """The reply so far, ``last`` after the parts continued (kept for :meth:`stitched`)."""
+        if not self.pieces:
+            return last
+        text = "".join(p.text for p in [*self.pieces, last])
+        return Message("assistant", [TextBlock(text)], last.usage)
+
     def stitched(self, last: Message) -> Message:
         """The continued reply as one assistant message (the transcript keeps the parts)."""
-        parts = [*self.pieces, last]
+        message = self.whole(last)
         self.pieces = []
-        return Message("assistant", [TextBlock("".join(p.text for p in parts))], last.usage)
+        return message
 
     def retry_cut_call(self, response: ModelResponse, model: Model) -> bool:
         """Whether to drop this reply, cut inside a tool call's arguments, and retry the call

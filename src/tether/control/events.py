@@ -132,7 +132,9 @@ class BeforeContextCompression(HookEvent):
     overflow).
 
     Writable: ``summary`` (a replacement Message, or None for no stand-in) and
-    ``block`` (a reason: keep the view as it is; an overflow then fails the call).
+    ``block`` (a reason: keep the view as it is, for the rest of the run unless the
+    provider refuses the request; vetoed again then, the run fails with
+    ContextOverflowError). Interventions decide here at ``before_context_compression``.
     """
 
     WRITABLE = frozenset({"summary", "block"})

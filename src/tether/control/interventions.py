@@ -2,7 +2,7 @@
 
 A handler overrides only the points it cares about (``before_invocation``,
 ``before_model_call``, ``after_model_call``, ``before_tool_call``,
-``after_tool_call``, ``before_output``) and returns an action: ``Proceed`` (or None), ``Deny``,
+``after_tool_call``, ``before_output``, ``before_context_compression``) and returns an action: ``Proceed`` (or None), ``Deny``,
 ``Guide``, ``Confirm`` or ``Transform``. Handlers run in the order given; the
 first Deny (or refused Confirm) ends the evaluation; Guides from several
 handlers become one message naming each handler; a Transform applies at once,
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from tether.control.events import (
     AfterModelCall,
     AfterToolCall,
+    BeforeContextCompression,
     BeforeInvocation,
     BeforeModelCall,
     BeforeOutput,
@@ -69,7 +70,8 @@ class Confirm:
 @dataclass(frozen=True, slots=True)
 class Transform:
     """Rewrite the subject of the point with ``fn``: the input messages, the request
-    messages, the reply message, the tool call or the tool result."""
+    messages, the reply message, the tool call, the tool result or a compression's
+    summary (a Message, or None for no stand-in)."""
 
     fn: Callable[[Any], Any]
 
@@ -83,6 +85,7 @@ Point: TypeAlias = Literal[
     "before_tool_call",
     "after_tool_call",
     "before_output",
+    "before_context_compression",
 ]
 
 
@@ -129,6 +132,13 @@ class InterventionHandler:
     def before_output(self, event: BeforeOutput) -> Action | Awaitable[Action]:
         return None
 
+    def before_context_compression(
+        self, event: BeforeContextCompression
+    ) -> Action | Awaitable[Action]:
+        """Deny keeps the model's view as it is (an overflow then fails the run);
+        Transform replaces the summary; Confirm asks the ``confirm`` callback."""
+        return None
+
     @property
     def label(self) -> str:
         return self.name or type(self).__name__
@@ -141,6 +151,7 @@ _POINTS: dict[Point, tuple[type[HookEvent], int]] = {
     "before_tool_call": (BeforeToolCall, HookOrder.INTERVENTION_INPUT),
     "after_tool_call": (AfterToolCall, HookOrder.INTERVENTION_OUTPUT),
     "before_output": (BeforeOutput, HookOrder.INTERVENTION_OUTPUT),
+    "before_context_compression": (BeforeContextCompression, HookOrder.INTERVENTION_INPUT),
 }
 
 
@@ -280,6 +291,11 @@ def _guide(point: Point, event: Any, text: str) -> None:
         event.guidance = text
     elif point == "before_output":  # nobody to guide: the answer is final
         event.block = f"not released. {text}"
+    elif point == "before_context_compression":
+        raise HookError(
+            f"Guide is not an action at {point} (no model turn to guide): {text!r}; "
+            "return Deny to keep the view or Transform to replace the summary"
+        )
     else:
         event.messages = [*event.messages, Message("user", [TextBlock(text)])]
 
@@ -295,6 +311,9 @@ def _transform(point: Point, event: Any, fn: Callable[[Any], Any], label: str) -
         event.tool_call = _checked(fn(event.tool_call), ToolCall, label, point)
     elif point == "before_output":
         event.message = _checked(fn(event.message), Message, label, point)
+    elif point == "before_context_compression":
+        summary = fn(event.summary)
+        event.summary = None if summary is None else _checked(summary, Message, label, point)
     else:
         event.result = _checked(fn(event.result), ToolResult, label, point)
 

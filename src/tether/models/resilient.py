@@ -36,12 +36,14 @@ from tether.models.failover import (
 from tether.models.retry import RetryPolicy, StaleStreamError, Watchdog
 
 CompressHook = Callable[[ModelRequest], ModelRequest | Awaitable[ModelRequest]]
-"""Called on a context overflow with the failed request; returns a shorter one."""
+"""Called when the provider refuses a request as too long (context overflow, payload too
+large, long-context tier) with the failed request; returns a shorter one."""
 
 R = FailoverReason
 _BACKOFF = frozenset({R.RATE_LIMIT, R.OVERLOADED, R.SERVER_ERROR, R.TIMEOUT, R.UNKNOWN})
 _ROTATE = frozenset({R.AUTH, R.BILLING, R.RATE_LIMIT})
 MAX_COMPRESSIONS = 2
+_TOO_LONG = frozenset({R.CONTEXT_OVERFLOW, R.PAYLOAD_TOO_LARGE, R.LONG_CONTEXT_TIER})
 
 
 class ResponseFormatError(TetherError):
@@ -178,11 +180,7 @@ class ProviderModel:
                                 env_var=self.env_var,
                             ) from exc
                         delay = info.retry_after
-                elif (
-                    reason is R.CONTEXT_OVERFLOW
-                    and self.compress
-                    and compressions < MAX_COMPRESSIONS
-                ):
+                elif reason in _TOO_LONG and self.compress and compressions < MAX_COMPRESSIONS:
                     compressions += 1
                     request = await _compressed(self.compress, request)
                     delay = 0.0
