@@ -8,6 +8,7 @@ Prints one JSON line: stop_reason and interrupt ids of the run.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -15,7 +16,14 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
 from scripted_resume_child import build
 
+from tether import Agent
 from tether.observe import instrument
+
+
+def app_for_edits(session_id: str) -> Agent:
+    """``--app`` factory for ``tether approvals approve --edit``: the session's tools, to
+    check the edited arguments (nothing is run or stored)."""
+    return build(":memory:", Path(os.devnull))
 
 
 def main() -> None:
