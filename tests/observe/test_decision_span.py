@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -41,18 +42,42 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_exports() -> dict[str, str]:
+    """The ``export`` lines of the README's block that traces the CLI and the server."""
+    (block,) = [
+        b
+        for b in re.findall(r"```sh\n(.*?)```", README.read_text(), re.S)
+        if "opentelemetry-instrument tether approvals" in b
+    ]
+    found: dict[str, str] = {}
+    for line in block.splitlines():
+        if line.startswith("export "):
+            found.update(item.split("=", 1) for item in line.split()[1:])
+    return found
+
+
 def otel_env(url: str, **extra: str) -> dict[str, str]:
-    """The standard variables an operator sets for ``opentelemetry-instrument``."""
+    """What an operator sets for ``opentelemetry-instrument``: the README's variables and
+    the endpoint (the README's OTLP section exports OTEL_EXPORTER_OTLP_ENDPOINT too)."""
     return {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [SUPPORT, SOURCE])),
+        **readme_exports(),
         "OTEL_SERVICE_NAME": "tether-approvals",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": url,
+        **extra,
+    }
+
+
+def test_the_readme_traces_the_deciders_with_the_standard_variables() -> None:
+    assert readme_exports() == {
         "OTEL_TRACES_EXPORTER": "otlp",
         "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
-        "OTEL_EXPORTER_OTLP_ENDPOINT": url,
         "OTEL_METRICS_EXPORTER": "none",
         "OTEL_LOGS_EXPORTER": "none",
-        **extra,
     }
 
 
