@@ -4,8 +4,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 STAMP_DEMO := $(VENV)/.installed
+# Arize Phoenix, the real tracing backend tests/observe/test_phoenix.py exports to, in its own
+# venv: its dependencies clash with the dev pins. Keep PIN equal in tests/support/phoenix_backend.py.
+PHOENIX_VENV := .venv-phoenix
+PHOENIX_PIN := arize-phoenix==20.26.1
+PHOENIX_STAMP := $(PHOENIX_VENV)/.installed-$(PHOENIX_PIN)
 
-.PHONY: demo test lint typecheck unit browser bench clean
+.PHONY: demo test lint typecheck unit browser phoenix bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +39,7 @@ typecheck: $(STAMP)
 # The AGENT-HOOKS conformance kit (agent-hooks-sdk's pytest plugin) runs on its own,
 # against tether's harness: 71 vectors pass, the 4 incremental_output ones are skipped.
 CTK := tests/conformance/agent_hooks
-unit: $(STAMP) browser
+unit: $(STAMP) browser phoenix
 	$(BIN)/pytest -q --ignore=$(CTK)
 	$(BIN)/pytest -q -p agent_hooks_ctk --agent-hooks-harness=ctk_harness:TetherHarness $(CTK)
 
@@ -46,6 +51,15 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
 	    >/dev/null 2>&1 || echo "warning: could not install chromium; the browser test will be skipped"; }
 
+phoenix: $(PHOENIX_STAMP)
+
+$(PHOENIX_STAMP):
+	rm -rf $(PHOENIX_VENV)
+	$(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PHOENIX_VENV)/bin/pip install --quiet '$(PHOENIX_PIN)'
+	touch '$@'
+
 test: lint typecheck unit
 
 bench: $(STAMP)
@@ -56,4 +70,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/mcp_overhead.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -12,6 +12,13 @@ MEDIAN_TARGET_US = 60.0
 RATIO_TARGETS = (("maf", "MAF", 0.16), ("strands", "Strands", 0.08))
 HOOKS_TARGET = ("tether-hooks", "maf-hooks", 0.5)
 """tether + AGENT-HOOKS over MAF + AGENT-HOOKS (one allow-all interceptor each)."""
+TRACED = (
+    ("sdk-noop", "tether-otel-noop", "strands-otel-noop", "maf-otel-noop"),
+    ("sdk-batch", "tether-otel-batch", "strands-otel-batch", "maf-otel-batch"),
+)
+"""Traced rows side by side: (variant, tether, Strands, MAF), all on one shared exporter."""
+UNTRACED = {"tether-otel": "tether-otel-off", "strands-otel": "strands", "maf-otel": "maf"}
+"""The untraced row each traced row's cost of tracing is measured against."""
 MEMORY_TARGET_B = 1.0
 """Below this many bytes per invocation counts as "no growth" for tether."""
 TOOL_NOTE = (
@@ -107,6 +114,7 @@ def timing(rows: list[Row], results: dict[str, dict[str, Any]], meta: str) -> di
                 ok = ratio <= limit
                 checks[f"tether/{name}"] = {"value": ratio, "target": limit, "ok": ok}
                 print(f"tether/{name:<12} {ratio:8.3f}     (target <= {limit:g})  {_verdict(ok)}")
+    _tracing(summary, results)
     mine, theirs, limit = HOOKS_TARGET
     if mine in summary and theirs in summary:
         ratio = summary[mine]["median_us"] / summary[theirs]["median_us"]
@@ -114,6 +122,33 @@ def timing(rows: list[Row], results: dict[str, dict[str, Any]], meta: str) -> di
         checks["tether-hooks/MAF-hooks"] = {"value": ratio, "target": limit, "ok": ok}
         print(f"AGENT-HOOKS tether/MAF {ratio:6.3f}  (target <= {limit:g})  {_verdict(ok)}")
     return {"summary": summary, "targets": checks}
+
+
+def _tracing(summary: dict[str, dict[str, float]], results: dict[str, Any]) -> None:
+    """With tracing on: tether over each peer (same exporter) and each one's cost of tracing."""
+    lines = []
+    for variant, *keys in TRACED:
+        here = [k for k in keys if k in summary]
+        if not here:
+            continue
+        cells = []
+        for key in here:
+            med = summary[key]["median_us"]
+            base = UNTRACED[key.rsplit("-", 1)[0]]
+            cost = f", {med / summary[base]['median_us']:.2f}x untraced" if base in summary else ""
+            spans = results[key].get("tracing", {}).get("spans_per_invocation")
+            per = f", {spans:.0f} spans/inv" if spans is not None else ""
+            cells.append(f"{key.split('-')[0]} {med:.1f} us{cost}{per}")
+        ratios = [
+            f"tether/{name} {summary[keys[0]]['median_us'] / summary[k]['median_us']:.3f}"
+            for name, k in (("Strands", keys[1]), ("MAF", keys[2]))
+            if keys[0] in summary and k in summary
+        ]
+        lines.append(f"tracing on ({variant}): " + "; ".join(cells))
+        if ratios:
+            lines.append(f"  traced ratios ({variant}): " + ", ".join(ratios))
+    for line in lines:
+        print(line)
 
 
 def memory(rows: list[Row], results: dict[str, dict[str, Any]], meta: str) -> dict[str, Any]:

@@ -49,7 +49,11 @@ class Row:
 
 
 STRANDS = Venv("strands", ("strands-agents==1.62.0",))
-MAF = Venv("maf", ("agent-framework-core==1.23.0", "agent-hooks-sdk==0.1.0b3"))
+MAF = Venv(
+    "maf",
+    ("agent-framework-core==1.23.0", "agent-hooks-sdk==0.1.0b3", "opentelemetry-sdk==1.45.2"),
+)
+"""opentelemetry-sdk: the traced MAF rows (Strands already depends on the SDK)."""
 
 ROWS: tuple[Row, ...] = (
     Row("bare", "bare asyncio", "bare", "bare_overhead.py", "async def"),
@@ -103,6 +107,42 @@ ROWS: tuple[Row, ...] = (
         "otel",
         "tether_otel_overhead.py",
         "async def",
+        variant="sdk-batch",
+    ),
+    Row(
+        "strands-otel-noop",
+        "Strands + OTel SDK, same exporter",
+        "otel",
+        "strands_otel_overhead.py",
+        "async def",
+        STRANDS,
+        variant="sdk-noop",
+    ),
+    Row(
+        "strands-otel-batch",
+        "Strands + OTel SDK, batch processor",
+        "otel",
+        "strands_otel_overhead.py",
+        "async def",
+        STRANDS,
+        variant="sdk-batch",
+    ),
+    Row(
+        "maf-otel-noop",
+        "MAF + OTel SDK, same exporter",
+        "otel",
+        "maf_otel_overhead.py",
+        "async def",
+        MAF,
+        variant="sdk-noop",
+    ),
+    Row(
+        "maf-otel-batch",
+        "MAF + OTel SDK, batch processor",
+        "otel",
+        "maf_otel_overhead.py",
+        "async def",
+        MAF,
         variant="sdk-batch",
     ),
 )

@@ -47,12 +47,17 @@ The rows (full setup in each runner's docstring, bench/peers/*_overhead.py):
   `Agent(interceptors=[...])` vs MAF's `create_agent_hooks_middleware([...])`,
   both over agent-hooks-sdk 0.1.0b3 with jcs-sha256 identities and one
   AGENT-HOOKS session per run. Target: tether <= 0.5x MAF.
-- tether + OpenTelemetry (group `otel`, bench/peers/tether_otel_overhead.py): the
-  tether row's workload with tracing off (the OTel API loaded, no provider: tether
-  registers nothing), with the SDK and an exporter that drops every span
-  (SimpleSpanProcessor), and with the SDK's BatchSpanProcessor in front of it; both
-  SDK rows also record metrics (MeterProvider + in-memory reader). Peers with their
-  tracing on are not measured yet.
+- OpenTelemetry (group `otel`): every traced row uses the one SDK setup of
+  bench/peers/_otel_setup.py: a TracerProvider whose spans go to one in-memory exporter
+  that counts and drops them (SimpleSpanProcessor for `sdk-noop`, BatchSpanProcessor for
+  `sdk-batch`), plus a MeterProvider with an in-memory reader. tether
+  (bench/peers/tether_otel_overhead.py) runs with tracing off (the OTel API loaded, no
+  provider: tether registers nothing) and traced through `tether.observe.instrument`;
+  Strands and MAF (strands_/maf_otel_overhead.py) are traced through the global
+  providers set before their agent is built, which is how both turn tracing on. Each
+  traced row must export spans (the runner checks and reports spans per invocation).
+  Printed after the table: tether over each peer with tracing on, and each framework's
+  traced/untraced ratio (needs the `tether`/`strands`/`maf` rows in the same run).
 - Both peers keep their default instrumentation (OTel API, no tracer provider
   configured, so non-recording spans). The fakes skip provider-side work (MAF's
   `_validate_options`, Strands' usage metadata event).

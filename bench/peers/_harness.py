@@ -76,6 +76,9 @@ class Subject:
     """Final answer text of a result (checked on warm-up invocations only)."""
     setup: str = ""
     """One line on how this subject is set up (classes used), for the report."""
+    report: Callable[[int], dict[str, Any]] | None = None
+    """Traced rows: given the number of invocations run, what the tracing exported
+    (`spans_per_invocation` must be > 0: tracing really was on); merged into the output."""
 
 
 def _check(ok: bool, message: str) -> None:
@@ -200,8 +203,14 @@ def main(build: Callable[[str], Awaitable[Subject]], argv: list[str] | None = No
         subject = await build(args.variant)
         if args.mode == "timing":
             data = await run_timing(subject, args.invocations, args.warmup, args.repeats)
+            ran = args.repeats * (args.invocations + args.warmup)
         else:
             data = await run_memory(subject, args.total, args.mark, args.trace)
+            ran = args.total
+        if subject.report is not None:
+            data["tracing"] = subject.report(ran)
+            spans = data["tracing"].get("spans_per_invocation", 0)
+            _check(spans > 0, f"tracing is on but {spans} spans were exported per invocation")
         return {"name": subject.name, "version": subject.version, "setup": subject.setup, **data}
 
     out = asyncio.run(_run())

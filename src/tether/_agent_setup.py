@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from tether._otel import global_tracer_provider
 from tether.errors import ConfigurationError
 from tether.models.base import Model
 
@@ -107,11 +107,7 @@ def install_tracing(agent: Agent, providers: list[Any]) -> None:
     Free when it did not: OpenTelemetry is only looked at if something already imported
     it, and nothing is registered unless a real provider is set (see tether.observe).
     """
-    otel_trace = sys.modules.get("opentelemetry.trace")
-    if otel_trace is None:
-        return
-    provider = otel_trace.get_tracer_provider()
-    if isinstance(provider, otel_trace.ProxyTracerProvider | otel_trace.NoOpTracerProvider):
+    if global_tracer_provider() is None:
         return
     from tether.observe.auto import auto_instrument
 

@@ -60,3 +60,21 @@ def otel() -> Iterator[Otel]:
     yield Otel(tracer_provider, meter_provider, exporter, reader)
     tracer_provider.shutdown()
     meter_provider.shutdown()
+
+
+@pytest.fixture(scope="session")
+def phoenix(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Any:
+    """A real Phoenix server for the session (tests/support/phoenix_backend.py)."""
+    from phoenix_backend import PIN, executable, phoenix_server, venv
+
+    command = executable()
+    if command is None:
+        pytest.skip(
+            f"Phoenix is not installed in {venv()}: `make phoenix` creates that venv with "
+            f"{PIN} (its pins clash with ours, so it is not in the dev extra)"
+        )
+    with phoenix_server(tmp_path_factory.mktemp("phoenix"), command) as server:
+        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"phoenix serve answered in {server.started_in_s:.1f} s")
+        yield server

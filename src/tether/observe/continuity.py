@@ -94,3 +94,13 @@ async def load(store: Store, session_id: str, version: int) -> dict[str, Any] | 
         if entry.kind == "status" and entry.data.get("status") == "running":
             return None  # the suspended run started after the last saved context
     return None
+
+
+async def load_current(store: Store, session_id: str) -> dict[str, Any] | None:
+    """The context of the session's newest run when that run is suspended and was traced
+    (for a process deciding one of its approvals, which does not know the journal's end).
+    Store errors propagate: the caller decides what a missing context means."""
+    record = await store.load(session_id)
+    if record is None:
+        return None
+    return await load(store, session_id, record.version)

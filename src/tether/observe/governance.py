@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry import trace
-from opentelemetry.trace import NonRecordingSpan, Span, SpanKind
+from opentelemetry.trace import Span
 
 from tether.observe import attributes as A
 
@@ -62,38 +61,6 @@ def answered(
         if row is not None:
             attrs.update(approval_attrs(row))
         span.add_event(name, attrs)
-
-
-def decision_spans(
-    tracer: trace.Tracer,
-    remote: trace.SpanContext,
-    saved: dict[str, Any],
-    session_id: str,
-    rows: dict[str, Approval],
-) -> None:
-    """One span per approval decided for the suspended run, in its trace, at the time
-    of the decision (built from the approval row when the session resumes)."""
-    parent = trace.set_span_in_context(NonRecordingSpan(remote))
-    for item in saved.get("interrupts") or ():
-        row = rows.get(str(item.get("id"))) if isinstance(item, dict) else None
-        if row is None or row.decided_at is None:
-            continue
-        at = int(row.decided_at * 1e9)
-        attributes = {
-            A.CONVERSATION: session_id,
-            **approval_attrs(row),
-            "tether.interrupt.id": row.interrupt_id,
-        }
-        if row.tool is not None:
-            attributes[A.TOOL_NAME] = row.tool
-        span = tracer.start_span(
-            f"approval {row.name}",
-            context=parent,
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            start_time=at,
-        )
-        span.end(end_time=at)
 
 
 def agent_hooks_event(run: RunSpans, record: Any) -> str:

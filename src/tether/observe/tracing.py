@@ -44,7 +44,7 @@ FIRST = -1_000_000
 """Spans open before every other hook (HookOrder.SDK_FIRST is 0) ..."""
 LAST = 1_000_000
 """... and close, or record a decision, after every other hook has had its say."""
-_SCOPE = "tether"
+SCOPE = "tether"
 _MAX_SAVED = 1024
 
 
@@ -86,9 +86,9 @@ class Tracing(StepSpans):
             raise ConfigurationError(
                 f"Tracing(agent_name=...) must be a non-empty string, got {agent_name!r}"
             )
-        release = _release()
-        self.tracer = trace.get_tracer(_SCOPE, release, tracer_provider)
-        self.instruments = Instruments(metrics.get_meter(_SCOPE, release or "", meter_provider))
+        version = release()
+        self.tracer = trace.get_tracer(SCOPE, version, tracer_provider)
+        self.instruments = Instruments(metrics.get_meter(SCOPE, version or "", meter_provider))
         self.capture = A.capture_from_env() if capture_content is None else capture_content
         self.resume = resume
         self.agent_name = agent_name
@@ -178,8 +178,6 @@ class Tracing(StepSpans):
             if journal is not None:
                 rows = await continuity.decided_approvals(journal.store, agent.session_id)
             G.answered(span, saved, agent.answers, rows)
-            if remote is not None:
-                G.decision_spans(self.tracer, remote, saved, agent.session_id, rows)
         redactor = None
         if self.capture:
             from tether.durable.redaction import redactor_of
@@ -336,7 +334,7 @@ def instrument(
     return tracing
 
 
-def _release() -> str | None:
+def release() -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
     try:

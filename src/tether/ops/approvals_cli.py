@@ -16,6 +16,7 @@ from rich.text import Text
 
 from tether.durable.approval_types import ApprovalNotFound
 from tether.ops.app_loader import build_agent
+from tether.ops.decision_trace import trace_decided
 from tether.ops.roles import VALID_ROLES, role_problem
 from tether.ops.sessions import JSON, STORE, _fail, _with_store, when
 from tether.ops.store_url import describe
@@ -224,7 +225,8 @@ def _decide(
         validate = None
         if edited is not None and app_spec is not None:
             validate = build_agent(app_spec, current.session_id)
-        return await s.approvals.decide(
+        started = time.time_ns()
+        decided = await s.approvals.decide(
             approval_id,
             decision,  # type: ignore[arg-type]
             decided_by=_who(who),
@@ -233,6 +235,8 @@ def _decide(
             response=response,
             validate=validate,
         )
+        await trace_decided(s, decided, via="cli", started_ns=started)
+        return decided
 
     try:
         a = _with_store(store, work)

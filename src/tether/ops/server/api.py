@@ -10,6 +10,7 @@ app factory's Agent).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -20,6 +21,7 @@ from tether.durable.approval_types import ApprovalConflict, ApprovalError
 from tether.durable.errors import CorruptEntry, StoreError
 from tether.durable.session_list import SEARCH_MAX
 from tether.durable.store import SESSION_STATUSES
+from tether.ops.decision_trace import trace_decided, tracing_on
 from tether.ops.server.auth import Policy, authenticate, default_policy, subject
 from tether.ops.server.changes import ChangeFeed
 from tether.ops.server.json_body import parse_json
@@ -205,6 +207,7 @@ class Api:
             except Exception as exc:
                 log.error("app factory failed for session %s: %r", current.session_id, exc)
                 return error(503, f"cannot build the agent to validate edits: {exc}")
+        started = time.time_ns()
         try:
             decided = await self.run(
                 self.store.approvals.decide,
@@ -225,6 +228,8 @@ class Api:
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
         log.info("approval %s %s by %s over HTTP", decided.id, decided.decision, approver.name)
+        if tracing_on():
+            await trace_decided(self.store, decided, via="http", started_ns=started, run=self.run)
         return ok(approval_json(decided, can_decide=False))
 
     async def _body(self, request: Request) -> tuple[str, str | None, dict[str, Any] | None]:
