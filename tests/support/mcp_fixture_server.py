@@ -177,15 +177,15 @@ def pid() -> int:
 
 
 @server.tool(structured_output=False)
-async def grow(ctx: Context) -> str:
-    """Add the tool ``extra`` and remove ``fail``, then notify tools/list_changed."""
+async def grow(ctx: Context, remove: str = "fail") -> str:
+    """Add the tool ``extra`` and remove ``remove``, then notify tools/list_changed."""
 
     def extra(word: str) -> str:
         """Added at run time."""
         return word.upper()
 
     server.add_tool(extra, name="extra")
-    server.remove_tool("fail")
+    server.remove_tool(remove)
     await ctx.session.send_tool_list_changed()
     return "grown"
 

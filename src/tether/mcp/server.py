@@ -98,6 +98,9 @@ class MCPServer:
         self._elicitations = Elicitations(label) if elicitation else None
         self._lock = threading.Lock()
         self._tools: dict[str, MCPTool] = {}  # by server tool name
+        self.generation = 0
+        """Grows when the set of tools offered changes (an Agent holding this server
+        takes up the change before its next model call)."""
         self._error: ConfigurationError | None = None
         self._connection = Connection(
             label,
@@ -145,6 +148,13 @@ class MCPServer:
                 raise self._error
             return [t for t in self._tools.values() if not t.gone]
 
+    def offered(self) -> list[Tool]:
+        """The tools offered now, as last listed (no I/O; empty before the first listing)."""
+        with self._lock:
+            if self._error is not None:
+                return []
+            return [t for t in self._tools.values() if not t.gone]
+
     def close(self) -> None:
         """Close the connection (stopping a stdio server); the next use reconnects."""
         self._connection.close()
@@ -171,6 +181,7 @@ class MCPServer:
     def _offer(self, definitions: list[mcp_types.Tool]) -> None:
         """Build or update the tools from the server's listing (called in the connection thread)."""
         with self._lock:
+            before = self._offer_key()
             try:
                 chosen = self._choose(definitions)
                 for mcp_name, tool in self._tools.items():
@@ -194,6 +205,13 @@ class MCPServer:
                 self._error = exc
             else:
                 self._error = None
+            if self._offer_key() != before:
+                self.generation += 1
+
+    def _offer_key(self) -> frozenset[str] | None:
+        if self._error is not None:
+            return None
+        return frozenset(n for n, t in self._tools.items() if not t.gone)
 
     def _choose(
         self, definitions: list[mcp_types.Tool]
