@@ -17,7 +17,7 @@ from tether.mcp.errors import MCPToolError
 from tether.mcp.results import result_text
 from tether.mcp.sampling import SamplingAnswerer
 from tether.mcp.tool import CONTEXT_KEY, MCPTool, ToolHints, local_name
-from tether.mcp.transports import HTTPTransport, StdioTransport, Transport
+from tether.mcp.transports import HTTPTransport, SSETransport, StdioTransport, Transport
 
 if TYPE_CHECKING:
     import mcp_types
@@ -32,7 +32,7 @@ _PREFIX = re.compile(r"[A-Za-z0-9_-]*")
 class MCPServer:
     """An MCP server as a source of tether tools.
 
-    Build one with :meth:`stdio` or :meth:`http` and pass it in ``Agent(tools=[...])``
+    Build one with :meth:`stdio`, :meth:`http` or :meth:`sse` and pass it in ``Agent(tools=[...])``
     (``Agent(tools=[server, ...])``). :meth:`tools` connects on first use and
     returns one :class:`MCPTool` per server tool; the connection is shared by every
     call, restarted when the server goes away, and closed by :meth:`close` (or ``with``).
@@ -133,6 +133,15 @@ class MCPServer:
         """A server reached over streamable HTTP at ``url`` (sending ``headers``)."""
         timeout = float(options.get("startup_timeout", 30.0))
         return cls(HTTPTransport(url, headers, timeout), **options)
+
+    @classmethod
+    def sse(
+        cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any
+    ) -> MCPServer:
+        """A server reached over the older HTTP+SSE transport at ``url`` (its SSE endpoint,
+        often ``.../sse``), sending ``headers``; needs an ``mcp`` SDK that still has it."""
+        timeout = float(options.get("startup_timeout", 30.0))
+        return cls(SSETransport(url, headers, timeout), **options)
 
     # -- the tool source ----------------------------------------------------------------
 
