@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.tools.base import Tool
     from tether.tools.context import ToolContext
+    from tether.tools.media import ToolOutput
 
 _PREFIX = re.compile(r"[A-Za-z0-9_-]*")
 
@@ -260,7 +261,7 @@ class MCPServer:
             chosen[mcp_name] = (definition, hints)
         return chosen
 
-    async def _call(self, tool: MCPTool, arguments: dict[str, Any]) -> str:
+    async def _call(self, tool: MCPTool, arguments: dict[str, Any]) -> str | ToolOutput:
         context = arguments.pop(CONTEXT_KEY, None)
         if tool.gone:
             raise MCPToolError(
