@@ -19,7 +19,11 @@ Rows, for each transport:
 - tether agent: one `agent.invoke_async` whose ScriptedModel calls `echo` once then
   answers, minus the same invocation with a Python `echo` tool measured in the same
   row: what an MCP tool adds to an agent step (hooks, journaling off: store=None).
-Not measured yet: Strands' MCP client on the same server (bench/peers has no MCP runner).
+- Strands client: `await client.call_tool_async(id, "echo", {"text": "hi"})` on
+  Strands' `MCPClient` (its own background thread, like tether's connection), run by
+  bench/peers/strands_mcp.py in bench/.venvs/strands (strands-agents==1.62.0 and the
+  mcp SDK it resolves), on the same fixture server (started with this python). The
+  peer to compare with "tether tool". `--no-strands` leaves the row out.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+from _runs import PEERS, STRANDS, ensure_venv, log
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = str(ROOT / "tests" / "support" / "mcp_fixture_server.py")
@@ -103,6 +109,21 @@ async def _row(
         return await _agent_delta(tool, calls, warmup)
     finally:
         server.close()
+
+
+def _strands_row(transport: str, url: str | None, calls: int, warmup: int) -> dict[str, float]:
+    target = sys.executable if transport == "stdio" else url
+    assert target is not None
+    cmd = [str(STRANDS.python), str(PEERS / "strands_mcp.py"), transport, target]
+    out = subprocess.run(
+        [*cmd, str(calls), str(warmup)], capture_output=True, text=True, timeout=600, check=False
+    )
+    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
+    if out.returncode != 0 or not lines:
+        tail = (out.stderr.strip() or "no output").splitlines()[-1]
+        raise RuntimeError(f"the Strands MCP runner failed (exit {out.returncode}): {tail}")
+    result: dict[str, float] = json.loads(lines[-1])
+    return {"median_us": float(result["median_us"]), "p99_us": float(result["p99_us"])}
 
 
 async def _agent_delta(mcp_tool: Any, calls: int, warmup: int) -> dict[str, float]:
@@ -171,15 +192,23 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--no-strands", action="store_true", help="leave out the Strands row")
     options = parser.parse_args()
     if options.quick:
         options.calls, options.warmup, options.repeats = 200, 20, 1
+    kinds = ["bare", "tether tool", "tether agent"]
+    if not options.no_strands:
+        ensure_venv(STRANDS)
+        kinds.insert(2, "Strands client")
     results: dict[str, dict[str, dict[str, float]]] = {}
     with _http_server() as url:
         for transport in ("stdio", "http"):
-            for kind in ("bare", "tether tool", "tether agent"):
+            for kind in kinds:
+                log(f"{transport}: {kind} ...")
                 reps = [
-                    asyncio.run(_row(kind, transport, url, options.calls, options.warmup))
+                    _strands_row(transport, url, options.calls, options.warmup)
+                    if kind == "Strands client"
+                    else asyncio.run(_row(kind, transport, url, options.calls, options.warmup))
                     for _ in range(options.repeats)
                 ]
                 results.setdefault(transport, {})[kind] = {
@@ -188,14 +217,18 @@ def main() -> None:
     print(
         f"MCP per-call overhead, {options.calls} calls x {options.repeats} repeat(s), microseconds"
     )
-    print(f"{'transport':<10}{'row':<16}{'median':>10}{'p99':>10}{'/ bare':>9}")
+    print(f"{'transport':<10}{'row':<16}{'median':>10}{'p99':>10}{'/ bare':>9}{'/ Strands':>11}")
     for transport, rows in results.items():
         bare = rows["bare"]["median_us"]
+        strands = rows.get("Strands client", {}).get("median_us")
         for kind, row in rows.items():
-            ratio = "" if kind == "tether agent" else f"{row['median_us'] / bare:.2f}"
-            label = "agent +MCP" if kind == "tether agent" else kind
+            agent = kind == "tether agent"
+            ratio = "" if agent else f"{row['median_us'] / bare:.2f}"
+            versus = "" if agent or strands is None else f"{row['median_us'] / strands:.2f}"
+            label = "agent +MCP" if agent else kind
             print(
-                f"{transport:<10}{label:<16}{row['median_us']:>10.1f}{row['p99_us']:>10.1f}{ratio:>9}"
+                f"{transport:<10}{label:<16}{row['median_us']:>10.1f}{row['p99_us']:>10.1f}"
+                f"{ratio:>9}{versus:>11}"
             )
     print("'agent +MCP': agent invocation with the MCP echo minus the same with a Python echo")
     if options.json is not None:

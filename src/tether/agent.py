@@ -109,6 +109,10 @@ class Agent:
         if self.store is None:
             self.conversation.synced_version = 0
         self.hooks = HookRegistry()
+        if self.tool_sources:  # an MCP server's tools may change: take them up per model call
+            from tether.tools.refresh import watch_sources
+
+            watch_sources(self, items)
         self._set_middleware(list(middleware))
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()

@@ -73,6 +73,18 @@ class ToolCall:
     type: Literal["tool_call"] = "tool_call"
 
 
+@dataclass(frozen=True, slots=True)
+class Image:
+    """An image attached to a tool result: ``media_type`` (``image/png``, ``image/jpeg``,
+    ``image/gif`` or ``image/webp``: what the providers accept) and base64 ``data``."""
+
+    media_type: str
+    data: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"media_type": self.media_type, "data": self.data}
+
+
 @dataclass(slots=True)
 class ToolResult:
     """The outcome of one tool call, as the model will see it.
@@ -80,7 +92,9 @@ class ToolResult:
     ``content`` is the text given to the model (JSON text for structured values;
     lone surrogates replaced, as in model output and user input);
     ``is_error`` tells the model the call failed; ``status`` says why in a word
-    (``ok``, ``error``, ``denied``, ``cancelled``, ``timeout``).
+    (``ok``, ``error``, ``denied``, ``cancelled``, ``timeout``). ``images``: images the
+    tool returned (a :class:`tether.tools.ToolOutput`), passed to providers in the form
+    each accepts; ``content`` names them too, for text-only views.
     """
 
     tool_call_id: str
@@ -89,6 +103,7 @@ class ToolResult:
     is_error: bool = False
     status: str = "ok"
     type: Literal["tool_result"] = "tool_result"
+    images: tuple[Image, ...] = ()
 
     def __post_init__(self) -> None:
         # Every result (a tool's value, an exception's message, a hook's replacement)
@@ -216,7 +231,7 @@ def _block_to_dict(block: ContentBlock) -> dict[str, Any]:
             "arguments": block.arguments,
         }
     if type(block) is ToolResult:
-        return {
+        data = {
             "type": "tool_result",
             "tool_call_id": block.tool_call_id,
             "name": block.name,
@@ -224,6 +239,9 @@ def _block_to_dict(block: ContentBlock) -> dict[str, Any]:
             "is_error": block.is_error,
             "status": block.status,
         }
+        if block.images:
+            data["images"] = [image.to_dict() for image in block.images]
+        return data
     raise InputError(f"not a content block: {block!r}")
 
 
@@ -237,4 +255,19 @@ def _block_from_dict(data: dict[str, Any]) -> ContentBlock:
     fields = {k: v for k, v in data.items() if k != "type"}
     if block_type is ToolCall:
         fields["arguments"] = dict(fields.get("arguments") or {})
+    elif "images" in fields:
+        fields["images"] = _images_from(fields["images"])
     return block_type(**fields)
+
+
+def _images_from(data: Any) -> tuple[Image, ...]:
+    if not isinstance(data, list) or not all(
+        isinstance(d, dict)
+        and isinstance(d.get("media_type"), str)
+        and isinstance(d.get("data"), str)
+        for d in data
+    ):
+        raise InputError(
+            "a tool result's images must be a list of {'media_type': str, 'data': base64 str}"
+        )
+    return tuple(Image(d["media_type"], d["data"]) for d in data)

@@ -27,6 +27,15 @@ IN_DOUBT_HELP = (
 )
 
 
+def _gone_help(name: str) -> str:
+    """The in-doubt question for a call whose tool the agent no longer has."""
+    return (
+        f"tool {name!r} is no longer one of the agent's tools (its source, such as an MCP "
+        f"server, stopped offering it); {IN_DOUBT_HELP} 'retry' gives the model an "
+        "unknown-tool error."
+    )
+
+
 async def open_session(agent: Agent) -> SessionJournal:
     """Take the session's lease, bring the agent up to date with the journal, start a heartbeat.
 
@@ -122,7 +131,8 @@ def settle_in_doubt(agent: Agent, suspension: Suspension) -> tuple[list[Interrup
             if found is not None:
                 results[index] = ToolResult(call.id, call.name, format_tool_output(found))
         else:
-            ask.append(Interrupt(iid, IN_DOUBT, IN_DOUBT_HELP, "in_doubt", IN_DOUBT, call))
+            reason = IN_DOUBT_HELP if tool is not None else _gone_help(call.name)
+            ask.append(Interrupt(iid, IN_DOUBT, reason, "in_doubt", IN_DOUBT, call))
     suspension.in_doubt = [i.tool_call.id for i in ask if i.tool_call is not None]
     return ask, aborted
 

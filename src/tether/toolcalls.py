@@ -18,6 +18,7 @@ from tether.run_state import RunState
 from tether.tools import (
     Tool,
     ToolContext,
+    ToolOutput,
     describe_available,
     format_tool_output,
     plan_batches,
@@ -270,4 +271,6 @@ async def _invoke(
     finally:
         if task is not None:
             run.tasks.discard(task)
+    if type(value) is ToolOutput:  # text with images (an MCP image result, say)
+        return ToolResult(call.id, call.name, value.text, images=value.images), None
     return ToolResult(call.id, call.name, format_tool_output(value)), None

@@ -14,6 +14,7 @@ from ops_agents import SECRET, transfer_agent
 from tether import Agent, tool
 from tether.control import BeforeToolCall, Deny, InterventionHandler
 from tether.durable import PostgresStore, SQLiteStore, args_sha256
+from tether.durable.store import STORE_SCHEMA
 from tether.errors import TetherError
 from tether.limits import Limits
 from tether.models import ScriptedModel
@@ -256,7 +257,9 @@ async def test_postgres_column_tampering_is_detected(pg_dsn, kind):
 
 OLD_AUDIT_SCHEMA = (
     "CREATE TABLE tether_schema (version INTEGER NOT NULL)",
-    "INSERT INTO tether_schema (version) VALUES (1), (2)",
+    # the current schema version (the column check came with version 2)
+    "INSERT INTO tether_schema (version) VALUES "
+    + ", ".join(f"({v})" for v in range(1, STORE_SCHEMA + 1)),
     """CREATE TABLE audit (seq INTEGER PRIMARY KEY, at REAL NOT NULL, event TEXT NOT NULL,
         session_id TEXT, body TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL)""",
     "CREATE TABLE audit_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, "

@@ -45,15 +45,16 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def start_http() -> Iterator[Callable[[], str]]:
-    """Start the fixture server over streamable HTTP on 127.0.0.1; returns its URL."""
+    """Start the fixture server on 127.0.0.1 over streamable HTTP (or ``mode="sse"``:
+    HTTP+SSE); returns its URL."""
     processes: list[subprocess.Popen[bytes]] = []
 
-    def start() -> str:
+    def start(mode: str = "http") -> str:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         process = subprocess.Popen(
-            [sys.executable, FIXTURE, "http", str(port)],
+            [sys.executable, FIXTURE, mode, str(port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -64,7 +65,7 @@ def start_http() -> Iterator[Callable[[], str]]:
                 raise RuntimeError(f"the fixture HTTP server exited with {process.returncode}")
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                return f"http://127.0.0.1:{port}/mcp"
+                return f"http://127.0.0.1:{port}/{'sse' if mode == 'sse' else 'mcp'}"
             except OSError:
                 time.sleep(0.1)
         raise RuntimeError("the fixture HTTP server did not start within 30 s")

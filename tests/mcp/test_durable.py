@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -10,16 +11,19 @@ import sys
 import time
 from pathlib import Path
 
+from tether.mcp import MCPServer
+
 APP = Path(__file__).parents[1] / "support" / "mcp_durable_app.py"
 
 
-def kill_mid_call(*args: str) -> None:
+def kill_mid_call(*args: str, env: dict[str, str] | None = None) -> None:
     """Start the app and SIGKILL it once its tool call is in flight."""
     child = subprocess.Popen(
         [sys.executable, str(APP), *args, "start"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
+        env={**os.environ, **(env or {})},
     )
     try:
         assert child.stdout is not None
@@ -30,9 +34,14 @@ def kill_mid_call(*args: str) -> None:
         child.wait(30)
 
 
-def resume(*args: str) -> dict:
+def resume(*args: str, env: dict[str, str] | None = None) -> dict:
     out = subprocess.run(
-        [sys.executable, str(APP), *args], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, str(APP), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, **(env or {})},
     )
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -76,3 +85,31 @@ def test_a_tool_that_vanished_from_the_server_gets_an_answer_not_a_crash(tmp_pat
     (pending,) = result["interrupts"]
     assert pending["source"] == "in_doubt"  # the tool is unknown now: a human decides
     assert pending["tool_call"]["name"] == "slow_read"
+
+
+def test_a_pending_call_to_a_tool_the_server_dropped_resumes_as_a_clear_in_doubt_answer(
+    tmp_path, start_http
+):
+    """Over streamable HTTP: a write is cut by a crash, then the server drops the tool
+    (tools/list_changed); the resumed session asks a human, saying the tool is gone, and
+    'retry' gives the model an unknown-tool error instead of a crash."""
+    db, target, url = str(tmp_path / "t.db"), str(tmp_path / "w.txt"), start_http()
+    env = {"FIXTURE_URL": url}
+    kill_mid_call(db, "g", "wait", target, "30", env=env)
+    with MCPServer.http(url, allow=["grow"]) as server:
+        (grow,) = server.tools()
+        assert asyncio.run(grow.invoke({"remove": "wait"})) == "grown"
+    result = resume(db, "g", "wait", target, "0", "resume", env=env)
+    assert result["stop_reason"] == "interrupt"
+    (pending,) = result["interrupts"]
+    assert pending["source"] == "in_doubt"
+    assert pending["tool_call"]["name"] == "wait"
+    assert pending["reason"].startswith(
+        "tool 'wait' is no longer one of the agent's tools (its source, such as an MCP "
+        "server, stopped offering it); the process running this session died"
+    )
+    retried = resume(
+        db, "g", "wait", target, "0", "resume", json.dumps({pending["id"]: "retry"}), env=env
+    )
+    assert retried["stop_reason"] == "end_turn"
+    assert retried["text"].startswith("done: Error: Unknown tool 'wait'. Available tools: ")

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 
 import pytest
 
 from tether import Agent
 from tether.mcp import MCPConnectionError, MCPServer
+from tether.messages import Image
 from tether.models import ScriptedModel
+
+PNG_B64 = (  # the fixture server's picture: one red pixel
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
+)
 
 
 @pytest.fixture
@@ -48,14 +54,16 @@ def test_is_error_becomes_an_error_result_the_model_sees(fixture_http):
     assert result.content == "Error: MCPToolError: Error executing tool fail: the disk is full"
 
 
-def test_images_and_resources_become_text_stand_ins(fixture_http):
+def test_images_are_attached_and_resources_become_text(fixture_http):
     result = run_one(fixture_http, "picture", {})
     assert result.content.splitlines() == [
         "a red dot",
-        "[image (image/png, 70 bytes) not shown: tether passes tool results to the model as text]",
+        "[image 1 (image/png, 70 bytes) attached]",
         "[resource file:///notes.txt, text/plain]",
         "hi",
     ]
+    assert result.images == (Image("image/png", PNG_B64),)
+    assert base64.b64decode(PNG_B64)[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_a_too_large_result_is_a_bounded_clear_error(start_http):

@@ -18,6 +18,7 @@ from ops_agents import transfer_agent
 from typer.testing import CliRunner
 
 from tether.durable import SQLiteStore
+from tether.durable.store import STORE_SCHEMA
 from tether.ops.cli import app
 
 ENV: dict[str, str | None] = {"COLUMNS": "250", "NO_COLOR": "1", "TETHER_STORE": None}
@@ -98,7 +99,7 @@ def test_a_store_too_old_to_read_is_refused_not_migrated(tmp_path: Path) -> None
     before = fingerprint(db)
     out = cli("approvals", "list", "--store", str(db))
     assert out.exit_code == 1
-    assert "has store schema version 1, older than version 2" in out.stderr
+    assert f"has store schema version 1, older than version {STORE_SCHEMA}" in out.stderr
     assert "opened read-only, so it is not upgraded" in out.stderr
     assert fingerprint(db) == before
 

@@ -1,6 +1,6 @@
 """An MCP server written with the mcp SDK, for what the reference servers do not do.
 
-Usage: python mcp_fixture_server.py stdio | http PORT | garbage | hang | badschema | invalidschema
+Usage: python mcp_fixture_server.py stdio | http PORT | sse PORT | garbage | hang | badschema | invalidschema
 ``garbage`` writes a non-JSON line to stdout; ``hang`` never answers; ``badschema``
 and ``invalidschema`` (hand-written JSON-RPC) list one tool whose input schema is not
 an object / not a valid JSON schema.
@@ -177,15 +177,15 @@ def pid() -> int:
 
 
 @server.tool(structured_output=False)
-async def grow(ctx: Context) -> str:
-    """Add the tool ``extra`` and remove ``fail``, then notify tools/list_changed."""
+async def grow(ctx: Context, remove: str = "fail") -> str:
+    """Add the tool ``extra`` and remove ``remove``, then notify tools/list_changed."""
 
     def extra(word: str) -> str:
         """Added at run time."""
         return word.upper()
 
     server.add_tool(extra, name="extra")
-    server.remove_tool("fail")
+    server.remove_tool(remove)
     await ctx.session.send_tool_list_changed()
     return "grown"
 
@@ -215,6 +215,11 @@ def main() -> None:
         import uvicorn
 
         app = server.streamable_http_app()
+        uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+    elif mode == "sse":
+        import uvicorn
+
+        app = server.sse_app()
         uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
     elif mode == "garbage":
         print("this is not JSON-RPC", flush=True)

@@ -10,6 +10,7 @@ def test_public_names() -> None:
         "CancelSignal",
         "Tool",
         "ToolContext",
+        "ToolOutput",
         "ToolSource",
         "as_tool",
         "clarify",

@@ -230,6 +230,7 @@ class AuditTrail:
                         redactor=self.redactor,
                         ttl=self.approval_ttl,
                         on_expiry=self.approval_on_expiry,
+                        server=_server_of(self.agent, interrupt),
                     )
                 except TetherError as exc:
                     raise PersistenceError(
@@ -280,6 +281,7 @@ class AuditTrail:
                         redactor=self.redactor,
                         ttl=self.approval_ttl,
                         on_expiry=self.approval_on_expiry,
+                        server=_server_of(self.agent, interrupt),
                     )
                     approval_id = approval.id
                 call = interrupt.tool_call
@@ -344,6 +346,14 @@ def answer_kind(value: Any) -> str:
             edited = " (edited arguments)" if value.get("args") is not None else ""
             return ("approve" if value["approved"] else "deny") + edited
     return "response"
+
+
+def _server_of(agent: Agent, interrupt: Interrupt) -> str | None:
+    """The server (an MCP server's label) offering the interrupted call's tool, if any."""
+    call = interrupt.tool_call
+    tool = agent.tool_map.get(call.name) if call is not None else None
+    server = getattr(tool, "server", None)
+    return server if isinstance(server, str) else None
 
 
 def install_audit(agent: Agent, policy: ApprovalPolicy | None) -> AuditTrail | None:

@@ -71,6 +71,8 @@ class Approval:
     ``arguments`` are the tool arguments *as shown* (through the agent's redactor);
     ``args_sha256`` hashes the real arguments (canonical JSON). ``decision`` is
     ``approve``, ``approve_edited``, ``deny`` or ``respond`` (a free JSON ``response``).
+    ``server``: where the tool comes from when it is not a local function (the label of
+    the MCP server offering it), else None.
     """
 
     id: str
@@ -92,6 +94,7 @@ class Approval:
     edited_args: dict[str, Any] | None = None
     response: Any = None
     note: str | None = None
+    server: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -174,7 +177,7 @@ def expired_audit(approval: Approval) -> AuditEvent:
 APPROVAL_COLS: Final = (
     "id, session_id, interrupt_id, source, name, tool, arguments, args_sha256, reason, "
     "requested_at, expires_at, on_expiry, status, decided_by, decided_at, decision, "
-    "edited_args, response, note"
+    "edited_args, response, note, server"
 )
 
 
@@ -191,6 +194,7 @@ def approval_row(a: Approval) -> tuple[Any, ...]:
         encode_json(a.reason, what="approval reason"), a.requested_at, a.expires_at,
         a.on_expiry, a.status, a.decided_by, a.decided_at, a.decision,
         text(a.edited_args, "edited arguments"), text(a.response, "response"), a.note,
+        a.server,
     )  # fmt: skip
 
 
@@ -202,4 +206,5 @@ def approval_from_row(r: Sequence[Any]) -> Approval:
         r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], json.loads(r[8]),
         float(r[9]), None if r[10] is None else float(r[10]), r[11], r[12], r[13],
         None if r[14] is None else float(r[14]), r[15], load(r[16]), load(r[17]), r[18],
+        r[19],
     )  # fmt: skip

@@ -69,6 +69,7 @@ class Approvals(Protocol):
         redactor: Redactor | None = None,
         ttl: float | None = DEFAULT_TTL,
         on_expiry: ExpiryAction = "deny",
+        server: str | None = None,
     ) -> Approval: ...
     async def pending(
         self,
@@ -145,11 +146,20 @@ class ApprovalsBase:
         redactor: Redactor | None = None,
         ttl: float | None = DEFAULT_TTL,
         on_expiry: ExpiryAction = "deny",
+        server: str | None = None,
     ) -> Approval:
         """The approval for ``interrupt`` (idempotent while it is pending). Its arguments are
-        stored as shown: ``redactor``'s output with the default secret mask on top."""
+        stored as shown: ``redactor``'s output with the default secret mask on top.
+        ``server``: the MCP server (or other source) of the tool, shown to approvers."""
         return await self._insert(
-            *prepare_request(session_id, interrupt, redactor=redactor, ttl=ttl, on_expiry=on_expiry)
+            *prepare_request(
+                session_id,
+                interrupt,
+                redactor=redactor,
+                ttl=ttl,
+                on_expiry=on_expiry,
+                server=server,
+            )
         )
 
     async def pending(
@@ -320,9 +330,11 @@ def prepare_request(
     redactor: Redactor | None = None,
     ttl: float | None = DEFAULT_TTL,
     on_expiry: ExpiryAction = "deny",
+    server: str | None = None,
 ) -> tuple[Approval, AuditEvent]:
     """The approval :meth:`ApprovalsBase.request` files for ``interrupt``, and its
-    ``approval.requested`` record, built without writing (a journal append can carry them)."""
+    ``approval.requested`` record, built without writing (a journal append can carry them).
+    ``server``: the MCP server (or other source) of the interrupted call's tool."""
     from tether.durable.audit import AuditEvent
 
     if on_expiry not in ("deny", "approve"):
@@ -346,6 +358,7 @@ def prepare_request(
         requested_at=now,
         expires_at=None if ttl is None else now + ttl,
         on_expiry=on_expiry,
+        server=server,
     )
     audit = AuditEvent(
         "approval.requested",
@@ -356,7 +369,8 @@ def prepare_request(
             "tool": approval.tool,
             "args_sha256": approval.args_sha256,
             "expires_at": approval.expires_at,
-        },
+        }
+        | ({} if server is None else {"server": server}),
         session_id,
     )
     return approval, audit

@@ -1,7 +1,8 @@
 """Table definitions per dialect, as ordered migrations (index i upgrades version i to i+1).
 
 Version 1: sessions and entries. Version 2: approvals, the audit chain (audit + audit_head)
-and approvers. STORE_SCHEMA grows with each migration.
+and approvers. Version 3: approvals.server (the MCP server, or other source, of the tool).
+STORE_SCHEMA grows with each migration.
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ SQLITE_MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         )""",
     ),
     _ops_tables("REAL", "INTEGER"),
+    ("ALTER TABLE approvals ADD COLUMN server TEXT",),
 )
 
 # Entry data and metadata are canonical JSON *text*: jsonb would reject "\u0000" in strings
@@ -129,4 +131,5 @@ POSTGRES_MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         )""",
     ),
     _ops_tables("DOUBLE PRECISION", "BIGINT"),
+    ("ALTER TABLE approvals ADD COLUMN server TEXT",),
 )

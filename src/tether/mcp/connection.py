@@ -51,6 +51,7 @@ class _Live:
     task: asyncio.Task[None] | None = None
     session: ClientSession | None = None
     tools: list[mcp_types.Tool] = field(default_factory=list)
+    refreshing: asyncio.Task[None] | None = None  # re-listing after tools/list_changed
 
 
 class Connection:
@@ -167,7 +168,7 @@ class Connection:
         live = await self._session()
         assert live.session is not None
         try:
-            return await live.session.call_tool(name, arguments)
+            result = await live.session.call_tool(name, arguments)
         except MCPError as exc:
             if exc.error.code == CONNECTION_CLOSED:
                 live.closed.set()
@@ -184,6 +185,11 @@ class Connection:
                 f"MCP server {self.label!r} answered the call to {tool_label!r} with a result "
                 f"tether cannot use: {exc}"
             ) from None
+        refreshing = live.refreshing
+        if refreshing is not None and not refreshing.done():
+            # The call changed the tool list: the caller's next model call sees the new one.
+            await asyncio.wait({refreshing}, timeout=self.list_timeout)
+        return result
 
     async def _session(self) -> _Live:
         live = self._live
@@ -350,7 +356,7 @@ class Connection:
             else:
                 self._log.warning("MCP server %r sent an unreadable message: %s", self.label, text)
         elif isinstance(message, ToolListChangedNotification):
-            asyncio.get_running_loop().create_task(self._refresh(live))
+            live.refreshing = asyncio.get_running_loop().create_task(self._refresh(live))
 
     async def _list_roots(self, context: Any) -> mcp_types.ListRootsResult:
         from mcp_types import ListRootsResult, Root

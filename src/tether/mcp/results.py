@@ -1,4 +1,4 @@
-"""Turn an MCP CallToolResult into the text tether gives the model."""
+"""Turn an MCP CallToolResult into what tether gives the model: text, and images."""
 
 from __future__ import annotations
 
@@ -8,23 +8,31 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from tether.mcp.errors import MCPResultTooLarge, MCPToolError
+from tether.messages import Image
+from tether.tools.media import MEDIA_TYPES, ToolOutput
 
 if TYPE_CHECKING:
     import mcp_types
 
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+"""A larger image is left out (named in the text): the smallest provider limit per image."""
 
-def result_text(result: mcp_types.CallToolResult, tool: str, max_chars: int) -> str:
-    """The model-facing text of ``result``; raises MCPToolError for ``isError`` results.
+
+def result_text(result: mcp_types.CallToolResult, tool: str, max_chars: int) -> str | ToolOutput:
+    """What the model gets for ``result``; raises MCPToolError for ``isError`` results.
 
     ``structuredContent`` is preferred when present (as compact JSON); otherwise the
-    content blocks in order: text as is, embedded text resources with their URI, and a
-    bracketed stand-in for images, audio, binary resources and resource links (tether
-    tool results are text). More than ``max_chars`` characters raises MCPResultTooLarge.
+    content blocks in order: text as is, embedded text resources with their URI,
+    images (and image resources) of a type the providers accept, up to 5 MiB, as
+    images attached to the result (a ToolOutput) and named in the text, and a
+    bracketed stand-in for other images, audio, binary resources and resource links.
+    More than ``max_chars`` characters of text raises MCPResultTooLarge.
     """
+    images: list[Image] = []
     if result.structured_content is not None and not result.is_error:
         text = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
     else:
-        text = "\n".join(_block_text(block) for block in result.content)
+        text = "\n".join(_block_text(block, images) for block in result.content)
     if len(text) > max_chars:
         raise MCPResultTooLarge(
             f"tool {tool!r} returned {len(text):,} characters, more than max_result_chars="
@@ -33,17 +41,19 @@ def result_text(result: mcp_types.CallToolResult, tool: str, max_chars: int) -> 
         )
     if result.is_error:
         raise MCPToolError(text or f"tool {tool!r} reported an error without a message")
-    return text
+    return ToolOutput(text, images) if images else text
 
 
-def _block_text(block: Any) -> str:
+def _block_text(block: Any, images: list[Image]) -> str:
     kind = getattr(block, "type", None)
     if kind == "text":
         return str(block.text)
-    if kind in ("image", "audio"):
+    if kind == "image":
+        return _image(str(block.mime_type), block.data, "", images)
+    if kind == "audio":
         return (
-            f"[{kind} ({block.mime_type}, {_decoded_size(block.data)}) not shown: "
-            "tether passes tool results to the model as text]"
+            f"[audio ({block.mime_type}, {_decoded_size(block.data)}) not shown: "
+            "tether passes no audio to the model]"
         )
     if kind == "resource":
         resource = block.resource
@@ -51,6 +61,10 @@ def _block_text(block: Any) -> str:
         text = getattr(resource, "text", None)
         if isinstance(text, str):
             return f"[resource {resource.uri}{mime}]\n{text}"
+        if resource.mime_type in MEDIA_TYPES:
+            return _image(
+                str(resource.mime_type), resource.blob, f" from resource {resource.uri}", images
+            )
         return (
             f"[binary resource {resource.uri}{mime}, {_decoded_size(resource.blob)}, "
             "not shown: tether passes tool results to the model as text]"
@@ -59,6 +73,22 @@ def _block_text(block: Any) -> str:
         mime = f", {block.mime_type}" if block.mime_type else ""
         return f"[resource link {block.uri}: {block.name}{mime}]"
     return f"[a {kind or 'content'} block tether does not know how to show]"
+
+
+def _image(mime: str, data: str, origin: str, images: list[Image]) -> str:
+    """Attach an image the providers accept and name it; otherwise a stand-in saying why not."""
+    try:
+        size = len(base64.b64decode(data, validate=True))
+    except (binascii.Error, ValueError):
+        return f"[image{origin} ({mime}) not shown: its data is not valid base64]"
+    if mime not in MEDIA_TYPES:
+        why = f"the providers take only {', '.join(sorted(MEDIA_TYPES))}"
+    elif size > MAX_IMAGE_BYTES:
+        why = f"larger than {MAX_IMAGE_BYTES:,} bytes"
+    else:
+        images.append(Image(mime, data))
+        return f"[image {len(images)}{origin} ({mime}, {size:,} bytes) attached]"
+    return f"[image{origin} ({mime}, {size:,} bytes) not shown: {why}]"
 
 
 def _decoded_size(data: str) -> str:

@@ -17,7 +17,7 @@ from tether.mcp.errors import MCPToolError
 from tether.mcp.results import result_text
 from tether.mcp.sampling import SamplingAnswerer
 from tether.mcp.tool import CONTEXT_KEY, MCPTool, ToolHints, local_name
-from tether.mcp.transports import HTTPTransport, StdioTransport, Transport
+from tether.mcp.transports import HTTPTransport, SSETransport, StdioTransport, Transport
 
 if TYPE_CHECKING:
     import mcp_types
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.tools.base import Tool
     from tether.tools.context import ToolContext
+    from tether.tools.media import ToolOutput
 
 _PREFIX = re.compile(r"[A-Za-z0-9_-]*")
 
@@ -32,7 +33,7 @@ _PREFIX = re.compile(r"[A-Za-z0-9_-]*")
 class MCPServer:
     """An MCP server as a source of tether tools.
 
-    Build one with :meth:`stdio` or :meth:`http` and pass it in ``Agent(tools=[...])``
+    Build one with :meth:`stdio`, :meth:`http` or :meth:`sse` and pass it in ``Agent(tools=[...])``
     (``Agent(tools=[server, ...])``). :meth:`tools` connects on first use and
     returns one :class:`MCPTool` per server tool; the connection is shared by every
     call, restarted when the server goes away, and closed by :meth:`close` (or ``with``).
@@ -98,6 +99,9 @@ class MCPServer:
         self._elicitations = Elicitations(label) if elicitation else None
         self._lock = threading.Lock()
         self._tools: dict[str, MCPTool] = {}  # by server tool name
+        self.generation = 0
+        """Grows when the set of tools offered changes (an Agent holding this server
+        takes up the change before its next model call)."""
         self._error: ConfigurationError | None = None
         self._connection = Connection(
             label,
@@ -131,6 +135,15 @@ class MCPServer:
         timeout = float(options.get("startup_timeout", 30.0))
         return cls(HTTPTransport(url, headers, timeout), **options)
 
+    @classmethod
+    def sse(
+        cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any
+    ) -> MCPServer:
+        """A server reached over the older HTTP+SSE transport at ``url`` (its SSE endpoint,
+        often ``.../sse``), sending ``headers``; needs an ``mcp`` SDK that still has it."""
+        timeout = float(options.get("startup_timeout", 30.0))
+        return cls(SSETransport(url, headers, timeout), **options)
+
     # -- the tool source ----------------------------------------------------------------
 
     def tools(self) -> list[Tool]:
@@ -143,6 +156,13 @@ class MCPServer:
         with self._lock:
             if self._error is not None:
                 raise self._error
+            return [t for t in self._tools.values() if not t.gone]
+
+    def offered(self) -> list[Tool]:
+        """The tools offered now, as last listed (no I/O; empty before the first listing)."""
+        with self._lock:
+            if self._error is not None:
+                return []
             return [t for t in self._tools.values() if not t.gone]
 
     def close(self) -> None:
@@ -171,6 +191,7 @@ class MCPServer:
     def _offer(self, definitions: list[mcp_types.Tool]) -> None:
         """Build or update the tools from the server's listing (called in the connection thread)."""
         with self._lock:
+            before = self._offer_key()
             try:
                 chosen = self._choose(definitions)
                 for mcp_name, tool in self._tools.items():
@@ -194,6 +215,13 @@ class MCPServer:
                 self._error = exc
             else:
                 self._error = None
+            if self._offer_key() != before:
+                self.generation += 1
+
+    def _offer_key(self) -> frozenset[str] | None:
+        if self._error is not None:
+            return None
+        return frozenset(n for n, t in self._tools.items() if not t.gone)
 
     def _choose(
         self, definitions: list[mcp_types.Tool]
@@ -233,7 +261,7 @@ class MCPServer:
             chosen[mcp_name] = (definition, hints)
         return chosen
 
-    async def _call(self, tool: MCPTool, arguments: dict[str, Any]) -> str:
+    async def _call(self, tool: MCPTool, arguments: dict[str, Any]) -> str | ToolOutput:
         context = arguments.pop(CONTEXT_KEY, None)
         if tool.gone:
             raise MCPToolError(

@@ -13,6 +13,8 @@ from tether.tools.base import Tool
 if TYPE_CHECKING:
     import mcp_types
 
+    from tether.tools.media import ToolOutput
+
 _INVALID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 CONTEXT_KEY = "__tether_context__"
 """The keyword that carries the ToolContext to the call (servers with elicitation on)."""
@@ -99,10 +101,10 @@ class MCPTool(Tool):
         server: str,
         hints: ToolHints,
         call_timeout: float | None,
-        call: Callable[[MCPTool, dict[str, Any]], Awaitable[str]],
+        call: Callable[[MCPTool, dict[str, Any]], Awaitable[str | ToolOutput]],
         wants_context: bool = False,
     ) -> None:
-        async def run(**arguments: Any) -> str:
+        async def run(**arguments: Any) -> str | ToolOutput:
             return await call(self, arguments)
 
         run.__name__ = name

@@ -1,4 +1,4 @@
-"""How to reach an MCP server: a subprocess over stdio, or streamable HTTP."""
+"""How to reach an MCP server: a subprocess over stdio, streamable HTTP, or HTTP+SSE."""
 
 from __future__ import annotations
 
@@ -101,11 +101,13 @@ class StdioTransport:
 class HTTPTransport:
     """Connects to a streamable HTTP MCP endpoint (``http(s)://host:port/mcp``)."""
 
+    kind = "http"
+
     def __init__(self, url: str, headers: Mapping[str, str] | None, timeout: float) -> None:
         parts = urlsplit(url) if isinstance(url, str) else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigurationError(
-                f"MCPServer.http: url must be an http:// or https:// URL, got {url!r}"
+                f"MCPServer.{self.kind}: url must be an http:// or https:// URL, got {url!r}"
             )
         self.url = url
         self.headers = dict(headers or {})
@@ -133,3 +135,30 @@ class HTTPTransport:
 
     def close(self) -> None:
         pass
+
+
+_SSE_READ_TIMEOUT = 24 * 3600.0  # between two events; a call's own timeout is tether's
+
+
+class SSETransport(HTTPTransport):
+    """Connects to an MCP server over the older HTTP+SSE transport (``.../sse``), where
+    the installed ``mcp`` SDK still offers its SSE client."""
+
+    kind = "sse"
+
+    @contextlib.asynccontextmanager
+    async def _open(self) -> AsyncIterator[tuple[Any, Any]]:
+        try:
+            from mcp.client.sse import sse_client
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"the installed mcp SDK has no SSE client ({exc}); reach the server with "
+                "MCPServer.http(url) (streamable HTTP) if it offers that"
+            ) from None
+        async with sse_client(
+            self.url,
+            headers=self.headers,
+            timeout=self.timeout,
+            sse_read_timeout=_SSE_READ_TIMEOUT,
+        ) as streams:
+            yield streams

@@ -66,6 +66,17 @@ def messages_param(request: ModelRequest) -> list[dict[str, Any]]:
     return alternating(request, _block)
 
 
+def _with_images(result: ToolResult) -> list[dict[str, Any]]:
+    """A tool result's text and images as tool_result content blocks."""
+    blocks: list[dict[str, Any]] = (
+        [{"type": "text", "text": result.content}] if result.content else []
+    )
+    for image in result.images:
+        source = {"type": "base64", "media_type": image.media_type, "data": image.data}
+        blocks.append({"type": "image", "source": source})
+    return blocks
+
+
 def _block(block: Any) -> dict[str, Any] | None:
     kind = type(block)
     if kind is TextBlock:
@@ -76,7 +87,7 @@ def _block(block: Any) -> dict[str, Any] | None:
         return {
             "type": "tool_result",
             "tool_use_id": block.tool_call_id,
-            "content": block.content,
+            "content": _with_images(block) if block.images else block.content,
             "is_error": block.is_error,
         }
     if kind is ReasoningBlock and block.signature:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from tether.events import ModelStopReason
-from tether.messages import ReasoningBlock, TextBlock, ToolCall, ToolResult, Usage
+from tether.messages import Image, ReasoningBlock, TextBlock, ToolCall, ToolResult, Usage
 from tether.models.alternation import alternating
 from tether.models.base import ModelRequest
 from tether.models.failover import FORMAT_CODE, ErrorInfo, parse_retry_after
@@ -70,7 +71,7 @@ def _block(block: Any) -> dict[str, Any] | None:
         return {
             "toolResult": {
                 "toolUseId": block.tool_call_id,
-                "content": [{"text": block.content}],
+                "content": [{"text": block.content}, *map(_image, block.images)],
                 "status": "error" if block.is_error else "success",
             }
         }
@@ -78,6 +79,12 @@ def _block(block: Any) -> dict[str, Any] | None:
         text = {"text": block.text, "signature": block.signature}
         return {"reasoningContent": {"reasoningText": text}}
     return None
+
+
+def _image(image: Image) -> dict[str, Any]:
+    """An image in a toolResult: Converse takes the raw bytes (boto3 base64-encodes them)."""
+    kind = image.media_type.removeprefix("image/")
+    return {"image": {"format": kind, "source": {"bytes": base64.b64decode(image.data)}}}
 
 
 def botocore_error_info(exc: BaseException, request_chars: int) -> ErrorInfo | None:

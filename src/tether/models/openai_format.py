@@ -64,6 +64,23 @@ def messages_param(request: ModelRequest) -> list[dict[str, Any]]:
     return out
 
 
+def _image_parts(results: list[ToolResult]) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for result in results:
+        count = len(result.images)
+        parts.append(
+            {
+                "type": "text",
+                "text": f"The {'image' if count == 1 else f'{count} images'} returned by tool "
+                f"call {result.tool_call_id} ({result.name}):",
+            }
+        )
+        for image in result.images:
+            url = f"data:{image.media_type};base64,{image.data}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
+
+
 def _convert(message: Message) -> list[dict[str, Any]]:
     text = "".join(b.text for b in message.content if type(b) is TextBlock)
     if message.role == "assistant":
@@ -82,11 +99,14 @@ def _convert(message: Message) -> list[dict[str, Any]]:
             entry["content"] = ""
         return [entry]
     if message.role == "tool":
+        results = [b for b in message.content if type(b) is ToolResult]
         out: list[dict[str, Any]] = [
-            {"role": "tool", "tool_call_id": b.tool_call_id, "content": b.content}
-            for b in message.content
-            if type(b) is ToolResult
+            {"role": "tool", "tool_call_id": b.tool_call_id, "content": b.content} for b in results
         ]
+        # Chat tool messages carry text only: images follow in one user message.
+        with_images = [b for b in results if b.images]
+        if with_images:
+            out.append({"role": "user", "content": _image_parts(with_images)})
         if text:
             out.append({"role": "user", "content": text})
         return out

@@ -132,7 +132,7 @@ def list_approvals(
     # ids never wrap (they are copied into the next command); the text columns give way
     table.add_column("approval", no_wrap=True, min_width=len(rows[0].id))
     table.add_column("session", no_wrap=True)
-    for name in ("tool", "arguments (redacted)", "reason", "age", "expires"):
+    for name in ("tool", "server", "arguments (redacted)", "reason", "age", "expires"):
         table.add_column(name, overflow="fold")
     if show_all:
         table.add_column("status")
@@ -142,6 +142,7 @@ def list_approvals(
             safe(a.id, "bold", one_line=True),
             safe(a.session_id, one_line=True),
             safe(a.tool or f"({a.source})"),
+            safe(a.server or "-"),
             _json(a.arguments),
             _json(a.reason),
             Text(_age(now - a.requested_at)),
@@ -181,6 +182,7 @@ def show(
         ("session", safe(a.session_id, one_line=True)),
         ("interrupt", safe(f"{a.interrupt_id} ({a.source}: {a.name})")),
         ("tool", safe(a.tool or "-")),
+        ("server", safe(a.server or "-")),
         ("arguments", _json(a.arguments, full=True)),
         ("args sha256", safe(a.args_sha256 or "-")),
         ("reason", _json(a.reason, full=True)),

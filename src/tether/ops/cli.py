@@ -9,6 +9,7 @@ import typer
 from tether.ops.approvals_cli import app as approvals_app
 from tether.ops.approvals_cli import approvers_app
 from tether.ops.audit_cli import app as audit_app
+from tether.ops.mcp_cli import app as mcp_app
 from tether.ops.sessions import STORE, _fail
 from tether.ops.sessions import app as sessions_app
 from tether.ops.worker_cli import load_factory, worker
@@ -31,6 +32,7 @@ app.add_typer(sessions_app, name="sessions")
 app.add_typer(approvals_app, name="approvals")
 app.add_typer(approvers_app, name="approvers")
 app.add_typer(audit_app, name="audit")
+app.add_typer(mcp_app, name="mcp")
 app.command()(worker)
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from tether.tools.base import Tool
 from tether.tools.context import CancelSignal, ToolContext
 from tether.tools.decorator import as_tool, tool
+from tether.tools.media import ToolOutput
 from tether.tools.output import format_tool_output
 from tether.tools.planner import plan_batches
 from tether.tools.repair import describe_available, repair_tool_name
@@ -39,6 +40,7 @@ __all__ = [
     "CancelSignal",
     "Tool",
     "ToolContext",
+    "ToolOutput",
     "ToolSource",
     "as_tool",
     "clarify",

@@ -95,6 +95,10 @@ SCHEMAS: dict[str, Any] = {
             "source": {"type": "string"},
             "name": {"type": "string"},
             "tool": _nullable("string"),
+            "server": {
+                **_nullable("string"),
+                "description": "the MCP server (or other source) offering the tool",
+            },
             "arguments": {"type": "object", "description": "as shown to approvers (redacted)"},
             "args_sha256": _nullable("string"),
             "reason": _ANY,

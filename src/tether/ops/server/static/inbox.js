@@ -108,8 +108,8 @@ async function refresh() {
     row.dataset.id = a.id;
     if (selected && selected.id === a.id) row.className = "selected";
     const expires = a.expires_at === null ? "never" : "in " + age(Math.max(0, a.expires_at - now)) + " (" + a.on_expiry + ")";
-    const cells = [a.tool || "(" + a.source + ")", a.session_id, json(a.arguments), json(a.reason), age(a.age_seconds), expires];
-    cells.forEach((text, i) => row.append(el("td", text, i === 2 ? "args" : undefined)));
+    const cells = [a.tool || "(" + a.source + ")", a.server || "-", a.session_id, json(a.arguments), json(a.reason), age(a.age_seconds), expires];
+    cells.forEach((text, i) => row.append(el("td", text, i === 3 ? "args" : i === 1 ? "server" : undefined)));
     const open = el("button", a.can_decide ? "Open" : "View");
     open.type = "button";
     open.className = "open";
@@ -158,6 +158,7 @@ async function select(id) {
   $("d-id").textContent = visible(selected.id);
   $("d-session").textContent = visible(selected.session_id);
   $("d-tool").textContent = visible(selected.tool || "(" + selected.source + ": " + selected.name + ")");
+  $("d-server").textContent = visible(selected.server || "-");
   $("d-reason").textContent = visible(json(selected.reason));
   $("d-args").textContent = visible(JSON.stringify(selected.arguments, null, 2));
   $("edit").value = visible(JSON.stringify(selected.arguments, null, 2)); // parses to the same value

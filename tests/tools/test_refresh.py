@@ -1,0 +1,88 @@
+"""ToolRefresh: an agent takes up a changing source's tools at its next model call."""
+
+from __future__ import annotations
+
+import logging
+
+from tether import Agent, Tool, tool
+from tether.control import BeforeModelCall
+from tether.models import ScriptedModel
+
+
+@tool
+def local(x: int) -> int:
+    """A local tool."""
+    return x
+
+
+def make(name: str) -> Tool:
+    def fn(x: int) -> str:
+        return f"{name}:{x}"
+
+    fn.__name__ = name
+    fn.__doc__ = f"The {name} tool."
+    return tool(fn)
+
+
+class Changing:
+    """A source whose offer changes when the test says so."""
+
+    def __init__(self, *names: str) -> None:
+        self.offer = [make(n) for n in names]
+        self.generation = 0
+
+    def tools(self) -> list[Tool]:
+        return list(self.offer)
+
+    def offered(self) -> list[Tool]:
+        return list(self.offer)
+
+    def change(self, *names: str) -> None:
+        self.offer = [make(n) for n in names]
+        self.generation += 1
+
+    def close(self) -> None:
+        pass
+
+
+class Fixed:
+    def tools(self) -> list[Tool]:
+        return [make("fixed")]
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_next_model_call_sends_the_new_tools_and_keeps_the_order(caplog):
+    source = Changing("a", "b")
+    seen: list[list[str]] = []
+
+    def script(messages, specs):
+        seen.append([s["name"] for s in specs])
+        if len(seen) == 1:
+            source.change("b", "c", "local")  # "local" collides: left out with a warning
+            return {"tool_calls": [{"name": "a", "args": {"x": 1}}]}
+        if len(seen) == 2:
+            return {"tool_calls": [{"name": "a", "args": {"x": 2}}]}
+        return "done"
+
+    agent = Agent(ScriptedModel(script), tools=[local, source, Fixed()], store=None)
+    with caplog.at_level(logging.WARNING, logger="tether.tools"):
+        assert agent("go").stop_reason == "end_turn"
+    assert seen[0] == ["local", "a", "b", "fixed"]
+    assert seen[1] == ["local", "b", "c", "fixed"]
+    assert [t.name for t in agent.tools] == seen[1]
+    first, second = [r for m in agent.messages for r in m.tool_results]
+    assert first.content == "a:1"  # ran before the change reached the agent
+    assert second.is_error
+    assert second.content == "Error: Unknown tool 'a'. Available tools: b, c, fixed, local."
+    assert "now offers a tool named 'local', which the tools list already provides" in caplog.text
+
+
+def test_an_agent_without_a_changing_source_registers_no_hook():
+    assert not Agent(ScriptedModel(["ok"]), tools=[local, Fixed()], store=None).hooks.has(
+        BeforeModelCall
+    )
+    assert Agent(ScriptedModel(["ok"]), tools=[Changing("a")], store=None).hooks.has(
+        BeforeModelCall
+    )
