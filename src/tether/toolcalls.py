@@ -1,10 +1,11 @@
-"""Running one batch of tool calls: name repair, hooks, middleware, concurrency, cancel."""
+"""Running one batch of tool calls: name repair, hooks, middleware, concurrency, cancel,
+and the live events tools emit while they run (tools/channel.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ from tether.tools import (
     plan_batches,
     repair_tool_name,
 )
+from tether.tools.channel import Outlet, ToolChannel
 
 if TYPE_CHECKING:
     from tether.agent import Agent
@@ -65,7 +67,8 @@ async def run_batch(
     for group in groups:
         if run.paused or run.blocked is not None:
             return
-        if len(group) == 1:
+        live = any(_emits(tools.get(calls[i].name)) for i in group)
+        if len(group) == 1 and not live:  # the plain path: inline, no task, no channel
             index = group[0]
             call = calls[index]
             yield ToolStarted(call)
@@ -76,19 +79,34 @@ async def run_batch(
                     await run.journal.tool_result(result, last=None not in results)
                 yield ToolFinished(call, result)
         else:
-            async for event in _run_parallel(run, calls, group, argument_errors, results):
+            async for event in _run_tasks(run, calls, group, argument_errors, results, live):
                 yield event
 
 
-async def _run_parallel(
+def _emits(tool: Tool | None) -> bool:
+    """Whether a call of ``tool`` may put events into the stream while it runs."""
+    return tool is not None and tool.takes_context
+
+
+async def _run_tasks(
     run: RunState,
     calls: Sequence[ToolCall],
     group: list[int],
     argument_errors: dict[str, str],
     results: list[ToolResult | None],
+    live: bool,
 ) -> AsyncGenerator[StreamEvent, None]:
+    """Run a group's calls as tasks (concurrently). ``live``: some tool may emit events;
+    they go through a ToolChannel and are yielded as they come, each call's before its
+    ``ToolFinished`` and none after it (see tools/channel.py)."""
     limit = run.agent.execution.max_concurrency
     gate = asyncio.Semaphore(limit) if len(group) > limit else None
+    channel: ToolChannel | None = None
+    outlets: dict[asyncio.Task[ToolResult | None], Outlet] = {}
+    if live:
+        channel = ToolChannel()
+        run.outlets = outlets  # read by _invoke, by the running task
+        path = run.agent.path
 
     async def one(call: ToolCall) -> ToolResult | None:
         if gate is None:
@@ -102,9 +120,19 @@ async def _run_parallel(
         task = asyncio.ensure_future(one(calls[index]))
         pending[task] = index
         run.tasks.add(task)
+        if channel is not None:
+            outlets[task] = channel.outlet(calls[index], path)
+            channel.watch(task)
     try:
         while pending:
-            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            done: Iterable[asyncio.Task[ToolResult | None]]
+            if channel is None:
+                done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            else:
+                await channel.wait()
+                for event in channel.drain():
+                    yield event
+                done = [t for t in pending if t.done()]  # in the group's order
             for task in done:
                 index = pending.pop(task)
                 run.tasks.discard(task)
@@ -117,6 +145,9 @@ async def _run_parallel(
                     if error is not None:
                         raise error
                     result = task.result()
+                if channel is not None:  # the call's last events, then nothing more of it
+                    for event in channel.close(outlets[task]):
+                        yield event
                 if result is None:  # interrupted: re-runs on resume
                     continue
                 results[index] = result
@@ -124,6 +155,9 @@ async def _run_parallel(
                     await run.journal.tool_result(result, last=None not in results)
                 yield ToolFinished(call, result)
     finally:
+        if channel is not None:
+            channel.shut(list(outlets.values()))
+            run.outlets = None
         for task in pending:
             task.cancel()
             run.tasks.discard(task)
@@ -245,8 +279,10 @@ async def _invoke(
         return _error(call, f"Error: {exc}"), exc
     agent = run.agent
     interrupter = Interrupter(run.answers, "tool", run.batch_position, "tool", call)
-    context = ToolContext(call, agent, agent.conversation.state, run.cancel, interrupter)
     task = asyncio.current_task()
+    outlets = run.outlets  # set while a live group runs: this task's way into the stream
+    outlet = outlets.get(task) if outlets is not None and task is not None else None
+    context = ToolContext(call, agent, agent.conversation.state, run.cancel, interrupter, outlet)
     if task is not None:
         run.tasks.add(task)
     run.usage.tool_calls += 1

@@ -1,4 +1,5 @@
-"""What a running tool can see: its call, the agent, session state and the cancel signal."""
+"""What a running tool can see: its call, the agent, session state and the cancel signal;
+and its way to put events into the agent's stream while it runs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from tether.messages import JSONValue, ToolCall
 if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.control.interrupts import Interrupter
+    from tether.events import StreamEvent
+    from tether.tools.channel import Outlet
 
 
 class CancelSignal:
@@ -55,6 +58,8 @@ class ToolContext:
 
     ``state`` is the agent's session state (a JSON-serializable dict shared by
     every tool of the session); ``cancel`` is set when the run is cancelled.
+    :meth:`progress` and :meth:`emit` put events into ``agent.stream()`` while the
+    tool runs (``outlet`` is their way there; None when the call is not run by a loop).
     """
 
     tool_call: ToolCall
@@ -62,6 +67,53 @@ class ToolContext:
     state: dict[str, Any]
     cancel: CancelSignal
     interrupter: Interrupter | None = None
+    outlet: Outlet | None = None
+
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> bool:
+        """Report progress: a ``ToolProgress`` event in the agent's stream, yielded live.
+
+        Thread-safe and never blocks (call it from a sync tool's thread too). When the
+        stream's consumer falls behind (the channel holds ``CHANNEL_SIZE`` events), only
+        this call's latest report is kept for it. Returns False when nothing will be
+        yielded: the call has ended (its ``ToolFinished`` is out) or it runs outside a run.
+        """
+        outlet = self.outlet
+        if outlet is None:
+            return False
+        from tether.events import ToolProgress
+
+        event = ToolProgress(
+            outlet.tool, outlet.call_id, outlet.agent_path, progress, total, message
+        )
+        return outlet.channel.progress(outlet, event)
+
+    async def emit(self, event: StreamEvent) -> bool:
+        """Put any stream event into the agent's stream (await it on the agent's loop).
+
+        Waits while the stream's consumer is behind (backpressure: nothing is dropped and
+        memory stays bounded). Returns False when the call has ended or runs outside a
+        run. A ``FinalResult`` is refused: only the loop ends a stream.
+        """
+        from tether.events import FinalResult
+
+        if isinstance(event, FinalResult):
+            raise InputError(
+                f"tool {self.tool_call.name!r}: ctx.emit() cannot send a FinalResult (only "
+                "the loop ends a stream); return the tool's result instead"
+            )
+        outlet = self.outlet
+        if outlet is None:
+            return False
+        import asyncio
+
+        if asyncio.get_running_loop() is not outlet.channel.loop:
+            raise SessionStateError(
+                f"tool {self.tool_call.name!r}: await ctx.emit() on the agent's event loop; "
+                "from another thread or loop, report with ctx.progress() (thread-safe)"
+            )
+        return await outlet.channel.emit(outlet, event)
 
     def interrupt(self, name: str, reason: JSONValue = None, state: JSONValue = None) -> JSONValue:
         """Suspend the run and ask ``name`` (showing ``reason``); returns the answer on resume.
