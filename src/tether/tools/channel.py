@@ -17,6 +17,7 @@ events, so nothing of a call is yielded after its ``ToolFinished``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections import deque
 from typing import TYPE_CHECKING, Any
@@ -127,10 +128,8 @@ class ToolChannel:
             if self._scheduled:
                 return
             self._scheduled = True
-        try:
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody is left to read it
             self._loop.call_soon_threadsafe(self._signal)
-        except RuntimeError:  # the loop is closed: nobody is left to read the event
-            pass
 
     def _signal(self, _: object = None) -> None:
         """On the loop: wake the consumer (also a done-callback of the calls' tasks)."""
