@@ -7,7 +7,7 @@ import itertools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tether.context.truncated import Truncation
 from tether.control.events import AfterMessageAdded
@@ -113,7 +113,7 @@ class RunState:
         self.output: object = None
         """The validated structured output (with an output type, once the run answered)."""
         self.output_retries = 0
-        self.outlets: dict[asyncio.Task[ToolResult | None], Outlet] | None = None
+        self.outlets: dict[asyncio.Task[Any], Outlet] | None = None
         """While a tool group that may emit events runs: each call's task -> its way into
         the stream (tools/channel.py); None otherwise."""
 

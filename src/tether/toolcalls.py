@@ -83,6 +83,16 @@ async def run_batch(
                 yield event
 
 
+class _Escaped:
+    """A KeyboardInterrupt or SystemExit from a call's task. asyncio would re-raise it out
+    of the event loop, past the stream's cleanup; the batch re-raises it in the stream."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: KeyboardInterrupt | SystemExit) -> None:
+        self.error = error
+
+
 def _emits(tool: Tool | None) -> bool:
     """Whether a call of ``tool`` may put events into the stream while it runs."""
     return tool is not None and tool.takes_context
@@ -102,19 +112,22 @@ async def _run_tasks(
     limit = run.agent.execution.max_concurrency
     gate = asyncio.Semaphore(limit) if len(group) > limit else None
     channel: ToolChannel | None = None
-    outlets: dict[asyncio.Task[ToolResult | None], Outlet] = {}
+    outlets: dict[asyncio.Task[ToolResult | _Escaped | None], Outlet] = {}
     if live:
         channel = ToolChannel()
         run.outlets = outlets  # read by _invoke, by the running task
         path = run.agent.path
 
-    async def one(call: ToolCall) -> ToolResult | None:
-        if gate is None:
-            return await _process(run, call, argument_errors.get(call.id))
-        async with gate:
-            return await _process(run, call, argument_errors.get(call.id))
+    async def one(call: ToolCall) -> ToolResult | _Escaped | None:
+        try:
+            if gate is None:
+                return await _process(run, call, argument_errors.get(call.id))
+            async with gate:
+                return await _process(run, call, argument_errors.get(call.id))
+        except (KeyboardInterrupt, SystemExit) as exc:
+            return _Escaped(exc)  # re-raised by the batch, as an inline call would raise it
 
-    pending: dict[asyncio.Task[ToolResult | None], int] = {}
+    pending: dict[asyncio.Task[ToolResult | _Escaped | None], int] = {}
     for index in group:
         yield ToolStarted(calls[index])
         task = asyncio.ensure_future(one(calls[index]))
@@ -125,7 +138,7 @@ async def _run_tasks(
             channel.watch(task)
     try:
         while pending:
-            done: Iterable[asyncio.Task[ToolResult | None]]
+            done: Iterable[asyncio.Task[ToolResult | _Escaped | None]]
             if channel is None:
                 done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             else:
@@ -144,7 +157,10 @@ async def _run_tasks(
                     error = task.exception()
                     if error is not None:
                         raise error
-                    result = task.result()
+                    value = task.result()
+                    if isinstance(value, _Escaped):
+                        raise value.error
+                    result = value
                 if channel is not None:  # the call's last events, then nothing more of it
                     for event in channel.close(outlets[task]):
                         yield event
