@@ -67,20 +67,22 @@ async def run_batch(
     for group in groups:
         if run.paused or run.blocked is not None:
             return
-        live = any(_emits(tools.get(calls[i].name)) for i in group)
-        if len(group) == 1 and not live:  # the plain path: inline, no task, no channel
+        if len(group) == 1:
             index = group[0]
             call = calls[index]
-            yield ToolStarted(call)
-            result = await _process(run, call, argument_errors.get(call.id))
-            if result is not None:
-                results[index] = result
-                if run.journal is not None:
-                    await run.journal.tool_result(result, last=None not in results)
-                yield ToolFinished(call, result)
-        else:
-            async for event in _run_tasks(run, calls, group, argument_errors, results, live):
-                yield event
+            tool = tools.get(call.name)
+            if tool is None or not tool.takes_context:  # the plain path: inline, no channel
+                yield ToolStarted(call)
+                result = await _process(run, call, argument_errors.get(call.id))
+                if result is not None:
+                    results[index] = result
+                    if run.journal is not None:
+                        await run.journal.tool_result(result, last=None not in results)
+                    yield ToolFinished(call, result)
+                continue
+        live = any(_emits(tools.get(calls[i].name)) for i in group)
+        async for event in _run_tasks(run, calls, group, argument_errors, results, live):
+            yield event
 
 
 class _Escaped:
@@ -116,7 +118,6 @@ async def _run_tasks(
     if live:
         channel = ToolChannel()
         run.outlets = outlets  # read by _invoke, by the running task
-        path = run.agent.path
 
     async def one(call: ToolCall) -> ToolResult | _Escaped | None:
         try:
@@ -126,6 +127,9 @@ async def _run_tasks(
                 return await _process(run, call, argument_errors.get(call.id))
         except (KeyboardInterrupt, SystemExit) as exc:
             return _Escaped(exc)  # re-raised by the batch, as an inline call would raise it
+        finally:
+            if channel is not None:  # wake the batch now, not a loop turn later
+                channel.ended()
 
     pending: dict[asyncio.Task[ToolResult | _Escaped | None], int] = {}
     for index in group:
@@ -134,7 +138,7 @@ async def _run_tasks(
         pending[task] = index
         run.tasks.add(task)
         if channel is not None:
-            outlets[task] = channel.outlet(calls[index], path)
+            outlets[task] = channel.outlet(calls[index])
             channel.watch(task)
     try:
         while pending:

@@ -35,13 +35,12 @@ CHANNEL_SIZE = 256
 class Outlet:
     """One running call's way into the channel (closed when the call ends)."""
 
-    __slots__ = ("agent_path", "call_id", "channel", "closed", "tool")
+    __slots__ = ("call_id", "channel", "closed", "tool")
 
-    def __init__(self, channel: ToolChannel, call: ToolCall, agent_path: str) -> None:
+    def __init__(self, channel: ToolChannel, call: ToolCall) -> None:
         self.channel = channel
         self.tool = call.name
         self.call_id = call.id
-        self.agent_path = agent_path
         self.closed = False
 
 
@@ -85,8 +84,8 @@ class ToolChannel:
         """The loop of the batch that yields the events (where :meth:`emit` is awaited)."""
         return self._loop
 
-    def outlet(self, call: ToolCall, agent_path: str) -> Outlet:
-        return Outlet(self, call, agent_path)
+    def outlet(self, call: ToolCall) -> Outlet:
+        return Outlet(self, call)
 
     # -- producers ---------------------------------------------------------------------
 
@@ -142,8 +141,14 @@ class ToolChannel:
     # -- the consumer ------------------------------------------------------------------
 
     def watch(self, task: asyncio.Future[Any]) -> None:
-        """Wake the consumer when ``task`` (a call of the group) is done."""
+        """Wake the consumer when ``task`` (a call of the group) is done (also when it
+        was cancelled before it started, so it could not call :meth:`ended`)."""
         task.add_done_callback(self._signal)
+
+    def ended(self) -> None:
+        """Called by a call's task as it ends: wakes the consumer without waiting for the
+        task's done-callbacks, a loop turn later (the task is done when the consumer runs)."""
+        self._signal()
 
     async def wait(self) -> None:
         """Until an event is queued or a watched task is done (at once if one already is)."""
@@ -160,6 +165,8 @@ class ToolChannel:
 
     def drain(self) -> list[StreamEvent]:
         """Every queued event, oldest first (held progress last: it came after them)."""
+        if not (self._queue or self._held or self._room):
+            return []  # (an event queued by a thread just now is found by the next drain)
         with self._lock:
             items = list(self._queue)
             self._queue.clear()

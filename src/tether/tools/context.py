@@ -84,9 +84,7 @@ class ToolContext:
             return False
         from tether.events import ToolProgress
 
-        event = ToolProgress(
-            outlet.tool, outlet.call_id, outlet.agent_path, progress, total, message
-        )
+        event = ToolProgress(outlet.tool, outlet.call_id, self.agent.path, progress, total, message)
         return outlet.channel.progress(outlet, event)
 
     async def emit(self, event: StreamEvent) -> bool:
