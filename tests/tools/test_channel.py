@@ -297,3 +297,26 @@ def test_a_context_outside_a_run_streams_nothing() -> None:
 
 async def _collect(agent: Agent) -> list[StreamEvent]:
     return [e async for e in agent.stream("go")]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("half",), "ctx.progress(progress=...) takes a number, got 'half'"),
+        ((True,), "ctx.progress(progress=...) takes a number, got True"),
+        ((1, "10"), "ctx.progress(total=...) takes a number or None, got '10'"),
+        ((1, 10, 3), "ctx.progress(message=...) takes a str or None, got 3"),
+    ],
+)
+def test_progress_refuses_what_is_not_a_number_or_text(args: tuple[Any, ...], message: str) -> None:
+    @tool
+    async def odd(ctx: ToolContext) -> str:
+        """Reports nonsense."""
+        ctx.progress(*args)
+        return "unreachable"
+
+    agent = Agent(model=calling("odd"), tools=[odd])
+    events = asyncio.run(_collect(agent))
+    [finished] = [e for e in events if isinstance(e, ToolFinished)]
+    assert finished.result.content == f"Error: InputError: tool 'odd': {message}"
+    assert not any(isinstance(e, ToolProgress) for e in events)

@@ -79,6 +79,7 @@ class ToolContext:
         this call's latest report is kept for it. Returns False when nothing will be
         yielded: the call has ended (its ``ToolFinished`` is out) or it runs outside a run.
         """
+        _check_progress(self.tool_call.name, progress, total, message)
         outlet = self.outlet
         if outlet is None:
             return False
@@ -159,6 +160,22 @@ class ToolContext:
     @property
     def tool_call_id(self) -> str:
         return self.tool_call.id
+
+
+def _check_progress(tool: str, progress: object, total: object, message: object) -> None:
+    for what, value, optional in (("progress", progress, False), ("total", total, True)):
+        if (value is None and optional) or (
+            isinstance(value, int | float) and not isinstance(value, bool)
+        ):
+            continue
+        raise InputError(
+            f"tool {tool!r}: ctx.progress({what}=...) takes a number"
+            f"{' or None' if optional else ''}, got {value!r}"
+        )
+    if message is not None and not isinstance(message, str):
+        raise InputError(
+            f"tool {tool!r}: ctx.progress(message=...) takes a str or None, got {message!r}"
+        )
 
 
 def _check_json(name: str, state: JSONValue) -> None:
