@@ -218,17 +218,20 @@ async def _forward(
     parent's stream (``ctx.emit``: the child waits while the parent's consumer is behind),
     tagged with its path (a grandchild's path is prefixed, not nested)."""
     result: Result | None = None
-    live = context.outlet is not None
+    outlet = context.outlet
     async with aclosing(events) as stream:
         async for event in stream:
             if isinstance(event, FinalResult):
                 result = event.result
-            elif not live or isinstance(event, InterruptRaised):
+                continue
+            if outlet is None or isinstance(event, InterruptRaised):
                 continue  # the parent raises the lifted interrupts itself
-            elif isinstance(event, SubAgentEvent):
-                await context.emit(SubAgentEvent(f"{where}/{event.path}", event.event))
+            if isinstance(event, SubAgentEvent):
+                tagged = SubAgentEvent(f"{where}/{event.path}", event.event)
             else:
-                await context.emit(SubAgentEvent(where, event))
+                tagged = SubAgentEvent(where, event)
+            if outlet.channel.offer(outlet, tagged) is None:  # full: wait for room
+                await context.emit(tagged)
     assert result is not None
     return result
 

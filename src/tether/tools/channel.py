@@ -62,11 +62,13 @@ class ToolChannel:
         "_thread",
         "_waiter",
         "dropped",
+        "loop",
         "size",
     )
 
     def __init__(self, size: int | None = None) -> None:
-        self._loop = asyncio.get_running_loop()
+        self._loop = self.loop = asyncio.get_running_loop()
+        """The loop of the batch that yields the events (where :meth:`emit` is awaited)."""
         self._thread = threading.get_ident()
         self._lock = threading.Lock()
         self._queue: deque[StreamEvent] = deque()
@@ -78,11 +80,6 @@ class ToolChannel:
         self.size = CHANNEL_SIZE if size is None else size
         self.dropped = 0
         """Progress reports replaced by a later one of the same call while the queue was full."""
-
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop:
-        """The loop of the batch that yields the events (where :meth:`emit` is awaited)."""
-        return self._loop
 
     def outlet(self, call: ToolCall) -> Outlet:
         return Outlet(self, call)
@@ -104,20 +101,27 @@ class ToolChannel:
         self._wake()
         return True
 
+    def offer(self, outlet: Outlet, event: StreamEvent) -> bool | None:
+        """Queue ``event`` if there is room (on the loop): True; False when its call has
+        ended; None when the queue is full (then :meth:`emit` waits)."""
+        with self._lock:
+            if outlet.closed:
+                return False
+            if len(self._queue) >= self.size:
+                return None
+            self._queue.append(event)
+        self._signal()
+        return True
+
     async def emit(self, outlet: Outlet, event: StreamEvent) -> bool:
         """Queue ``event``, waiting while the queue is full; False when its call has ended."""
         while True:
-            with self._lock:
-                if outlet.closed:
-                    return False
-                if len(self._queue) < self.size:
-                    self._queue.append(event)
-                    break
+            queued = self.offer(outlet, event)
+            if queued is not None:
+                return queued
             room = self._loop.create_future()
             self._room.append(room)
             await room
-        self._signal()
-        return True
 
     def _wake(self) -> None:
         if threading.get_ident() == self._thread:

@@ -3,11 +3,13 @@ and its way to put events into the agent's stream while it runs."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import InputError, SessionStateError
+from tether.events import FinalResult, ToolProgress
 from tether.messages import JSONValue, ToolCall
 
 if TYPE_CHECKING:
@@ -83,8 +85,6 @@ class ToolContext:
         outlet = self.outlet
         if outlet is None:
             return False
-        from tether.events import ToolProgress
-
         event = ToolProgress(outlet.tool, outlet.call_id, self.agent.path, progress, total, message)
         return outlet.channel.progress(outlet, event)
 
@@ -95,8 +95,6 @@ class ToolContext:
         memory stays bounded). Returns False when the call has ended or runs outside a
         run. A ``FinalResult`` is refused: only the loop ends a stream.
         """
-        from tether.events import FinalResult
-
         if isinstance(event, FinalResult):
             raise InputError(
                 f"tool {self.tool_call.name!r}: ctx.emit() cannot send a FinalResult (only "
@@ -105,14 +103,14 @@ class ToolContext:
         outlet = self.outlet
         if outlet is None:
             return False
-        import asyncio
-
-        if asyncio.get_running_loop() is not outlet.channel.loop:
+        channel = outlet.channel
+        if asyncio.get_running_loop() is not channel.loop:
             raise SessionStateError(
                 f"tool {self.tool_call.name!r}: await ctx.emit() on the agent's event loop; "
                 "from another thread or loop, report with ctx.progress() (thread-safe)"
             )
-        return await outlet.channel.emit(outlet, event)
+        queued = channel.offer(outlet, event)
+        return await channel.emit(outlet, event) if queued is None else queued
 
     def interrupt(self, name: str, reason: JSONValue = None, state: JSONValue = None) -> JSONValue:
         """Suspend the run and ask ``name`` (showing ``reason``); returns the answer on resume.
