@@ -79,7 +79,8 @@ class ToolContext:
         Thread-safe and never blocks (call it from a sync tool's thread too). When the
         stream's consumer falls behind (the channel holds ``CHANNEL_SIZE`` events), only
         this call's latest report is kept for it. Returns False when nothing will be
-        yielded: the call has ended (its ``ToolFinished`` is out) or it runs outside a run.
+        yielded: the call has ended (its ``ToolFinished`` is out), or it does not run in a
+        live group (outside a run, or put in by a hook in place of a tool without context).
         """
         _check_progress(self.tool_call.name, progress, total, message)
         outlet = self.outlet
