@@ -414,3 +414,28 @@ def test_a_hook_that_swaps_the_tool_after_approval_is_refused():
     agent("pay bob")
     assert ran == []
     assert agent.messages[2].tool_results[0].status == "denied"
+
+
+def test_a_keyboard_interrupt_in_a_parallel_call_leaves_through_the_stream():
+    """asyncio re-raises KeyboardInterrupt/SystemExit out of the loop, past the run's cleanup;
+    the batch re-raises it in the stream instead, so the agent ends its run and can go on."""
+
+    @tool(read_only=True)
+    async def calm(name: str) -> str:
+        """Read-only."""
+        await asyncio.sleep(0.05)
+        return name
+
+    @tool(read_only=True)
+    async def panic(name: str) -> str:
+        """Read-only, then the user presses Ctrl-C."""
+        raise KeyboardInterrupt
+
+    agent = Agent(
+        model=batch(("calm", {"name": "a"}), ("panic", {"name": "b"})), tools=[calm, panic]
+    )
+    with pytest.raises(KeyboardInterrupt):
+        agent("go")
+    assert agent.conversation.run is None  # the run was closed, not abandoned
+    agent.model = ScriptedModel(["again"])
+    assert agent("once more").text == "again"

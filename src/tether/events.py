@@ -117,6 +117,25 @@ class ToolFinished:
 
 
 @dataclass(slots=True)
+class ToolProgress:
+    """A running tool call reported progress (``ctx.progress(...)``, an MCP server's
+    ``notifications/progress``).
+
+    ``tool`` and ``call_id`` name the call; ``agent_path`` is the path of the agent
+    running it (``""`` at the top, see ``Agent.path``); ``progress`` and ``total`` are
+    the tool's own numbers (``total`` None: unknown); ``message`` is its text. It is
+    yielded live, between the call's ``ToolStarted`` and ``ToolFinished``, never after.
+    """
+
+    tool: str
+    call_id: str
+    agent_path: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+@dataclass(slots=True)
 class MessageCompleted:
     """A message joined the conversation."""
 
@@ -173,9 +192,8 @@ class SubAgentEvent:
     """A stream event of a sub-agent, forwarded to its parent's stream.
 
     ``path`` is the sub-agent's place below the streaming agent (``researcher#c1``,
-    ``researcher#c1/coder#c4``). Forwarded events join the parent's stream when the
-    sub-agent's call ends (before its ``ToolFinished``), or earlier at the next event
-    of the parent's tool batch.
+    ``researcher#c1/coder#c4``). Forwarded events join the parent's stream live, as the
+    sub-agent yields them, after its call's ``ToolStarted`` and before its ``ToolFinished``.
     """
 
     path: str
@@ -199,6 +217,7 @@ StreamEvent: TypeAlias = (
     | ModelCallFinished
     | ToolStarted
     | ToolFinished
+    | ToolProgress
     | MessageCompleted
     | ContextCompressed
     | ReplyTruncated

@@ -335,14 +335,9 @@ async def _tool_phase(
         raise StopRun("cancelled", "cancelled before the tools ran")
     if run.paused:
         raise StopRun("paused", "paused by agent.pause() before the tools ran")
-    forwarded = run.forwarded
     async with aclosing(run_batch(run, calls, argument_errors, results)) as batch:
         async for event in batch:
-            while forwarded:  # sub-agents' events, in order, before their call's end
-                yield forwarded.popleft()
             yield event
-    while forwarded:
-        yield forwarded.popleft()
     if run.blocked is not None:  # nobody is asked about a run that stops here
         run.interrupts.clear()
     if run.interrupts:

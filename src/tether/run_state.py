@@ -5,15 +5,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tether.context.truncated import Truncation
 from tether.control.events import AfterMessageAdded
 from tether.control.interrupts import Interrupt
-from tether.events import MessageCompleted, StreamEvent
+from tether.events import MessageCompleted
 from tether.messages import ContentBlock, JSONValue, Message, ToolCall, ToolResult
 from tether.result import RunUsage, StopReason
 from tether.tools.context import CancelSignal
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
     from tether.context.step import ContextStep
     from tether.session import SessionJournal
     from tether.structured import OutputSpec
+    from tether.tools.channel import Outlet
 
 
 _INVOCATIONS = itertools.count(1)
@@ -51,7 +51,6 @@ class RunState:
         "clean_history",
         "context",
         "context_step",
-        "forwarded",
         "grace_used",
         "interrupts",
         "invalid_rounds",
@@ -60,6 +59,7 @@ class RunState:
         "last_assistant",
         "loop",
         "messages",
+        "outlets",
         "output",
         "output_retries",
         "output_spec",
@@ -108,13 +108,14 @@ class RunState:
         self.truncation = Truncation()
         """Replies cut off at the output limit (tether.context.truncated)."""
         self.buffered: bool = agent.buffer_output
+        """Hold model text/reasoning deltas until the post_model_call and output verdicts."""
         self.output_spec: OutputSpec | None = agent.conversation.output_spec
         self.output: object = None
         """The validated structured output (with an output type, once the run answered)."""
         self.output_retries = 0
-        self.forwarded: deque[StreamEvent] = deque()
-        """Stream events of sub-agents (``SubAgentEvent``) waiting to join this run's stream."""
-        """Hold model text/reasoning deltas until the post_model_call and output verdicts."""
+        self.outlets: dict[asyncio.Task[Any], Outlet] | None = None
+        """While a tool group that may emit events runs: each call's task -> its way into
+        the stream (tools/channel.py); None otherwise."""
 
     def cancel_tasks(self) -> None:
         """Cancel the tasks running tool calls (called on the loop thread)."""

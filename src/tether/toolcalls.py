@@ -1,10 +1,11 @@
-"""Running one batch of tool calls: name repair, hooks, middleware, concurrency, cancel."""
+"""Running one batch of tool calls: name repair, hooks, middleware, concurrency, cancel,
+and the live events tools emit while they run (tools/channel.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,7 @@ from tether.tools import (
     plan_batches,
     repair_tool_name,
 )
+from tether.tools.channel import Outlet, ToolChannel
 
 if TYPE_CHECKING:
     from tether.agent import Agent
@@ -69,43 +71,86 @@ async def run_batch(
         if len(group) == 1:
             index = group[0]
             call = calls[index]
-            yield ToolStarted(call)
-            result = await _process(run, call, argument_errors.get(call.id))
-            if result is not None:
-                results[index] = result
-                if run.journal is not None:
-                    await run.journal.tool_result(result, last=None not in results)
-                yield ToolFinished(call, result)
-        else:
-            async for event in _run_parallel(run, calls, group, argument_errors, results):
-                yield event
+            tool = tools.get(call.name)
+            if tool is None or not tool.takes_context:  # the plain path: inline, no channel
+                yield ToolStarted(call)
+                result = await _process(run, call, argument_errors.get(call.id))
+                if result is not None:
+                    results[index] = result
+                    if run.journal is not None:
+                        await run.journal.tool_result(result, last=None not in results)
+                    yield ToolFinished(call, result)
+                continue
+        live = any(_emits(tools.get(calls[i].name)) for i in group)
+        async for event in _run_tasks(run, calls, group, argument_errors, results, live):
+            yield event
 
 
-async def _run_parallel(
+class _Escaped:
+    """A KeyboardInterrupt or SystemExit from a call's task. asyncio would re-raise it out
+    of the event loop, past the stream's cleanup; the batch re-raises it in the stream."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: KeyboardInterrupt | SystemExit) -> None:
+        self.error = error
+
+
+def _emits(tool: Tool | None) -> bool:
+    """Whether a call of ``tool`` may put events into the stream while it runs."""
+    return tool is not None and tool.takes_context
+
+
+async def _run_tasks(
     run: RunState,
     calls: Sequence[ToolCall],
     group: list[int],
     argument_errors: dict[str, str],
     results: list[ToolResult | None],
+    live: bool,
 ) -> AsyncGenerator[StreamEvent, None]:
+    """Run a group's calls as tasks (concurrently). ``live``: some tool may emit events;
+    they go through a ToolChannel and are yielded as they come, each call's before its
+    ``ToolFinished`` and none after it (see tools/channel.py)."""
     limit = run.agent.execution.max_concurrency
     gate = asyncio.Semaphore(limit) if len(group) > limit else None
+    channel: ToolChannel | None = None
+    outlets: dict[asyncio.Task[ToolResult | _Escaped | None], Outlet] = {}
+    if live:
+        channel = ToolChannel()
+        run.outlets = outlets  # read by _invoke, by the running task
 
-    async def one(call: ToolCall) -> ToolResult | None:
-        if gate is None:
-            return await _process(run, call, argument_errors.get(call.id))
-        async with gate:
-            return await _process(run, call, argument_errors.get(call.id))
+    async def one(call: ToolCall) -> ToolResult | _Escaped | None:
+        try:
+            if gate is None:
+                return await _process(run, call, argument_errors.get(call.id))
+            async with gate:
+                return await _process(run, call, argument_errors.get(call.id))
+        except (KeyboardInterrupt, SystemExit) as exc:
+            return _Escaped(exc)  # re-raised by the batch, as an inline call would raise it
+        finally:
+            if channel is not None:  # wake the batch now, not a loop turn later
+                channel.ended()
 
-    pending: dict[asyncio.Task[ToolResult | None], int] = {}
+    pending: dict[asyncio.Task[ToolResult | _Escaped | None], int] = {}
     for index in group:
         yield ToolStarted(calls[index])
         task = asyncio.ensure_future(one(calls[index]))
         pending[task] = index
         run.tasks.add(task)
+        if channel is not None:
+            outlets[task] = channel.outlet(calls[index])
+            channel.watch(task)
     try:
         while pending:
-            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            done: Iterable[asyncio.Task[ToolResult | _Escaped | None]]
+            if channel is None:
+                done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            else:
+                await channel.wait()
+                for event in channel.drain():
+                    yield event
+                done = [t for t in pending if t.done()]  # in the group's order
             for task in done:
                 index = pending.pop(task)
                 run.tasks.discard(task)
@@ -117,7 +162,13 @@ async def _run_parallel(
                     error = task.exception()
                     if error is not None:
                         raise error
-                    result = task.result()
+                    value = task.result()
+                    if isinstance(value, _Escaped):
+                        raise value.error
+                    result = value
+                if channel is not None:  # the call's last events, then nothing more of it
+                    for event in channel.close(outlets[task]):
+                        yield event
                 if result is None:  # interrupted: re-runs on resume
                     continue
                 results[index] = result
@@ -125,6 +176,9 @@ async def _run_parallel(
                     await run.journal.tool_result(result, last=None not in results)
                 yield ToolFinished(call, result)
     finally:
+        if channel is not None:
+            channel.shut(list(outlets.values()))
+            run.outlets = None
         for task in pending:
             task.cancel()
             run.tasks.discard(task)
@@ -246,8 +300,10 @@ async def _invoke(
         return _error(call, f"Error: {exc}"), exc
     agent = run.agent
     interrupter = Interrupter(run.answers, "tool", run.batch_position, "tool", call)
-    context = ToolContext(call, agent, agent.conversation.state, run.cancel, interrupter)
     task = asyncio.current_task()
+    outlets = run.outlets  # set while a live group runs: this task's way into the stream
+    outlet = outlets.get(task) if outlets is not None and task is not None else None
+    context = ToolContext(call, agent, agent.conversation.state, run.cancel, interrupter, outlet)
     if task is not None:
         run.tasks.add(task)
     run.usage.tool_calls += 1

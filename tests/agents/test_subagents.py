@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tether import Agent, ConfigurationError, IterationBudget, tool
+from tether import Agent, ConfigurationError, IterationBudget, ToolContext, tool
 from tether.agents import address, as_tool, child_session_id
 from tether.control import BeforeToolCall, Deny, InterventionHandler
 from tether.durable import SQLiteStore
@@ -473,3 +473,55 @@ def test_childrens_stream_events_reach_the_parents_stream_tagged_with_their_path
     finished = next(i for i, e in enumerate(events) if isinstance(e, ToolFinished))
     assert all(isinstance(e, SubAgentEvent) for e in events[first_started + 1 : finished])
     assert not any(isinstance(e, FinalResult) for e in events[:-1])  # children's are not forwarded
+
+
+def test_childrens_stream_events_reach_the_parents_stream_live_while_the_child_runs() -> None:
+    import asyncio
+
+    from tether.events import StreamEvent, SubAgentEvent, ToolFinished, ToolProgress, ToolStarted
+
+    release = asyncio.Event()
+
+    @tool
+    async def wait_here(ctx: ToolContext) -> str:
+        """Reports, then blocks until released."""
+        ctx.progress(1, 3, "waiting")
+        await release.wait()
+        return "released"
+
+    child = Agent(
+        model=ScriptedModel(
+            [{"tool_calls": [{"id": "w1", "name": "wait_here", "args": {}}]}, "child done"]
+        ),
+        tools=[wait_here],
+    )
+    parent = Agent(
+        model=ScriptedModel(delegating("researcher")),
+        tools=[child.as_tool("researcher", "Researches")],
+    )
+    before: list[StreamEvent] = []
+
+    async def main() -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        async for event in parent.stream("go"):
+            events.append(event)
+            if not release.is_set():
+                before.append(event)
+            if isinstance(event, SubAgentEvent) and isinstance(event.event, ToolProgress):
+                release.set()  # only now can the child's tool (and so the parent's call) end
+        return events
+
+    events = asyncio.run(asyncio.wait_for(main(), 20))
+    assert events[-1].result.text == "parent: child done"  # type: ignore[union-attr]
+    forwarded = [(e.path, type(e.event).__name__) for e in before if isinstance(e, SubAgentEvent)]
+    assert ("researcher#d1", "ModelCallStarted") in forwarded
+    assert forwarded[-2:] == [("researcher#d1", "ToolStarted"), ("researcher#d1", "ToolProgress")]
+    progress = before[-1].event  # type: ignore[union-attr]
+    assert progress == ToolProgress("wait_here", "w1", "researcher#d1", 1, 3, "waiting")
+    assert not any(isinstance(e, ToolFinished) for e in before)
+    # the parent's call ends after everything its child did
+    finished = next(i for i, e in enumerate(events) if isinstance(e, ToolFinished))
+    assert isinstance(events[finished - 1], SubAgentEvent)
+    started = [i for i, e in enumerate(events) if isinstance(e, ToolStarted)]
+    assert started == [started[0]]
+    assert started[0] < events.index(before[-1])

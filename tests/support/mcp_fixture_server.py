@@ -170,6 +170,19 @@ async def ask_write(path: str, ctx: Context) -> str:
     return answer.action
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=True), structured_output=False)
+async def progress(steps: int, gate: str, ctx: Context) -> str:
+    """Report ``steps`` progress notifications, then wait (at most 30 s) for the file ``gate``."""
+    for step in range(1, steps + 1):
+        await ctx.report_progress(step, steps, f"step {step} of {steps}")
+    deadline = anyio.current_time() + 30
+    while not await anyio.Path(gate).exists():
+        if anyio.current_time() > deadline:
+            return "the gate never opened"
+        await anyio.sleep(0.02)
+    return "through the gate"
+
+
 @server.tool(structured_output=False)
 def pid() -> int:
     """The server's process id."""

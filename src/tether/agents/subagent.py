@@ -160,12 +160,12 @@ class SubAgentTool(Tool):
                     if key in parent.answers:
                         answers[interrupt.id] = parent.answers[key]
                 events = child.resume_stream(answers, output_type=self.output_type)
-                result = await _forward(events, parent, where)
+                result = await _forward(events, context, where)
             elif conversation.messages:  # finished before a crash lost the parent's record
                 return self._answer_of(child)
             else:
                 result = await _forward(
-                    child.stream(task, output_type=self.output_type), parent, where
+                    child.stream(task, output_type=self.output_type), context, where
                 )
         except asyncio.CancelledError:
             child.cancel()
@@ -211,21 +211,27 @@ class SubAgentTool(Tool):
         self._live.pop(sid, None)
 
 
-async def _forward(events: AsyncGenerator[StreamEvent, None], parent: Agent, where: str) -> Result:
-    """Drive a child's stream to its (last) Result, forwarding its events to the parent's
-    run, tagged with their path (a grandchild's path is prefixed, not nested)."""
-    run = parent.conversation.run
+async def _forward(
+    events: AsyncGenerator[StreamEvent, None], context: ToolContext, where: str
+) -> Result:
+    """Drive a child's stream to its (last) Result, forwarding each event live to the
+    parent's stream (``ctx.emit``: the child waits while the parent's consumer is behind),
+    tagged with its path (a grandchild's path is prefixed, not nested)."""
     result: Result | None = None
+    outlet = context.outlet
     async with aclosing(events) as stream:
         async for event in stream:
             if isinstance(event, FinalResult):
                 result = event.result
-            elif run is None or isinstance(event, InterruptRaised):
+                continue
+            if outlet is None or isinstance(event, InterruptRaised):
                 continue  # the parent raises the lifted interrupts itself
-            elif isinstance(event, SubAgentEvent):
-                run.forwarded.append(SubAgentEvent(f"{where}/{event.path}", event.event))
+            if isinstance(event, SubAgentEvent):
+                tagged = SubAgentEvent(f"{where}/{event.path}", event.event)
             else:
-                run.forwarded.append(SubAgentEvent(where, event))
+                tagged = SubAgentEvent(where, event)
+            if outlet.channel.offer(outlet, tagged) is None:  # full: wait for room
+                await context.emit(tagged)
     assert result is not None
     return result
 

@@ -16,7 +16,7 @@ import logging
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from tether.mcp.errors import MCPConnectionError, MCPToolError
 from tether.mcp.plumbing import WatchedStream, describe, printable, serve_forever
@@ -28,6 +28,14 @@ if TYPE_CHECKING:
     from tether.mcp.transports import Transport
 
 T = TypeVar("T")
+
+
+class ProgressReport(Protocol):
+    """Gets a call's progress notifications (the SDK's ``ProgressFnT``)."""
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
+
+
 _LOG = logging.getLogger("tether.mcp")
 _TEARDOWN_TIMEOUT = 10.0
 _LOG_LEVELS = {
@@ -118,10 +126,15 @@ class Connection:
         return self.run_sync(self._list_now(), self.startup_timeout + self.list_timeout + 5)
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], tool_label: str
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        tool_label: str,
+        progress: ProgressReport | None = None,
     ) -> mcp_types.CallToolResult:
-        """Call a tool; a server that went away between calls is restarted first."""
-        return await self.run(self._call(name, arguments, tool_label))
+        """Call a tool; a server that went away between calls is restarted first.
+        ``progress`` gets the call's progress notifications (in the connection's thread)."""
+        return await self.run(self._call(name, arguments, tool_label, progress))
 
     def close(self) -> None:
         """Close the session and stop the private loop; the connection can reopen later."""
@@ -159,7 +172,11 @@ class Connection:
         return (await self._session()).tools
 
     async def _call(
-        self, name: str, arguments: dict[str, Any], tool_label: str
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        tool_label: str,
+        progress: ProgressReport | None = None,
     ) -> mcp_types.CallToolResult:
         from mcp_types import CONNECTION_CLOSED
 
@@ -168,7 +185,7 @@ class Connection:
         live = await self._session()
         assert live.session is not None
         try:
-            result = await live.session.call_tool(name, arguments)
+            result = await live.session.call_tool(name, arguments, progress_callback=progress)
         except MCPError as exc:
             if exc.error.code == CONNECTION_CLOSED:
                 live.closed.set()

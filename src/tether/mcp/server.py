@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import ConfigurationError
-from tether.mcp.connection import Connection
+from tether.mcp.connection import Connection, ProgressReport
 from tether.mcp.elicitation import Elicitations, ask
 from tether.mcp.errors import MCPToolError
 from tether.mcp.results import result_text
@@ -209,7 +209,7 @@ class MCPServer:
                             hints=hints,
                             call_timeout=self.call_timeout,
                             call=self._call,
-                            wants_context=self._elicitations is not None,
+                            wants_context=True,  # progress (and elicitation) need it
                         )
             except ConfigurationError as exc:
                 self._error = exc
@@ -268,10 +268,13 @@ class MCPServer:
                 f"tool {tool.name!r} is no longer offered by MCP server {self.label!r} "
                 "(its tool list changed)"
             )
+        progress = _progress_to(context)
         if self._elicitations is None:
-            result = await self._connection.call_tool(tool.mcp_name, arguments, tool.name)
+            result = await self._connection.call_tool(tool.mcp_name, arguments, tool.name, progress)
         else:
-            result = await self._call_answering(tool, arguments, context, self._elicitations)
+            result = await self._call_answering(
+                tool, arguments, context, self._elicitations, progress
+            )
         return result_text(result, tool.name, self.max_result_chars)
 
     async def _call_answering(
@@ -280,13 +283,14 @@ class MCPServer:
         arguments: dict[str, Any],
         context: ToolContext | None,
         elicitations: Elicitations,
+        progress: ProgressReport | None,
     ) -> mcp_types.CallToolResult:
         """The call, answering the server's questions while it runs (see elicitation.py)."""
         from mcp_types import ElicitResult
 
         asking = elicitations.open()
         call = asyncio.ensure_future(
-            self._connection.call_tool(tool.mcp_name, arguments, tool.name)
+            self._connection.call_tool(tool.mcp_name, arguments, tool.name, progress)
         )
         try:
             while True:
@@ -306,6 +310,18 @@ class MCPServer:
             if not call.done():
                 call.cancel()
                 await asyncio.gather(call, return_exceptions=True)
+
+
+def _progress_to(context: ToolContext | None) -> ProgressReport | None:
+    """The call's ``notifications/progress`` as ToolProgress stream events (None: the call
+    streams nothing, so the server is not asked for progress)."""
+    if context is None or context.outlet is None:
+        return None
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        context.progress(progress, total, message)  # thread-safe: this is the connection's loop
+
+    return report
 
 
 def _names(values: Iterable[str], what: str, label: str) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -11,8 +12,11 @@ from tether.errors import ConfigurationError, ToolArgumentError
 from tether.tools.base import Tool
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     import mcp_types
 
+    from tether.tools.context import ToolContext
     from tether.tools.media import ToolOutput
 
 _INVALID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
@@ -162,6 +166,21 @@ class MCPTool(Tool):
             if definition.annotations is not None
             else {}
         )
+
+    async def invoke(
+        self,
+        kwargs: dict[str, Any],
+        context: ToolContext | None = None,
+        executor: Executor | None = None,
+    ) -> Any:
+        """Call the server's tool. The agent's loop passes the ToolContext (for progress
+        events and elicitation); a direct call without one works too, and streams nothing."""
+        if context is not None:
+            return await super().invoke(kwargs, context, executor)
+        if self.timeout is None:
+            return await self.fn(**kwargs)
+        async with asyncio.timeout(self.timeout):
+            return await self.fn(**kwargs)
 
     def __repr__(self) -> str:
         return f"MCPTool({self.name!r}, server={self.server!r})"

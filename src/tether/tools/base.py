@@ -42,6 +42,8 @@ class Tool:
     cheap: bool = False
     """A model turn calling only cheap tools gives its iteration back to a refunding budget."""
     is_async: bool
+    takes_context: bool
+    """It declares a ToolContext parameter (so it may emit stream events while it runs)."""
     fn: Callable[..., Any]
     __wrapped__: Callable[..., Any]
 
@@ -140,6 +142,7 @@ class Tool:
         self.__doc__ = getattr(fn, "__doc__", None)
         self._validate = validate
         self._context_param = context_param
+        self.takes_context = context_param is not None
         self._spec: dict[str, Any] = {
             "name": name,
             "description": self.description,
