@@ -69,7 +69,12 @@ async def run_invocation(
     try:
         if journal is not None:
             # when and by whom (lease holder: host:pid:token) this run started, for timelines
-            start = {"started_at": time.time(), "by": journal.lease.holder, "resume": bool(resume)}
+            start = {
+                "started_at": time.time(),
+                "by": journal.lease.holder,
+                "resume": bool(resume),
+                "model": agent.model.name,
+            }
             journal.defer("status", {"status": "running", **start}, status="running")
         settle_system_prompt(run, resumed=resume is not None)
         async with aclosing(_cycles(run, new_messages, resume)) as cycles:

@@ -51,6 +51,7 @@ class RunState:
         "clean_history",
         "context",
         "context_step",
+        "failover",
         "forwarded",
         "grace_used",
         "interrupts",
@@ -112,6 +113,9 @@ class RunState:
         self.output: object = None
         """The validated structured output (with an output type, once the run answered)."""
         self.output_retries = 0
+        self.failover: dict[str, list[dict[str, object]]] | None = None
+        """Provider retries and fallbacks of the current model call (journaled runs only,
+        see tether.failover): journaled with the assistant message that answers it."""
         self.forwarded: deque[StreamEvent] = deque()
         """Stream events of sub-agents (``SubAgentEvent``) waiting to join this run's stream."""
         """Hold model text/reasoning deltas until the post_model_call and output verdicts."""
@@ -127,7 +131,11 @@ class RunState:
         if message.role == "assistant":
             self.last_assistant = message
         if self.journal is not None:
-            await self.journal.message(message)
+            if self.failover is not None and message.role == "assistant":
+                failover, self.failover = self.failover, None
+                await self.journal.message(message, failover)
+            else:
+                await self.journal.message(message)
         hooks = self.agent.hooks
         if hooks.has(AfterMessageAdded):
             await hooks.emit(AfterMessageAdded(self.agent, message))

@@ -192,6 +192,9 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": [
             "index",
+            "depth",
+            "parent",
+            "session_id",
             "kind",
             "title",
             "seq",
@@ -208,11 +211,20 @@ SCHEMAS: dict[str, Any] = {
         ],
         "properties": {
             "index": {"type": "integer"},
+            "depth": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "0 for the session's own rows; a sub-agent's rows are one deeper "
+                "than the tool call that ran it",
+            },
+            "parent": _nullable("integer"),
+            "session_id": {"type": "string", "description": "the session this row belongs to"},
             "kind": {
                 "enum": [
                     "run",
                     "input",
                     "model",
+                    "compaction",
                     "tool",
                     "verdict",
                     "hook",
