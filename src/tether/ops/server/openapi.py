@@ -7,6 +7,7 @@ from typing import Any
 from tether import __version__
 
 JSON = "application/json"
+NDJSON = "application/x-ndjson"
 
 
 def _ref(name: str) -> dict[str, str]:
@@ -355,6 +356,26 @@ SCHEMAS: dict[str, Any] = {
             "head": {"type": "object"},
         },
     },
+    "Me": {
+        "type": "object",
+        "required": ["name", "roles", "can"],
+        "properties": {
+            "name": {"type": "string"},
+            "roles": {"type": "array", "items": {"type": "string"}},
+            "can": {
+                "type": "object",
+                "required": ["inbox", "sessions", "audit"],
+                "properties": {
+                    "inbox": {
+                        "type": "boolean",
+                        "description": "read (and maybe decide) approvals",
+                    },
+                    "sessions": {"type": "boolean", "description": "sessions and timelines"},
+                    "audit": {"type": "boolean", "description": "the audit log and its export"},
+                },
+            },
+        },
+    },
     "Events": {
         "type": "object",
         "required": ["cursor", "changed"],
@@ -433,6 +454,37 @@ def document() -> dict[str, Any]:
             "operationId": "auditVerify",
             "summary": "Walk the hash chain and report the first broken link",
             "responses": _responses("Verify", "The verification report"),
+        }},
+        "/api/audit/export": {"get": {
+            "operationId": "auditExport",
+            "summary": "Export audit records as JSONL with the chain status (role auditor or admin)",
+            "description": (
+                "Streams `application/x-ndjson`. The first line is `{\"chain\": <Verify>, "
+                "\"session_id\", \"exported_at\", \"through_seq\"}`: the whole chain was verified "
+                "just before the export, up to record `through_seq`. Every further line is one "
+                "record (`seq`, `at`, `event`, `session_id`, `data`, `prev_hash`, `hash`), in "
+                "chain order, of the session when `session` is given, up to `through_seq`. "
+                "The header `X-Tether-Audit-Chain` is `ok` or `broken`."
+            ),
+            "parameters": [_query("session", {"type": "string"}, "Only this session's records")],
+            "responses": {
+                "200": {
+                    "description": "The chain status line, then one record a line",
+                    "headers": {
+                        "X-Tether-Audit-Chain": {
+                            "schema": {"enum": ["ok", "broken"]},
+                            "description": "The verification result",
+                        }
+                    },
+                    "content": {NDJSON: {"schema": {"type": "string"}}},
+                },
+                **{k: v for k, v in _responses("Error", "-").items() if k != "200"},
+            },
+        }},
+        "/api/me": {"get": {
+            "operationId": "whoAmI",
+            "summary": "The caller's name and roles, and the views they may open",
+            "responses": _responses("Me", "Who the token belongs to"),
         }},
         "/api/events": {"get": {
             "operationId": "inboxEvents",
