@@ -276,3 +276,20 @@ async def test_the_audit_export_streams_jsonl_with_the_chain_status(tmp_path: Pa
     chain = json.loads(broken[2].splitlines()[0])["chain"]
     assert chain["ok"] is False
     assert chain["first_bad"]["position"] == 2
+
+
+async def test_an_approval_links_to_its_timeline_and_the_step_back(seeded_server: Any) -> None:
+    url, tokens = seeded_server.url, seeded_server.tokens
+    approval = await asyncio.to_thread(
+        _get, f"{url}/api/approvals/{seeded_server.approval_id}", tokens["viewer"]
+    )
+    assert approval["links"] == {"timeline": "/api/timeline/pay-1", "page": "/#timeline=pay-1"}
+    timeline = await asyncio.to_thread(_get, url + approval["links"]["timeline"], tokens["viewer"])
+    [step] = [s for s in timeline["steps"] if s["approval_id"] == approval["id"]]
+    assert step["kind"] == "interrupt"
+    audit = await asyncio.to_thread(
+        _get, f"{url}/api/audit?session=pay-1&limit=10000", tokens["auditor"]
+    )
+    linked = {r["seq"]: r["event"] for r in audit["records"] if r["seq"] in step["audit_seqs"]}
+    assert "approval.requested" in linked.values()
+    assert len(linked) == len(step["audit_seqs"])

@@ -112,6 +112,12 @@ SCHEMAS: dict[str, Any] = {
             "age_seconds": {"type": "number"},
             "can_decide": {"type": "boolean", "description": "the caller may decide it now"},
             "takes_edits": {"type": "boolean"},
+            "links": {
+                "type": "object",
+                "required": ["timeline", "page"],
+                "description": "the session's timeline: its JSON endpoint and the web page",
+                "properties": {"timeline": {"type": "string"}, "page": {"type": "string"}},
+            },
         },
     },
     "ApprovalList": {
