@@ -23,7 +23,7 @@ from tether.ops.server import create_app
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
 
-import agent_tree  # noqa: E402
+import agent_tree
 
 MANY = 2000
 HOSTILE_ID = "evil/\u202egnp.exe<img src=x>"
@@ -199,7 +199,7 @@ async def test_sessions_list_timeline_charts_and_audit_view(tmp_path: Path) -> N
                 await page.click("#av-export")
             download = await info.value
             assert download.suggested_filename == "audit-pay-1.jsonl"
-            lines = Path(await download.path()).read_text().splitlines()
+            lines = (await asyncio.to_thread(Path(await download.path()).read_text)).splitlines()
             chain = json.loads(lines[0])["chain"]
             assert chain["ok"] is True
             exported = [json.loads(line) for line in lines[1:]]
