@@ -4,6 +4,7 @@ model, which answers; the next call of the run goes straight to it."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,6 +82,17 @@ async def test_each_model_call_row_says_its_attempts_reasons_and_who_answered(
     assert (second["detail"]["attempts"], second["detail"]["model"]) == (1, backup.name)
     assert (second["detail"]["retries"], second["detail"]["fallbacks"]) == ([], [])
     assert second["status"] == "ok"
+
+    # the CLI shows the same per call
+    from typer.testing import CliRunner
+
+    from tether.ops.cli import app
+
+    env = {"COLUMNS": "400", "NO_COLOR": "1", "TETHER_STORE": None}
+    args = ["sessions", "timeline", "fo-1", "--store", str(db)]
+    shown = await asyncio.to_thread(CliRunner(env=env).invoke, app, args)
+    assert shown.exit_code == 0, shown.output
+    assert f"3 attempts (server_error, server_error); model {backup.name}" in shown.output
 
 
 async def test_a_plain_call_says_one_attempt_and_the_runs_model(tmp_path: Path) -> None:
