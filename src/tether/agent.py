@@ -294,7 +294,8 @@ class Agent:
             self._refuse_if_suspended()
             messages = self._expect(spec, messages)
             events = self._chain(
-                run_invocation(self, messages, self._cancel, journal=journal), journal
+                run_invocation(self, messages, self._cancel, journal=journal, watched=False),
+                journal,
             )
             try:
                 async for event in events:

@@ -50,6 +50,8 @@ async def run_invocation(
     cancel: CancelSignal,
     resume: Suspension | None = None,
     journal: SessionJournal | None = None,
+    *,
+    watched: bool = True,
 ) -> AsyncGenerator[StreamEvent, None]:
     """Run one invocation, yielding stream events; the last one is ``FinalResult``.
 
@@ -57,10 +59,15 @@ async def run_invocation(
     (open tool calls get error results), AfterInvocation hooks still run, and the
     ``RunError`` is raised with ``.result`` set. A run that stops with
     ``interrupt`` or ``paused`` keeps its unfinished tool batch for ``resume``.
+
+    ``watched=False`` (``invoke_async``: nobody reads the events but the FinalResult):
+    unless the agent has observers, tools run without a live event channel, so what
+    they would emit while running (progress, a sub-agent's events) is not produced.
     """
     conversation = agent.conversation
     run = RunState(agent, cancel)
     run.journal = journal
+    run.watched = watched or bool(agent.observers)
     if resume is not None:
         run.last_assistant = _last_assistant(conversation.messages)
     conversation.run = run
@@ -69,7 +76,12 @@ async def run_invocation(
     try:
         if journal is not None:
             # when and by whom (lease holder: host:pid:token) this run started, for timelines
-            start = {"started_at": time.time(), "by": journal.lease.holder, "resume": bool(resume)}
+            start = {
+                "started_at": time.time(),
+                "by": journal.lease.holder,
+                "resume": bool(resume),
+                "model": agent.model.name,
+            }
             journal.defer("status", {"status": "running", **start}, status="running")
         settle_system_prompt(run, resumed=resume is not None)
         cycles = _cycles(run, new_messages, resume)

@@ -191,6 +191,12 @@ def _count(run: RunState, event: object) -> None:
         run.usage.model_retries += 1
     elif kind is ModelFallback:
         run.usage.model_fallbacks += 1
+    else:
+        return
+    if run.journal is not None:  # only after a failed attempt: the plain path skips this
+        from tether.failover import note
+
+        note(run, event)
 
 
 async def _onion_items(

@@ -51,6 +51,7 @@ class RunState:
         "clean_history",
         "context",
         "context_step",
+        "failover",
         "grace_used",
         "interrupts",
         "invalid_rounds",
@@ -71,6 +72,7 @@ class RunState:
         "tasks",
         "truncation",
         "usage",
+        "watched",
     )
 
     def __init__(self, agent: Agent, cancel: CancelSignal) -> None:
@@ -116,6 +118,12 @@ class RunState:
         self.outlets: dict[asyncio.Task[Any], Outlet] | None = None
         """While a tool group that may emit events runs: each call's task -> its way into
         the stream (tools/channel.py); None otherwise."""
+        self.watched = True
+        """Someone reads this run's stream events as they come (``agent.stream``, or an
+        observer): tools that may emit run with a live channel (tools/channel.py)."""
+        self.failover: dict[str, list[dict[str, object]]] | None = None
+        """Provider retries and fallbacks of the current model call (journaled runs only,
+        see tether.failover): journaled with the assistant message that answers it."""
 
     def cancel_tasks(self) -> None:
         """Cancel the tasks running tool calls (called on the loop thread)."""
@@ -128,7 +136,11 @@ class RunState:
         if message.role == "assistant":
             self.last_assistant = message
         if self.journal is not None:
-            await self.journal.message(message)
+            if self.failover is not None and message.role == "assistant":
+                failover, self.failover = self.failover, None
+                await self.journal.message(message, failover)
+            else:
+                await self.journal.message(message)
         hooks = self.agent.hooks
         if hooks.has(AfterMessageAdded):
             await hooks.emit(AfterMessageAdded(self.agent, message))

@@ -3,7 +3,9 @@
 Entry kinds and their data (all JSON, versioned by ``Entry.schema``):
 
 - ``message``: ``{"message": Message.to_dict()}``; an assistant message with tool
-  calls opens a batch, the following ``tool`` message closes it.
+  calls opens a batch, the following ``tool`` message closes it. An assistant message
+  whose model call needed provider retries or fallbacks also has ``"failover":
+  {"retries": [...], "fallbacks": [...]}`` (see :mod:`tether.failover`).
 - ``tool_intent``: ``{"call_id", "name"}``, written (durably for non-idempotent
   tools) right before the tool's side effect; an intent without a result after a
   crash is *in doubt*.
@@ -13,9 +15,9 @@ Entry kinds and their data (all JSON, versioned by ``Entry.schema``):
 - ``state``: ``{"state": {...}}`` or, when smaller, ``{"delta": ...}`` (see
   ``tether.state_delta``) when the session state changed.
 - ``status``: ``{"status", "reason"}``; a run's start ``{"status": "running",
-  "started_at", "by" (lease holder), "resume"}``; ``usage``: ``{"usage": RunUsage.to_dict()}``.
-- ``compaction``: ``Compaction.to_dict()`` plus ``reason``, ``tokens_before``,
-  ``tokens_after``: the model's view of the transcript from now on (the
+  "started_at", "by" (lease holder), "resume", "model" (the agent's model name)}``; ``usage``: ``{"usage": RunUsage.to_dict()}``.
+- ``compaction``: ``Compaction.to_dict()`` plus ``reason``, ``manager`` (its class
+  name), ``tokens_before``, ``tokens_after``: the model's view of the transcript from now on (the
   messages themselves stay in the journal).
 - ``system_prompt``: ``{"system_prompt": str | None}``, the session's system prompt
   (written when a run first sends it or sends a different one).
@@ -375,8 +377,11 @@ class SessionJournal:
             self.since_snapshot += len(written)
             self._audit = []
 
-    async def message(self, message: Message) -> None:
-        """Save ``message``: a tool message at once (it settles its calls), others queued."""
+    async def message(
+        self, message: Message, failover: dict[str, list[dict[str, object]]] | None = None
+    ) -> None:
+        """Save ``message``: a tool message at once (it settles its calls), others queued;
+        ``failover``: the retries and fallbacks of the model call that answered it."""
         if message.role == "tool":
             # queued results of this batch are inside the message: do not store them twice
             answered = {r.tool_call_id for r in message.tool_results}
@@ -386,6 +391,8 @@ class SessionJournal:
                 if not (kind == "tool_result" and data["result"]["tool_call_id"] in answered)
             ]
             await self.append("message", {"message": message.to_dict()})
+        elif failover is not None:
+            self.defer("message", {"message": message.to_dict(), "failover": failover})
         else:
             self.defer("message", {"message": message.to_dict()})
 

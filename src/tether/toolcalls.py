@@ -72,7 +72,7 @@ async def run_batch(
             index = group[0]
             call = calls[index]
             tool = tools.get(call.name)
-            if tool is None or not tool.takes_context:  # the plain path: inline, no channel
+            if tool is None or not (tool.takes_context and run.watched):  # inline, no channel
                 yield ToolStarted(call)
                 result = await _process(run, call, argument_errors.get(call.id))
                 if result is not None:
@@ -81,7 +81,7 @@ async def run_batch(
                         await run.journal.tool_result(result, last=None not in results)
                     yield ToolFinished(call, result)
                 continue
-        live = any(_emits(tools.get(calls[i].name)) for i in group)
+        live = run.watched and any(_emits(tools.get(calls[i].name)) for i in group)
         async for event in _run_tasks(run, calls, group, argument_errors, results, live):
             yield event
 

@@ -106,3 +106,53 @@ def _result(call_id: str, status: str) -> dict[str, Any]:
         "is_error": False,
         "status": status,
     }
+
+
+async def _nested(parent: str, child_meta: dict[str, Any] | None) -> dict[str, Any]:
+    from tether.agents import child_session_id
+    from tether.ops.timeline import read_timeline, timeline_of
+
+    store = MemoryStore()
+    await store.create(parent)
+    call = ToolCall("d1", "researcher", {"task": "look"})
+    entries: list[Any] = [
+        _running(1.0),
+        ("message", {"message": Message.user("go").to_dict()}),
+        ("message", {"message": Message("assistant", [call], Usage(3, 1)).to_dict()}),
+        ("tool_intent", {"call_id": "d1", "name": "researcher"}),
+        ("message", {"message": Message("tool", [ToolResult("d1", "researcher", "ok")]).to_dict()}),
+        ("status", {"status": "completed", "reason": None}),
+    ]
+    await store.append(parent, 0, entries)
+    child = child_session_id(parent, "researcher", 1, "d1")
+    await store.create(child, metadata=child_meta)
+    said = Message("assistant", [], Usage(5, 2))
+    await store.append(child, 0, [_running(1.1), ("message", {"message": said.to_dict()})])
+    if len(parent) < 200:
+        await store.create(parent + "/researcher#9.zz")  # an id that only looks like a child
+    data = await read_timeline(store, parent)
+    assert data is not None
+    return timeline_of(data)
+
+
+async def test_a_hashed_child_session_id_is_found_and_a_look_alike_is_not_nested() -> None:
+    parent = "p" * 250  # too long for <parent>/<tool>#<position>.<call id>: sub_<hash>
+    meta = {"tether_subagent": {"parent_session": parent, "agent_path": "researcher#d1"}}
+    t = await _nested(parent, meta)
+    [tool_row] = [s for s in t["steps"] if s["kind"] == "tool"]
+    child = tool_row["detail"]["child_session"]["session_id"]
+    assert child.startswith("sub_")
+    rows = [s for s in t["steps"] if s["parent"] == tool_row["index"]]
+    assert [(s["kind"], s["depth"], s["session_id"]) for s in rows] == [
+        ("run", 1, child),
+        ("model", 1, child),
+    ]
+    assert t["usage"]["total_tokens"] == 3 + 1 + 5 + 2
+
+
+async def test_a_session_whose_metadata_names_another_parent_is_not_nested() -> None:
+    meta = {"tether_subagent": {"parent_session": "someone-else", "agent_path": "x"}}
+    t = await _nested("team/p", meta)
+    assert {s["depth"] for s in t["steps"]} == {0}
+    [tool_row] = [s for s in t["steps"] if s["kind"] == "tool"]
+    assert "child_session" not in tool_row["detail"]

@@ -30,6 +30,8 @@ ROUTES = [
     ("GET", "/api/timeline/{session_id}"),
     ("GET", "/api/audit"),
     ("GET", "/api/audit/verify"),
+    ("GET", "/api/audit/export"),
+    ("GET", "/api/me"),
     ("GET", "/api/events"),
 ]
 
@@ -88,7 +90,7 @@ def call(
         status, raw, kind = exc.code, exc.read(), exc.headers
     if headers_out is not None:
         headers_out.update(kind.items())
-    if "json" in (kind.get("content-type") or ""):
+    if (kind.get("content-type") or "").startswith("application/json"):
         return status, json.loads(raw)
     return status, raw.decode("utf-8", "replace")
 

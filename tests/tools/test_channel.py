@@ -320,3 +320,32 @@ def test_progress_refuses_what_is_not_a_number_or_text(args: tuple[Any, ...], me
     [finished] = [e for e in events if isinstance(e, ToolFinished)]
     assert finished.result.content == f"Error: InputError: tool 'odd': {message}"
     assert not any(isinstance(e, ToolProgress) for e in events)
+
+
+def test_an_unwatched_invocation_runs_context_tools_inline_and_an_observer_watches() -> None:
+    """``invoke`` reads nothing but the Result: a context tool runs inline (no task, no
+    channel) and its progress is not produced; an observer makes the run watched again."""
+    seen: list[tuple[bool, bool]] = []
+
+    @tool
+    async def work(ctx: ToolContext) -> str:
+        """Reports once."""
+        inline = asyncio.current_task() is running[0]
+        seen.append((inline, ctx.progress(1, 1, "done")))
+        return "worked"
+
+    running: list[asyncio.Task[Any] | None] = [None]
+
+    async def invoke(agent: Agent) -> None:
+        running[0] = asyncio.current_task()
+        assert (await agent.invoke_async("go")).text == "done"
+
+    asyncio.run(invoke(Agent(model=calling("work"), tools=[work])))
+    assert seen == [(True, False)]
+
+    watched = Agent(model=calling("work"), tools=[work])
+    observed: list[StreamEvent] = []
+    watched.observers.append(observed.append)
+    asyncio.run(invoke(watched))
+    assert seen[1] == (False, True)
+    assert [e.message for e in observed if isinstance(e, ToolProgress)] == ["done"]

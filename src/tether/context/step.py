@@ -311,7 +311,12 @@ async def _compress(
     usage.context_tokens_after += tokens_after
     if run.journal is not None:
         data = compaction.to_dict()
-        data.update(reason=reason, tokens_before=tokens_before, tokens_after=tokens_after)
+        data.update(
+            reason=reason,
+            manager=type(manager).__name__,
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+        )
         await run.journal.append("compaction", data)
     yield ContextCompressed(
         reason, compaction.start, compaction.end, compaction.summary, tokens_before, tokens_after

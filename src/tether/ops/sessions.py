@@ -437,7 +437,7 @@ def timeline(
         table.add_row(
             str(step["index"] + 1),
             f"+{step['start'] - shown['start']:.3f}s",
-            safe(step["title"]),
+            safe(("  " * step["depth"] + "↳ " if step["depth"] else "") + step["title"]),
             safe(step["status"], style),
             f"{step['duration']:.3f}s",
             safe(_step_line(step), one_line=True),
@@ -459,13 +459,25 @@ def _step_line(step: dict[str, Any]) -> str:
     """The one-line detail of a timeline row in the terminal."""
     d = step["detail"]
     if step["kind"] == "model":
-        return f"{d['input_tokens']} in / {d['output_tokens']} out"
+        line = f"{d['input_tokens']} in / {d['output_tokens']} out"
+        if d.get("attempts", 1) > 1:
+            reasons = [r.get("reason") for r in d["retries"] + d["fallbacks"]]
+            line += f"; {d['attempts']} attempts ({', '.join(map(str, reasons))})"
+        return line + (f"; model {d['model']}" if d.get("model") else "")
+    if step["kind"] == "compaction":
+        return (
+            f"{d['manager'] or 'manager?'}: messages {d['messages'][0]}..{d['messages'][1]} "
+            f"-> {d['summary']}"
+        )
     if step["kind"] == "tool":
         ran = d.get("edited")
         line = json.dumps(d.get("arguments"), ensure_ascii=False)
         if ran is not None:
             by = ran.get("decided_by") or "a resume answer"
             line += f" -> ran with {json.dumps(ran['arguments'], ensure_ascii=False)} (by {by})"
+        child = d.get("child_session")
+        if child is not None:
+            line = f"child {child['session_id']} ({child['status']}) " + line
         return line[:CLIP]
     if step["kind"] == "interrupt" and d.get("approval"):
         a = d["approval"]

@@ -1,10 +1,13 @@
 """A session's timeline: one row per step, built from its journal, approvals and audit log.
 
-Rows: run starts and resumes (which process), user input, model calls (tokens), tool calls
-(status, redacted arguments, the edited arguments that ran), intervention verdicts and
-AGENT-HOOKS records, interrupts with the approval that answered each (who, when, note),
-suspensions, the wait for a human (compressed on the time axis), in-doubt settlements and
-the end of each run. Everything shown passes through the session's one redaction
+Rows: run starts and resumes (which process, which model), user input, model calls
+(tokens, attempts, provider retries and fallbacks with their reasons, the model that
+answered), context compactions (tokens before/after, manager, summary or omission
+marker), tool calls (status, redacted arguments, the edited arguments that ran),
+intervention verdicts and AGENT-HOOKS records, interrupts with the approval that answered
+each (who, when, note), suspensions, the wait for a human (compressed on the time axis),
+in-doubt settlements and the end of each run. A sub-agent's session is nested under the
+tool call that ran it (``depth`` and ``parent`` on each row, see :mod:`tether.ops.timeline_read`). Everything shown passes through the session's one redaction
 (:func:`~tether.durable.redaction.show_session`, its ``masker``).
 
 Times come from the journal: an entry's ``at`` is when its append committed, and a run
@@ -16,19 +19,23 @@ measured ``duration_ms`` when there is one. Approximations, stated as such in th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from tether.agents.addresses import child_session_id, lifted_id
+from tether.context.compaction import OMITTED_MARK, SUMMARY_MARK
 from tether.durable.approval_types import MASK
+from tether.ops.timeline_read import TimelineData, read_timeline
 
 if TYPE_CHECKING:
-    from tether.durable import Approval, Entry, SessionRecord, Store
+    from tether.durable import Approval, Entry, SessionRecord
     from tether.durable.approvals import Redactor
     from tether.durable.audit import AuditRecord
     from tether.durable.redaction import Masker, ShownSession
 
-AUDIT_ROWS: Final = 10_000
-"""Audit records of one session read for its timeline."""
+__all__ = ["TimelineData", "build_timeline", "read_timeline", "timeline_of"]
+
 CLIP: Final = 2000
 """Characters of one text, argument list or result kept in a step's details."""
 FAILED: Final = frozenset({"error", "denied", "cancelled", "timeout", "failed", "in_doubt"})
@@ -54,10 +61,15 @@ class _Step:
     approval_id: str | None = None
     interrupt_id: str | None = None
     audit: list[int] = field(default_factory=list)
+    spawn: str | None = None
+    """A tool call's child session id, if the tool is a sub-agent (addresses.py)."""
 
-    def json(self, index: int) -> dict[str, Any]:
+    def json(self, index: int, depth: int, parent: int | None, session: str) -> dict[str, Any]:
         return {
             "index": index,
+            "depth": depth,
+            "parent": parent,
+            "session_id": session,
             "kind": self.kind,
             "title": self.title,
             "seq": self.seq,
@@ -74,13 +86,21 @@ class _Step:
         }
 
 
+ApprovalOf = Callable[[str], "Approval | None"]
+"""The approval that answered an interrupt (by the interrupt's id in this session)."""
+
+
 class _Builder:
     def __init__(
-        self, shown: ShownSession, approvals: list[Approval], masker: Masker | None
+        self, session_id: str, shown: ShownSession, approval_of: ApprovalOf, masker: Masker | None
     ) -> None:
+        self.session_id = session_id
         self.shown = shown
         self.masker = masker
-        self.approvals = {a.interrupt_id: a for a in approvals}  # decisions only: no arguments
+        self.approval_of = approval_of  # decisions only: no arguments
+        self.position = 0  # index of the next message in the transcript
+        self.model: str | None = None  # the run's model (its start entry says)
+        self.switched: str | None = None  # the model a fallback moved this run to
         self.steps: list[_Step] = []
         self.tools: dict[str, _Step] = {}
         self.interrupts: dict[str, _Step] = {}
@@ -122,7 +142,10 @@ class _Builder:
             resumed = bool(e.data.get("resume"))
             title = ("resumed" if resumed else "run started") + (f" by {by}" if by else "")
             self.run = self.add("run", title, started, started, seq=e.seq)
-            self.run.detail = {"by": by, "resume": resumed}
+            model = e.data.get("model")
+            self.model = None if model is None else str(model)
+            self.switched = None  # a FallbackChain starts each run at its first model
+            self.run.detail = {"by": by, "resume": resumed, "model": self.model}
             self.cursor = started
             return
         reason = self.scrub(e.data.get("reason"))
@@ -142,21 +165,30 @@ class _Builder:
         from tether.messages import Message
 
         message = Message.from_dict(e.data["message"])
+        position = self.position
+        self.position += 1
         start = self.cursor if self.cursor is not None else e.at
         if message.role == "assistant":
             usage = message.usage
             calls = message.tool_calls
             names = ", ".join(c.name for c in calls)
-            step = self.add("model", "model call" + (f" → {names}" if names else ""), start, e.at)
+            attempts = self._attempts(e.data.get("failover"))
+            title = "model call" + (f" → {names}" if names else "")
+            if attempts["attempts"] > 1:
+                title += f" ({attempts['attempts']} attempts, answered by {attempts['model']})"
+            step = self.add("model", title, start, e.at)
             step.seq = e.seq
+            step.status = "retried" if attempts["attempts"] > 1 else "ok"
             step.detail = {
                 "input_tokens": 0 if usage is None else usage.input_tokens,
                 "output_tokens": 0 if usage is None else usage.output_tokens,
+                **attempts,
                 "text": clip(self.scrub(message.text)),
                 "tool_calls": [c.id for c in calls],
             }
             for call in calls:
                 tool = self.add("tool", call.name, e.at, e.at, seq=e.seq, call_id=call.id)
+                tool.spawn = child_session_id(self.session_id, call.name, position, call.id)
                 tool.status = "pending"
                 edit = self.shown.edits.get(call.id)
                 tool.detail = {
@@ -180,6 +212,56 @@ class _Builder:
             text = clip(self.scrub(message.text))
             step = self.add("input", f"{message.role} message", start, start, seq=e.seq)
             step.detail = {"text": text}
+
+    def _attempts(self, failover: Any) -> dict[str, Any]:
+        """Attempts, retries and fallbacks of one model call, and the model that answered
+        (after a fallback, a FallbackChain stays on that model for the rest of the run)."""
+        record = failover if isinstance(failover, dict) else {}
+        retries = [self._attempt(r) for r in record.get("retries") or []]
+        fallbacks = [self._attempt(f) for f in record.get("fallbacks") or []]
+        if fallbacks:
+            self.switched = str(fallbacks[-1].get("to"))
+        return {
+            "attempts": 1 + len(retries) + len(fallbacks),
+            "model": self.switched or self.model,
+            "retries": retries,
+            "fallbacks": fallbacks,
+        }
+
+    def _attempt(self, record: dict[str, Any]) -> dict[str, Any]:
+        out = dict(record)
+        if isinstance(out.get("error"), str):  # a provider's message: shown as any text
+            out["error"] = clip(self.scrub(out["error"]))
+        return out
+
+    def _compaction(self, e: Entry) -> None:
+        from tether.messages import Message
+
+        d = e.data
+        first, end = int(d["start"]), int(d["end"])
+        summary = d.get("summary")
+        text = None if summary is None else Message.from_dict(summary).text
+        if text is None:
+            marked = "none"
+        elif text.startswith(SUMMARY_MARK):
+            marked = "summary"
+        elif text.startswith(OMITTED_MARK):
+            marked = "omitted"
+        else:
+            marked = "unmarked"  # a hook's replacement without tether's marker
+        before, after = d.get("tokens_before"), d.get("tokens_after")
+        title = f"context compacted ({d.get('reason')}): ~{before} → ~{after} tokens"
+        step = self.add("compaction", title, e.at, e.at, seq=e.seq)
+        step.detail = {
+            "reason": d.get("reason"),
+            "manager": d.get("manager"),
+            "tokens_before": before,
+            "tokens_after": after,
+            "messages": [first, end],
+            "summary": marked,
+            "summary_text": None if text is None else clip(self.scrub(text)),
+        }
+        self.cursor = e.at  # the next model call starts after it
 
     def _tool_intent(self, e: Entry) -> None:
         step = self.tools.get(e.data["call_id"])
@@ -224,7 +306,7 @@ class _Builder:
                 "answer": None,
                 "answered_at": None,
             }
-            approval = self.approvals.get(interrupt.id)
+            approval = self.approval_of(interrupt.id)
             if approval is not None:
                 step.approval_id = approval.id
                 step.detail["approval"] = {
@@ -329,6 +411,58 @@ def _union(spans: list[tuple[float, float]]) -> float:
     return total
 
 
+@dataclass
+class _Tree:
+    """One session's rows, and its sub-agents' sessions by child session id."""
+
+    session_id: str
+    status: str
+    steps: list[_Step]
+    broken: list[int]
+    children: dict[str, _Tree] = field(default_factory=dict)
+    error: str | None = None
+    """Why this (child) session's rows could not be built."""
+
+
+Row = tuple[_Step, int, "int | None", str]
+"""A step, its depth, the index of the row it is nested under, its session id."""
+
+
+def _rows(
+    record: SessionRecord,
+    entries: list[Entry],
+    shown: ShownSession,
+    approval_of: ApprovalOf,
+    audit: list[AuditRecord],
+) -> _Builder:
+    b = _Builder(record.session_id, shown, approval_of, shown.masker)
+    for e in entries:
+        b.entry(e)
+    if b.suspended is not None:  # still waiting: the gap runs until now (the last update)
+        end = max(record.updated_at, b.suspended.start)
+        b.add("wait", "waiting for a human", b.suspended.start, end).status = "waiting"
+    b.audit_log(audit)
+    return b
+
+
+def _flatten(tree: _Tree, depth: int, parent: int | None, out: list[Row]) -> None:
+    """Rows in order, each sub-agent's rows right under the tool call that ran it."""
+    for step in tree.steps:
+        index = len(out)
+        out.append((step, depth, parent, tree.session_id))
+        child = tree.children.pop(step.spawn, None) if step.spawn is not None else None
+        if child is None:
+            continue
+        step.detail["child_session"] = {
+            "session_id": child.session_id,
+            "status": child.status,
+            "steps": len(child.steps),
+            "unreadable_entries": child.broken,
+            "error": child.error,
+        }
+        _flatten(child, depth + 1, index, out)
+
+
 def build_timeline(
     record: SessionRecord,
     entries: list[Entry],
@@ -336,30 +470,43 @@ def build_timeline(
     approvals: list[Approval],
     audit: list[AuditRecord],
 ) -> dict[str, Any]:
-    """The timeline of one session as JSON (see the module docstring); ``entries`` is the
-    whole journal, ``shown`` the session's redacted view (its masker is applied here)."""
-    b = _Builder(shown, approvals, shown.masker)
-    for e in entries:
-        b.entry(e)
-    if b.suspended is not None:  # still waiting: the gap runs until now (the last update)
-        end = max(record.updated_at, b.suspended.start)
-        b.add("wait", "waiting for a human", b.suspended.start, end).status = "waiting"
-    b.audit_log(audit)
-    steps = b.steps
+    """The timeline of one session without its sub-agents, as JSON (see the module
+    docstring); ``entries`` is the whole journal, ``shown`` the session's redacted view
+    (its masker is applied here)."""
+    by_interrupt = {a.interrupt_id: a for a in approvals}
+    b = _rows(record, entries, shown, by_interrupt.get, audit)
+    return _json(record, _Tree(record.session_id, record.status, b.steps, b.broken))
+
+
+def _json(record: SessionRecord, tree: _Tree) -> dict[str, Any]:
+    rows: list[Row] = []
+    broken = tree.broken
+    _flatten(tree, 0, None, rows)
+    steps = [r[0] for r in rows]
+    top = [s for s, depth, _, _ in rows if depth == 0]
     start = min((s.start for s in steps), default=record.created_at)
     end = max((s.end for s in steps), default=record.updated_at)
-    model = sum(s.end - s.start for s in steps if s.kind == "model")
-    tools = _union([(s.start, s.end) for s in steps if s.kind == "tool"])
-    waiting = sum(s.end - s.start for s in steps if s.kind == "wait")
+    # a sub-agent's time is inside its tool call's: the split counts the top level only
+    model = sum(s.end - s.start for s in top if s.kind == "model")
+    tools = _union([(s.start, s.end) for s in top if s.kind == "tool"])
+    waits = sorted((s.start, s.end) for s in top if s.kind == "wait")
+    waiting = sum(w_end - w_start for w_start, w_end in waits)
     total = max(0.0, end - start)
     calls = []
     cumulative = 0
-    for index, s in enumerate(steps):
+    for index, (s, depth, _, session) in enumerate(rows):
         if s.kind == "model":
             tokens_in, tokens_out = s.detail["input_tokens"], s.detail["output_tokens"]
             cumulative += tokens_in + tokens_out
             calls.append(
-                {"step": index, "input": tokens_in, "output": tokens_out, "cumulative": cumulative}
+                {
+                    "step": index,
+                    "input": tokens_in,
+                    "output": tokens_out,
+                    "cumulative": cumulative,
+                    "depth": depth,
+                    "session_id": session,
+                }
             )
     return {
         "session_id": record.session_id,
@@ -368,8 +515,8 @@ def build_timeline(
         "updated_at": record.updated_at,
         "start": start,
         "end": end,
-        "steps": [s.json(i) for i, s in enumerate(steps)],
-        "axis": _axis(steps, start, total - waiting),
+        "steps": [s.json(i, depth, parent, sid) for i, (s, depth, parent, sid) in enumerate(rows)],
+        "axis": _axis(steps, waits, start, total - waiting),
         "usage": {"calls": calls, "total_tokens": cumulative},
         "time_split": {
             "model": model,
@@ -378,15 +525,16 @@ def build_timeline(
             "tether": max(0.0, total - model - tools - waiting),
             "total": total,
         },
-        "unreadable_entries": b.broken,
+        "unreadable_entries": broken,
     }
 
 
-def _axis(steps: list[_Step], start: float, active: float) -> dict[str, Any]:
+def _axis(
+    steps: list[_Step], waits: list[tuple[float, float]], start: float, active: float
+) -> dict[str, Any]:
     """Each step's place on a time axis where every wait for a human is compressed to a
     short fixed width (the real wait is in the step): ``[{x, w}]`` in compressed seconds."""
     squeeze = max(active * 0.04, 0.001)
-    waits = sorted((s.start, s.end) for s in steps if s.kind == "wait")
 
     def at(t: float) -> float:
         shift = 0.0
@@ -403,39 +551,37 @@ def _axis(steps: list[_Step], start: float, active: float) -> dict[str, Any]:
     return {"places": places, "length": max((p["x"] + p["w"] for p in places), default=0.0)}
 
 
-@dataclass(frozen=True, slots=True)
-class TimelineData:
-    """What a timeline is built from: the session row with its *whole* journal (no
-    snapshot), its approvals and its audit records."""
-
-    record: SessionRecord
-    approvals: list[Approval]
-    audit: list[AuditRecord]
-
-
-async def read_timeline(store: Store, session_id: str) -> TimelineData | None:
-    """Read what :func:`timeline_of` needs (None: no such session). Raises the store's
-    errors (``CorruptEntry`` for a row it cannot decode)."""
-    from dataclasses import replace
-
-    record = await store.load(session_id)
-    if record is None:
-        return None
-    entries = record.entries  # the whole journal, unless a snapshot starts it
-    if record.snapshot is not None:
-        entries = await store.read_entries(session_id, 0)
-    approvals = await store.approvals.find(session_id=session_id, limit=10_000)
-    audit = await store.audit.records(session_id, 0, AUDIT_ROWS)
-    return TimelineData(replace(record, snapshot=None, entries=entries), approvals, audit)
-
-
 def timeline_of(data: TimelineData, redactor: Redactor | None = None) -> dict[str, Any]:
     """THE timeline of a session (API, page and ``tether sessions timeline``): the whole
-    journal folded and shown through :func:`~tether.durable.redaction.show_session`.
-    Raises KeyError/ValueError/TypeError for a journal the fold cannot use."""
+    journal folded and shown through :func:`~tether.durable.redaction.show_session`, with
+    its sub-agents' sessions nested under the calls that ran them. Raises
+    KeyError/ValueError/TypeError for a journal the fold cannot use (a child's such
+    journal is named on its tool call's row instead)."""
+    by_interrupt = {a.interrupt_id: a for a in data.approvals}
+    return _json(data.record, _tree(data, redactor, by_interrupt.get))
+
+
+def _tree(data: TimelineData, redactor: Redactor | None, approval_of: ApprovalOf) -> _Tree:
     from tether.durable.redaction import show_session
     from tether.session import fold
 
     record = data.record
     shown = show_session(record, fold(record), data.approvals, redactor=redactor)
-    return build_timeline(record, record.entries, shown, data.approvals, data.audit)
+    b = _rows(record, record.entries, shown, approval_of, data.audit)
+    tree = _Tree(record.session_id, record.status, b.steps, b.broken)
+    for sid, child in data.children.items():
+        assert child.spawned_by is not None
+        tool, position, call_id = child.spawned_by
+
+        def lifted(
+            iid: str, tool: str = tool, position: int = position, call_id: str = call_id
+        ) -> Approval | None:
+            # a child's interrupt reaches the inbox lifted into its parent (addresses.py)
+            return approval_of(lifted_id(iid, tool, call_id, position))
+
+        try:
+            tree.children[sid] = _tree(child, redactor, lifted)
+        except (KeyError, ValueError, TypeError) as exc:
+            error = f"its journal has an entry tether cannot read: {exc!r}"
+            tree.children[sid] = _Tree(sid, child.record.status, [], [], error=error)
+    return tree

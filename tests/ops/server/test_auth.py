@@ -11,7 +11,8 @@ from tether.ops.server import create_app
 from tether.ops.server.auth import default_policy
 
 DECISION = {"decision": "approve"}
-READ = [r for r in ROUTES if not r[1].startswith("/api/audit")]
+INBOX = [r for r in ROUTES if r[1].startswith("/api/approvals")]
+SESSIONS = [r for r in ROUTES if not r[1].startswith(("/api/approvals", "/api/audit"))]
 AUDIT = [r for r in ROUTES if r[1].startswith("/api/audit")]
 BAD_AUTH = {
     "missing": None,
@@ -72,12 +73,37 @@ def test_a_token_without_any_known_role_gets_403_everywhere(seeded_server, metho
     assert "nobody" in answer["error"]
 
 
-@pytest.mark.parametrize(("method", "path"), READ)
+@pytest.mark.parametrize(("method", "path"), INBOX)
 def test_auditors_do_not_read_the_inbox(seeded_server, method, path):
     body = DECISION if method == "POST" else None
-    assert (
-        call(method, url_of(seeded_server, path), seeded_server.tokens["auditor"], body)[0] == 403
+    status, answer = call(
+        method, url_of(seeded_server, path), seeded_server.tokens["auditor"], body
     )
+    assert status == 403
+    assert "viewer, approve:PATTERN or admin" in answer["error"]
+
+
+@pytest.mark.parametrize(("method", "path"), SESSIONS)
+@pytest.mark.parametrize("who", ["auditor", "viewer", "deleter", "admin"])
+def test_every_known_role_reads_sessions_timelines_and_updates(seeded_server, method, path, who):
+    """An auditor checks what the sessions did (the page's sessions, timeline and audit
+    views); the inbox stays with the roles that read approvals."""
+    path = path.replace("/api/events", "/api/events?wait=0")
+    assert call(method, url_of(seeded_server, path), seeded_server.tokens[who])[0] == 200
+
+
+def test_me_says_which_views_a_token_opens(seeded_server):
+    got = {
+        who: call("GET", seeded_server.url + "/api/me", seeded_server.tokens[who])[1]
+        for who in ("auditor", "viewer", "admin")
+    }
+    assert got["auditor"] == {
+        "name": "auditor",
+        "roles": ["auditor"],
+        "can": {"inbox": False, "sessions": True, "audit": True},
+    }
+    assert got["viewer"]["can"] == {"inbox": True, "sessions": True, "audit": False}
+    assert got["admin"]["can"] == {"inbox": True, "sessions": True, "audit": True}
 
 
 @pytest.mark.parametrize(("method", "path"), AUDIT)

@@ -214,3 +214,82 @@ async def test_the_sessions_list_pages_filters_and_counts(seeded_server: Any) ->
     assert "'offset'" in body["error"]
     status, _ = await asyncio.to_thread(call, "GET", f"{url}/api/sessions", tokens["nobody"])
     assert status == 403
+
+
+def _lower(items: Any) -> dict[str, str]:
+    return {k.lower(): v for k, v in items}
+
+
+def _export(url: str, token: str) -> tuple[int, dict[str, str], str]:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(request, timeout=30) as response:
+            return response.status, _lower(response.headers.items()), response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, _lower(exc.headers.items()), exc.read().decode()
+
+
+async def test_the_audit_export_streams_jsonl_with_the_chain_status(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "a.db"
+    store = SQLiteStore(path)
+    tokens, _ = await seed(store)
+    await store.close()
+    with live_server(create_app(SQLiteStore(path), close_store=True)) as url:
+        route = f"{url}/api/audit/export?session=pay-1"
+        status, headers, text = await asyncio.to_thread(_export, route, tokens["auditor"])
+        listed = await asyncio.to_thread(
+            _get, f"{url}/api/audit?session=pay-1&limit=10000", tokens["auditor"]
+        )
+        _, _, everything = await asyncio.to_thread(
+            _export, f"{url}/api/audit/export", tokens["admin"]
+        )
+        refused = await asyncio.to_thread(_export, route, tokens["viewer"])
+        conn = sqlite3.connect(path)
+        with conn:
+            conn.execute("UPDATE audit SET body = replace(body, 'pay', 'pax') WHERE seq = 2")
+        conn.close()
+        broken = await asyncio.to_thread(_export, route, tokens["auditor"])
+    assert status == 200
+    assert headers["content-type"].startswith("application/x-ndjson")
+    assert headers["x-tether-audit-chain"] == "ok"
+    assert 'filename="audit-pay-1.jsonl"' in headers["content-disposition"]
+    first, *records = [json.loads(line) for line in text.splitlines()]
+    assert first["chain"]["ok"] is True
+    assert first["session_id"] == "pay-1"
+    assert first["through_seq"] == first["chain"]["head"]["seq"] >= len(records)
+    assert records == listed["records"]  # the same records as /api/audit, in chain order
+    assert records
+    assert all(r["session_id"] == "pay-1" for r in records)
+    whole = [json.loads(line) for line in everything.splitlines()][1:]
+    assert len(whole) == first["through_seq"]  # every record of the log, without a session
+    # a viewer does not read the audit log; the message names the roles that do
+    assert refused[0] == 403
+    assert "auditor or admin" in json.loads(refused[2])["error"]
+    # a tampered record: the export still streams, and says the chain is broken where
+    assert broken[1]["x-tether-audit-chain"] == "broken"
+    chain = json.loads(broken[2].splitlines()[0])["chain"]
+    assert chain["ok"] is False
+    assert chain["first_bad"]["position"] == 2
+
+
+async def test_an_approval_links_to_its_timeline_and_the_step_back(seeded_server: Any) -> None:
+    url, tokens = seeded_server.url, seeded_server.tokens
+    approval = await asyncio.to_thread(
+        _get, f"{url}/api/approvals/{seeded_server.approval_id}", tokens["viewer"]
+    )
+    assert approval["links"] == {"timeline": "/api/timeline/pay-1", "page": "/#timeline=pay-1"}
+    timeline = await asyncio.to_thread(_get, url + approval["links"]["timeline"], tokens["viewer"])
+    [step] = [s for s in timeline["steps"] if s["approval_id"] == approval["id"]]
+    assert step["kind"] == "interrupt"
+    audit = await asyncio.to_thread(
+        _get, f"{url}/api/audit?session=pay-1&limit=10000", tokens["auditor"]
+    )
+    linked = {r["seq"]: r["event"] for r in audit["records"] if r["seq"] in step["audit_seqs"]}
+    assert "approval.requested" in linked.values()
+    assert len(linked) == len(step["audit_seqs"])

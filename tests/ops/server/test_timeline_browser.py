@@ -5,7 +5,9 @@ folder, or in ``TETHER_SCREENSHOT_DIR`` when set."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,10 @@ from tether import Agent, tool
 from tether.durable import SQLiteStore
 from tether.models import ScriptedModel
 from tether.ops.server import create_app
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
+
+import agent_tree
 
 MANY = 2000
 HOSTILE_ID = "evil/\u202egnp.exe<img src=x>"
@@ -56,7 +62,14 @@ async def test_sessions_list_timeline_charts_and_audit_view(tmp_path: Path) -> N
     for index in range(MANY):
         await store.create(f"batch/{index:04d}")
     await hostile_agent(store).invoke_async("go")
-    inspector = (await store.approvers.add("inspector", ["viewer", "auditor"])).token
+    # a three-level agent tree (4 sessions), its two questions approved, resumed, completed
+    effects = tmp_path / "effects.txt"
+    assert (await asyncio.to_thread(agent_tree.build(str(db), effects), "plan")).interrupts
+    for asked in await store.approvals.pending(session_id="tree-1"):
+        await store.approvals.decide(asked.id, "approve", decided_by="alice", note="ok")
+    answers = await store.approvals.answers_for("tree-1")
+    tree = await asyncio.to_thread(agent_tree.build(str(db), effects).resume, answers)
+    assert tree.stop_reason == "end_turn"
     shots = Path(os.environ.get("TETHER_SCREENSHOT_DIR") or tmp_path)
     outside: list[str] = []
     app = create_app(SQLiteStore(db), app_factory=validating_agent, close_store=True)
@@ -78,7 +91,7 @@ async def test_sessions_list_timeline_charts_and_audit_view(tmp_path: Path) -> N
             await page.click("#tab-sessions")
 
             # the list: paged on the server, 2,000 and more sessions
-            total = MANY + 3
+            total = MANY + 7
             await page.wait_for_selector(f"#s-range:has-text('1–50 of {total}')")
             assert await page.locator("#session-list tbody tr").count() == 50
             await page.click("#s-next")
@@ -131,10 +144,12 @@ async def test_sessions_list_timeline_charts_and_audit_view(tmp_path: Path) -> N
             assert SECRET not in await page.content()
             await page.screenshot(path=str(shots / "timeline.png"), full_page=True)
 
-            # a viewer cannot open the audit view
-            await page.click("#tl-audit")
+            # a viewer cannot open the audit view: no button for it, and the server refuses
+            assert await page.is_hidden("#tl-audit")
+            await page.evaluate("showAudit([])")
             await page.wait_for_selector("#message:has-text('auditor')")
             assert await page.is_hidden("#audit-view")
+            assert await page.locator("#sd-links button", has_text="audit records").count() == 0
 
             # hostile data: shown as text with escapes, never obeyed or parsed as markup
             await page.click("#tl-back")
@@ -158,23 +173,58 @@ async def test_sessions_list_timeline_charts_and_audit_view(tmp_path: Path) -> N
             assert await page.locator("#injected").count() == 0
             assert await page.evaluate("window.pwned === undefined")
 
-            # an auditor (who may read sessions too: auditor alone has no inbox access) sees
-            # the session's audit records and the chain status
+            # a token with only the auditor role: the page opens on the sessions (no inbox
+            # for it), the timeline, the approval as the timeline knows it, the audit view
+            # with the chain status, and the server's JSONL export
             await page.click("#signout")
-            await page.fill("#token", inspector)
+            await page.fill("#token", tokens["auditor"])
             await page.click("#signin")
-            await page.wait_for_selector("#tabs", state="visible")
-            await page.click("#tab-sessions")
+            await page.wait_for_selector("#sessions", state="visible")
+            assert await page.is_hidden("#tab-inbox")
+            assert await page.is_hidden("#inbox")
             await page.fill("#s-search", "pay-1")
             await row.locator("button.link").click()
             await page.wait_for_selector("#steps tr.kind-end")
+            assert await page.is_visible("#tl-audit")
             await page.click("#steps tr[data-kind='interrupt']")
+            await page.locator("#sd-links button", has_text="approval apr_").click()
+            await page.wait_for_selector("#message:has-text('approved by alice')")
             await page.locator("#sd-links button", has_text="audit records").click()
             await page.wait_for_selector("#av-verify:has-text('chain verified')")
             assert await page.locator("#audit-records tbody tr.selected").count() >= 2
             events = await page.inner_text("#audit-records")
             assert "approval.decided" in events
             assert "interrupt.raised" in events
+            async with page.expect_download() as info:
+                await page.click("#av-export")
+            download = await info.value
+            assert download.suggested_filename == "audit-pay-1.jsonl"
+            lines = (await asyncio.to_thread(Path(await download.path()).read_text)).splitlines()
+            chain = json.loads(lines[0])["chain"]
+            assert chain["ok"] is True
+            exported = [json.loads(line) for line in lines[1:]]
+            assert {r["session_id"] for r in exported} == {"pay-1"}
+            assert [r["seq"] for r in exported] == sorted(r["seq"] for r in exported)
+            assert len(exported) == await page.locator("#audit-records tbody tr").count()
+
+            # a link to a timeline (/#timeline=ID): the agent tree, sub-agents nested
+            await page.evaluate("location.hash = '#timeline=tree-1'")
+            await page.reload()
+            await page.wait_for_selector("#steps tr[data-depth='2'][data-kind='tool']")
+            nested = await page.eval_on_selector_all(
+                "#steps tbody tr", "rows => rows.map(r => [r.dataset.depth, r.dataset.session])"
+            )
+            assert {depth for depth, _ in nested} == {"0", "1", "2"}
+            assert ["1", "tree-1/researcher#1.p1"] in nested
+            writes = page.locator("#steps tr[data-depth='2'][data-kind='tool']")
+            assert await writes.count() == 2
+            assert (await writes.first.inner_text()).count("↳ write") == 1
+            await writes.first.click()
+            detail = await page.inner_text("#step-detail")
+            assert "sub-agent, level 2" in detail
+            await page.locator("#steps tr[data-depth='2'][data-kind='interrupt']").first.click()
+            assert "approved by alice" in await page.inner_text("#step-detail")
+            await page.screenshot(path=str(shots / "timeline-tree.png"), full_page=True)
 
             # from an approval in the inbox to its session's timeline
             await page.click("#signout")
@@ -188,3 +238,4 @@ async def test_sessions_list_timeline_charts_and_audit_view(tmp_path: Path) -> N
     await store.close()
     assert outside == []
     assert (shots / "timeline.png").stat().st_size > 10_000
+    assert (shots / "timeline-tree.png").stat().st_size > 10_000

@@ -9,20 +9,22 @@ app factory's Agent).
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from starlette.exceptions import HTTPException
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, StreamingResponse
 
 from tether.durable.approval_types import ApprovalConflict, ApprovalError
 from tether.durable.errors import CorruptEntry, StoreError
 from tether.durable.session_list import SEARCH_MAX
 from tether.durable.store import SESSION_STATUSES
 from tether.ops.decision_trace import trace_decided, tracing_on
-from tether.ops.server.auth import Policy, authenticate, default_policy, subject
+from tether.ops.server.auth import Policy, allowed, authenticate, default_policy, subject
 from tether.ops.server.changes import ChangeFeed
 from tether.ops.server.json_body import parse_json
 from tether.ops.server.offload import StoreRunner
@@ -56,6 +58,13 @@ DECISION_KEYS: Final = frozenset({"decision", "note", "edited_args"})
 
 NO_STORE: Final = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 MAX_BODY: Final = 64 * 1024
+NDJSON: Final = "application/x-ndjson"
+EXPORT_PAGE: Final = 1000
+
+
+def _file_part(text: str) -> str:
+    """``text`` as a safe piece of a download's file name."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:100]
 
 
 def ok(data: Any) -> JSONResponse:
@@ -263,7 +272,7 @@ class Api:
 
     async def list_sessions(self, request: Request) -> JSONResponse:
         """Most recently active first, with counts; filtered and paged in the store."""
-        await authenticate(request, self.run, "read")
+        await authenticate(request, self.run, "sessions")
         status = _choice(request, "status", SESSION_STATUSES)
         limit = _int(request, "limit", 100, 1, MAX_LIMIT)
         offset = _int(request, "offset", 0, 0, 2**31)
@@ -290,7 +299,7 @@ class Api:
         from tether.durable.redaction import show_session
         from tether.session import fold
 
-        await authenticate(request, self.run, "read")
+        await authenticate(request, self.run, "sessions")
         tail = _int(request, "tail", 50, 0, 10_000)
         session_id = request.path_params["session_id"]
         try:
@@ -313,7 +322,7 @@ class Api:
         through the same :func:`~tether.durable.redaction.show_session` as every view."""
         from tether.ops.timeline import read_timeline, timeline_of
 
-        await authenticate(request, self.run, "read")
+        await authenticate(request, self.run, "sessions")
         session_id = request.path_params["session_id"]
         try:
             data = await self.run(read_timeline, self.store, session_id)
@@ -356,12 +365,66 @@ class Api:
         await authenticate(request, self.run, "audit")
         return ok(verify_json(await self.run(self.store.audit.verify)))
 
+    async def audit_export(self, request: Request) -> StreamingResponse:
+        """JSONL: a first line ``{"chain": <verify report>, "session_id", "exported_at",
+        "through_seq"}``, then the records (of one session, when asked) in chain order up
+        to the verified head, as ``tether audit export`` writes them; streamed a page at a
+        time."""
+        await authenticate(request, self.run, "audit")
+        session = request.query_params.get("session") or None
+        report = await self.run(self.store.audit.verify)
+        head = report.head[0]
+        header = {
+            "chain": verify_json(report),
+            "session_id": session,
+            "exported_at": time.time(),
+            "through_seq": head,
+        }
+
+        async def lines() -> AsyncIterator[str]:
+            yield json.dumps(header, sort_keys=True) + "\n"
+            after = 0
+            while after < head:
+                page = await self.run(self.store.audit.records, session, after, EXPORT_PAGE)
+                for r in page:
+                    if r.seq > head:  # appended after the verification: not covered by it
+                        return
+                    yield json.dumps(r.to_dict(), ensure_ascii=False, sort_keys=True) + "\n"
+                if len(page) < EXPORT_PAGE:
+                    return
+                after = page[-1].seq
+
+        name = "audit" + ("" if session is None else "-" + _file_part(session)) + ".jsonl"
+        headers = {
+            **NO_STORE,
+            "Content-Disposition": f'attachment; filename="{name}"',
+            "X-Tether-Audit-Chain": "ok" if report.ok else "broken",
+        }
+        return StreamingResponse(lines(), media_type=NDJSON, headers=headers)
+
+    # -- who am I ---------------------------------------------------------------------
+
+    async def me(self, request: Request) -> JSONResponse:
+        """The caller's name and roles, and which views they open (the page asks)."""
+        approver = await authenticate(request, self.run, "sessions")
+        return ok(
+            {
+                "name": approver.name,
+                "roles": list(approver.roles),
+                "can": {
+                    "inbox": allowed(approver, "read"),
+                    "sessions": True,
+                    "audit": allowed(approver, "audit"),
+                },
+            }
+        )
+
     # -- inbox updates (long poll) -----------------------------------------------------
 
     async def events(self, request: Request) -> JSONResponse:
         """Long poll: answers at once when ``since`` is not the current cursor, else when
         the inbox changes or after ``wait`` seconds (one shared poller, see changes.py)."""
-        await authenticate(request, self.run, "read")
+        await authenticate(request, self.run, "sessions")
         since = request.query_params.get("since")
         wait = _float(request, "wait", 20.0, MAX_WAIT)
         cursor = await self.feed.wait(since, wait, request.is_disconnected)

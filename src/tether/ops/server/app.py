@@ -9,7 +9,9 @@ Routes (all ``/api/*`` and ``/openapi.json`` need a bearer token, see auth.py):
 * ``GET /api/sessions?status=&q=&offset=&limit=`` (a page with counts), ``GET
   /api/sessions/{id}?tail=``, ``GET /api/timeline/{id}`` (the id percent-encoded; it
   may contain ``/``)
-* ``GET /api/audit?session=&after=&limit=``, ``GET /api/audit/verify``
+* ``GET /api/audit?session=&after=&limit=``, ``GET /api/audit/verify``, ``GET
+  /api/audit/export?session=`` (JSONL: the chain status, then the records)
+* ``GET /api/me`` - the caller's name, roles and the views they may open
 * ``GET /api/events?since=&wait=`` - long poll for inbox changes
 """
 
@@ -56,7 +58,7 @@ def create_app(
     spec = document()
 
     async def openapi(request: Request) -> Response:
-        await authenticate(request, api.run, "read")
+        await authenticate(request, api.run, "sessions")
         return ok(spec)
 
     routes = [
@@ -71,6 +73,8 @@ def create_app(
         Route("/api/timeline/{session_id:path}", api.timeline, methods=["GET"]),
         Route("/api/audit", api.audit, methods=["GET"]),
         Route("/api/audit/verify", api.audit_verify, methods=["GET"]),
+        Route("/api/audit/export", api.audit_export, methods=["GET"]),
+        Route("/api/me", api.me, methods=["GET"]),
         Route("/api/events", api.events, methods=["GET"]),
     ]
 

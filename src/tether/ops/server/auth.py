@@ -11,9 +11,14 @@ Roles (the default policy; pass ``create_app(policy=...)`` to decide approvals y
   name matches the glob ``PATTERN`` (``approve:*`` everything, ``approve:delete_*``
   the delete tools). An approval without a tool (a hook interrupt) is matched by
   ``interrupt:NAME``, so ``approve:interrupt:*`` covers those.
-* ``viewer`` - read the inbox and sessions, decide nothing.
-* ``auditor`` - read the audit log (``/api/audit``, ``/api/audit/verify``).
+* ``viewer`` - read the inbox and sessions, decide nothing; no audit log.
+* ``auditor`` - read the audit log (``/api/audit``, ``/api/audit/verify``,
+  ``/api/audit/export``) and the sessions it is about (list, transcripts, timelines,
+  updates); not the approvals inbox.
 * ``admin`` - all of the above, every approval.
+
+Access levels: ``read`` (the inbox: approvals), ``sessions`` (sessions, timelines,
+updates, ``/api/me``, the OpenAPI document: every known role) and ``audit``.
 
 Any other role grants nothing. Tokens are never logged or echoed. A store that fails
 while a token is checked gives 503 without any detail (the detail goes to the log).
@@ -41,7 +46,7 @@ log = logging.getLogger("tether.server")
 
 Policy = Callable[["Approver", "Approval"], bool]
 """``policy(approver, approval) -> bool``: may this approver decide this approval?"""
-Access = Literal["read", "audit"]
+Access = Literal["read", "sessions", "audit"]
 
 APPROVE_PREFIX: Final = "approve:"
 READ_ROLES: Final = frozenset({"viewer", "admin"})
@@ -70,11 +75,12 @@ def default_policy(approver: Approver, approval: Approval) -> bool:
 
 
 def allowed(approver: Approver, access: Access) -> bool:
-    """Read access (inbox, sessions, events) or audit access, from the roles."""
+    """Inbox, sessions or audit access, from the roles."""
     roles = set(approver.roles)
     if access == "audit":
         return bool(roles & AUDIT_ROLES)
-    return bool(roles & READ_ROLES) or any(r.startswith(APPROVE_PREFIX) for r in roles)
+    inbox = bool(roles & READ_ROLES) or any(r.startswith(APPROVE_PREFIX) for r in roles)
+    return inbox or (access == "sessions" and bool(roles & AUDIT_ROLES))
 
 
 def bearer(request: Request) -> str | None:
@@ -110,7 +116,11 @@ async def authenticate(request: Request, run: StoreRunner, access: Access) -> Ap
             headers=CHALLENGE,
         )
     if not allowed(approver, access):
-        need = "auditor or admin" if access == "audit" else "viewer, approve:PATTERN or admin"
+        need = {
+            "audit": "auditor or admin",
+            "read": "viewer, approve:PATTERN or admin",
+            "sessions": "viewer, approve:PATTERN, auditor or admin",
+        }[access]
         raise HTTPException(
             403,
             f"approver {approver.name!r} (roles: {', '.join(approver.roles)}) may not do "

@@ -7,6 +7,7 @@ from typing import Any
 from tether import __version__
 
 JSON = "application/json"
+NDJSON = "application/x-ndjson"
 
 
 def _ref(name: str) -> dict[str, str]:
@@ -115,6 +116,12 @@ SCHEMAS: dict[str, Any] = {
             "age_seconds": {"type": "number"},
             "can_decide": {"type": "boolean", "description": "the caller may decide it now"},
             "takes_edits": {"type": "boolean"},
+            "links": {
+                "type": "object",
+                "required": ["timeline", "page"],
+                "description": "the session's timeline: its JSON endpoint and the web page",
+                "properties": {"timeline": {"type": "string"}, "page": {"type": "string"}},
+            },
         },
     },
     "ApprovalList": {
@@ -196,6 +203,9 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": [
             "index",
+            "depth",
+            "parent",
+            "session_id",
             "kind",
             "title",
             "seq",
@@ -212,11 +222,20 @@ SCHEMAS: dict[str, Any] = {
         ],
         "properties": {
             "index": {"type": "integer"},
+            "depth": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "0 for the session's own rows; a sub-agent's rows are one deeper "
+                "than the tool call that ran it",
+            },
+            "parent": _nullable("integer"),
+            "session_id": {"type": "string", "description": "the session this row belongs to"},
             "kind": {
                 "enum": [
                     "run",
                     "input",
                     "model",
+                    "compaction",
                     "tool",
                     "verdict",
                     "hook",
@@ -347,6 +366,26 @@ SCHEMAS: dict[str, Any] = {
             "head": {"type": "object"},
         },
     },
+    "Me": {
+        "type": "object",
+        "required": ["name", "roles", "can"],
+        "properties": {
+            "name": {"type": "string"},
+            "roles": {"type": "array", "items": {"type": "string"}},
+            "can": {
+                "type": "object",
+                "required": ["inbox", "sessions", "audit"],
+                "properties": {
+                    "inbox": {
+                        "type": "boolean",
+                        "description": "read (and maybe decide) approvals",
+                    },
+                    "sessions": {"type": "boolean", "description": "sessions and timelines"},
+                    "audit": {"type": "boolean", "description": "the audit log and its export"},
+                },
+            },
+        },
+    },
     "Events": {
         "type": "object",
         "required": ["cursor", "changed"],
@@ -425,6 +464,37 @@ def document() -> dict[str, Any]:
             "operationId": "auditVerify",
             "summary": "Walk the hash chain and report the first broken link",
             "responses": _responses("Verify", "The verification report"),
+        }},
+        "/api/audit/export": {"get": {
+            "operationId": "auditExport",
+            "summary": "Export audit records as JSONL with the chain status (role auditor or admin)",
+            "description": (
+                "Streams `application/x-ndjson`. The first line is `{\"chain\": <Verify>, "
+                "\"session_id\", \"exported_at\", \"through_seq\"}`: the whole chain was verified "
+                "just before the export, up to record `through_seq`. Every further line is one "
+                "record (`seq`, `at`, `event`, `session_id`, `data`, `prev_hash`, `hash`), in "
+                "chain order, of the session when `session` is given, up to `through_seq`. "
+                "The header `X-Tether-Audit-Chain` is `ok` or `broken`."
+            ),
+            "parameters": [_query("session", {"type": "string"}, "Only this session's records")],
+            "responses": {
+                "200": {
+                    "description": "The chain status line, then one record a line",
+                    "headers": {
+                        "X-Tether-Audit-Chain": {
+                            "schema": {"enum": ["ok", "broken"]},
+                            "description": "The verification result",
+                        }
+                    },
+                    "content": {NDJSON: {"schema": {"type": "string"}}},
+                },
+                **{k: v for k, v in _responses("Error", "-").items() if k != "200"},
+            },
+        }},
+        "/api/me": {"get": {
+            "operationId": "whoAmI",
+            "summary": "The caller's name and roles, and the views they may open",
+            "responses": _responses("Me", "Who the token belongs to"),
         }},
         "/api/events": {"get": {
             "operationId": "inboxEvents",

@@ -31,7 +31,16 @@ def approval_json(
     out["age_seconds"] = max(0.0, (time.time() if now is None else now) - a.requested_at)
     out["can_decide"] = can_decide
     out["takes_edits"] = a.source == "intervention" and a.tool is not None
+    out["links"] = session_links(a.session_id)
     return out
+
+
+def session_links(session_id: str) -> dict[str, str]:
+    """Where a session's timeline is: its JSON endpoint and the page that shows it."""
+    from urllib.parse import quote
+
+    sid = quote(session_id, safe="")
+    return {"timeline": f"/api/timeline/{sid}", "page": f"/#timeline={sid}"}
 
 
 def summary_json(s: SessionStats, now: float | None = None) -> dict[str, Any]:

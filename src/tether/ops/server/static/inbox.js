@@ -12,6 +12,7 @@ let selected = null; // the approval shown in the detail panel
 let approvals = [];
 const recent = new Map(); // session id -> {approval, decision, status}
 let signIns = 0; // which sign-in the update loop belongs to
+let me = null; // GET /api/me: name, roles, and the views this token opens (can.inbox/sessions/audit)
 
 function token() { return sessionStorage.getItem(KEY); }
 
@@ -81,11 +82,13 @@ function refused(err) {
 }
 
 function showSignedIn(on) {
+  const inbox = on && me !== null && me.can.inbox;
   $("login").hidden = on;
-  $("inbox").hidden = !on;
+  $("inbox").hidden = !inbox;
   $("tabs").hidden = !on;
+  $("tab-inbox").hidden = !inbox;
   if (!on) { $("sessions").hidden = true; $("timeline").hidden = true; }
-  else if (typeof showTab === "function") showTab("inbox");
+  else if (typeof showTab === "function") showTab(inbox ? "inbox" : "sessions");
   $("signout").hidden = !on;
   $("recent").hidden = !on || recent.size === 0;
 }
@@ -94,10 +97,13 @@ function signOut() {
   sessionStorage.removeItem(KEY);
   signIns += 1;
   selected = null;
+  me = null;
+  if (location.hash) history.replaceState(null, "", location.pathname); // nothing stays open
   showSignedIn(false);
 }
 
 async function refresh() {
+  if (me === null || !me.can.inbox) return; // an auditor: sessions and audit only
   const now = Date.now() / 1000;
   const data = await api("/api/approvals");
   approvals = data.approvals;
@@ -269,13 +275,16 @@ async function poll(generation) {
 
 async function start() {
   try {
+    me = await api("/api/me");
     await refresh();
   } catch (err) {
     refused(err);
     if (err.status === 401) return;
     if (err.status === 403) { showSignedIn(false); sessionStorage.removeItem(KEY); return; }
   }
+  const linked = location.hash; // showSignedIn picks a tab, which clears the fragment
   showSignedIn(true);
+  if (linked && typeof openLinked === "function") { history.replaceState(null, "", linked); openLinked(); }
   cursor = null;
   signIns += 1;
   poll(signIns);

@@ -8,7 +8,7 @@ const PAGE = 50;
 const SVG = "http://www.w3.org/2000/svg";
 const sessionsView = { offset: 0, total: 0, open: null, timer: null };
 let timelineData = null;
-let auditRecords = [];
+let auditSession = null; // the session whose audit records are shown
 
 function svg(tag, attrs, text) {
   const node = document.createElementNS(SVG, tag);
@@ -23,13 +23,25 @@ function seconds(s) {
   return age(s);
 }
 
+function canAudit() { return me !== null && me.can.audit; }
+
 function showTab(name) {
+  if (name === "inbox" && me !== null && !me.can.inbox) name = "sessions";
   $("tab-inbox").classList.toggle("on", name === "inbox");
   $("tab-sessions").classList.toggle("on", name !== "inbox");
   $("inbox").hidden = name !== "inbox";
   $("sessions").hidden = name !== "sessions";
   $("timeline").hidden = name !== "timeline";
-  if (name !== "timeline") sessionsView.open = null;
+  if (name !== "timeline") {
+    sessionsView.open = null;
+    if (location.hash) history.replaceState(null, "", location.pathname);
+  }
+}
+
+function openLinked() {
+  // /#timeline=ID (an approval's "links.page", or a shared link) opens that timeline
+  const match = /^#timeline=(.+)$/.exec(location.hash);
+  if (match) openTimeline(decodeURIComponent(match[1]));
 }
 
 async function sessionsChanged() {
@@ -80,6 +92,7 @@ function reloadSessions(reset) {
 
 async function openTimeline(sessionId) {
   sessionsView.open = sessionId;
+  history.replaceState(null, "", "#timeline=" + encodeURIComponent(sessionId)); // a link to share
   showTab("timeline");
   $("step-detail").hidden = true;
   $("audit-view").hidden = true;
@@ -95,6 +108,7 @@ async function loadTimeline(sessionId, keepDetail) {
   status.textContent = visible(t.status);
   status.dataset.status = t.status;
   $("tl-holder").textContent = t.lease_holder ? visible("running in " + t.lease_holder) : "";
+  $("tl-audit").hidden = !canAudit();
   $("tl-broken").hidden = t.unreadable_entries.length === 0;
   $("tl-broken").textContent = "journal entries tether could not read: " + t.unreadable_entries.join(", ");
   drawTokens(t.usage);
@@ -108,10 +122,12 @@ function drawSteps(t) {
   body.replaceChildren();
   const length = t.axis.length || 1;
   t.steps.forEach((s, i) => {
-    const row = el("tr", undefined, "step kind-" + s.kind + (s.failed ? " failed" : ""));
+    const row = el("tr", undefined, "step kind-" + s.kind + (s.failed ? " failed" : "") + (s.depth ? " nested" : ""));
     row.dataset.index = String(i);
     row.dataset.kind = s.kind;
     row.dataset.status = s.status;
+    row.dataset.depth = String(s.depth);
+    row.dataset.session = s.session_id;
     const status = el("td", s.status, "status");
     status.dataset.status = s.status;
     const bar = svg("svg", { viewBox: "0 0 1000 12", preserveAspectRatio: "none", class: "axis" });
@@ -121,8 +137,11 @@ function drawSteps(t) {
     bar.append(svg("rect", { x: x.toFixed(1), y: 1, width: w.toFixed(1), height: 10, class: "span-" + s.kind + (s.failed ? " span-failed" : "") }));
     const axis = el("td");
     axis.append(bar);
+    // a sub-agent's rows are indented under the tool call that ran it
+    const title = el("td", (s.depth ? "↳ " : "") + s.title, "title");
+    title.style.paddingLeft = (0.6 + 1.4 * s.depth) + "em";
     row.append(el("td", i + 1), el("td", "+" + seconds(Math.max(0, s.start - t.start))),
-      el("td", s.title), status, el("td", seconds(s.duration)), axis);
+      title, status, el("td", seconds(s.duration)), axis);
     row.addEventListener("click", () => showStep(i));
     body.append(row);
   });
@@ -142,12 +161,27 @@ function showStep(index) {
   const d = s.detail;
   field(list, "status", s.status);
   field(list, "when", new Date(s.start * 1000).toLocaleString() + " (" + seconds(s.duration) + ")");
-  if (s.kind === "model") field(list, "tokens", d.input_tokens + " in, " + d.output_tokens + " out");
+  if (s.depth) field(list, "session", s.session_id + " (sub-agent, level " + s.depth + ")");
+  if (s.kind === "model") {
+    field(list, "tokens", d.input_tokens + " in, " + d.output_tokens + " out");
+    field(list, "model", d.model);
+    field(list, "attempts", String(d.attempts));
+    for (const r of d.retries || []) field(list, "retry", "attempt " + r.attempt + " failed: " + r.reason + " (" + r.provider + ", waited " + seconds(r.delay) + ")" + (r.error ? ": " + r.error : ""));
+    for (const f of d.fallbacks || []) field(list, "fallback", f.from + " → " + f.to + ": " + f.reason + (f.error ? ": " + f.error : ""));
+  }
+  if (s.kind === "compaction") {
+    field(list, "reason", d.reason);
+    field(list, "manager", d.manager);
+    field(list, "tokens", "~" + d.tokens_before + " → ~" + d.tokens_after + " (estimated)");
+    field(list, "messages", "[" + d.messages[0] + ", " + d.messages[1] + ") replaced by " + (d.summary === "none" ? "nothing" : "a " + d.summary + " marker"));
+    field(list, "summary", d.summary_text);
+  }
   if (s.kind === "tool") {
     field(list, "arguments", d.arguments);
     if (d.edited) field(list, "ran with", JSON.stringify(d.edited.arguments) + " (edited by " + (d.edited.decided_by || "a resume answer") + ")");
     field(list, "result", d.result);
     if (d.duration_ms !== undefined && d.duration_ms !== null) field(list, "measured", d.duration_ms + " ms");
+    if (d.child_session) field(list, "sub-agent", d.child_session.session_id + " (" + d.child_session.status + ", " + d.child_session.steps + " rows below)" + (d.child_session.error ? ": " + d.child_session.error : ""));
   }
   if (s.kind === "interrupt") {
     field(list, "reason", d.reason);
@@ -161,13 +195,15 @@ function showStep(index) {
   if (s.kind === "run" && d.usage) field(list, "run usage", d.usage.total_tokens + " tokens, " + d.usage.model_calls + " model calls (" + d.usage.model_retries + " retries, " + d.usage.model_fallbacks + " fallbacks), " + d.usage.tool_calls + " tool calls");
   const links = $("sd-links");
   links.replaceChildren();
-  if (s.approval_id) links.append(linkButton("approval " + s.approval_id, () => showApproval(s.approval_id)));
+  if (s.approval_id) links.append(linkButton("approval " + s.approval_id, () => showApproval(s.approval_id, s)));
+  if (s.parent !== null) links.append(linkButton("↑ " + (s.parent + 1) + ". " + timelineData.steps[s.parent].title, () => showStep(s.parent)));
+  if (s.detail.child_session) links.append(linkButton("open " + s.detail.child_session.session_id, () => openTimeline(s.detail.child_session.session_id)));
   if (s.call_id) {
     for (const [j, other] of timelineData.steps.entries()) {
-      if (j !== index && other.call_id === s.call_id) links.append(linkButton("→ " + (j + 1) + ". " + other.title, () => showStep(j)));
+      if (j !== index && other.call_id === s.call_id && other.session_id === s.session_id) links.append(linkButton("→ " + (j + 1) + ". " + other.title, () => showStep(j)));
     }
   }
-  if (s.audit_seqs.length) links.append(linkButton("audit records " + s.audit_seqs.join(", "), () => showAudit(s.audit_seqs)));
+  if (s.audit_seqs.length && canAudit()) links.append(linkButton("audit records " + s.audit_seqs.join(", "), () => showAudit(s.audit_seqs, s.session_id)));
   $("sd-json").textContent = visible(JSON.stringify(d, null, 2));
   $("step-detail").hidden = false;
 }
@@ -179,7 +215,12 @@ function linkButton(text, action) {
   return b;
 }
 
-async function showApproval(id) {
+async function showApproval(id, step) {
+  const known = step && step.detail.approval;
+  if (me !== null && !me.can.inbox && known) { // no inbox access: what the timeline knows
+    say("Approval " + id + ": " + known.status + (known.decided_by ? " by " + known.decided_by : "") + (known.note ? " (" + known.note + ")" : ""), true);
+    return;
+  }
   try {
     const a = await api("/api/approvals/" + encodeURIComponent(id));
     if (a.status === "pending") {
@@ -251,15 +292,16 @@ function drawSplit(split) {
 
 // -- audit view (auditor or admin) ---------------------------------------------------------
 
-async function showAudit(highlight) {
-  const id = sessionsView.open;
+async function showAudit(highlight, sessionId) {
+  const id = sessionId || sessionsView.open;
   if (id === null) return;
   try {
     const [data, verify] = await Promise.all([
       api("/api/audit?session=" + encodeURIComponent(id) + "&limit=10000"),
       api("/api/audit/verify"),
     ]);
-    auditRecords = data.records;
+    auditSession = id;
+    $("av-session").textContent = visible(id);
     const body = $("audit-records").querySelector("tbody");
     body.replaceChildren();
     for (const r of data.records) {
@@ -278,11 +320,22 @@ async function showAudit(highlight) {
   }
 }
 
-function exportAudit() {
-  const text = auditRecords.map((r) => JSON.stringify(r)).join("\n") + (auditRecords.length ? "\n" : "");
+async function exportAudit() {
+  // the server's export (GET /api/audit/export): the chain status line, then the records
+  if (auditSession === null) return;
+  const response = await fetch("/api/audit/export?session=" + encodeURIComponent(auditSession), {
+    headers: { Authorization: "Bearer " + token() }, cache: "no-store", credentials: "omit",
+  });
+  if (!response.ok) {
+    let body = null;
+    try { body = await response.json(); } catch (e) { body = null; }
+    refused(new ApiError(response.status, body));
+    return;
+  }
+  const blob = await response.blob();
   const link = document.createElement("a");
-  link.href = URL.createObjectURL(new Blob([text], { type: "application/x-ndjson" }));
-  link.download = "audit-" + String(sessionsView.open).replace(/[^A-Za-z0-9._-]/g, "_") + ".jsonl";
+  link.href = URL.createObjectURL(blob);
+  link.download = "audit-" + auditSession.replace(/[^A-Za-z0-9._-]/g, "_") + ".jsonl";
   document.body.append(link);
   link.click();
   link.remove();
@@ -302,6 +355,6 @@ document.addEventListener("DOMContentLoaded", () => {
   $("s-next").addEventListener("click", () => { sessionsView.offset += PAGE; reloadSessions(false); });
   $("tl-back").addEventListener("click", () => { showTab("sessions"); reloadSessions(false); });
   $("tl-audit").addEventListener("click", () => showAudit([]));
-  $("av-export").addEventListener("click", exportAudit);
+  $("av-export").addEventListener("click", () => { exportAudit().catch(refused); });
   $("d-timeline").addEventListener("click", () => { if (selected) openTimeline(selected.session_id); });
 });
