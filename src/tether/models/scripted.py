@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import replace
-from typing import Any, TypeAlias, cast
+from typing import Any, TypeAlias
 
 from tether.errors import ConfigurationError, ScriptExhaustedError
 from tether.events import (
@@ -146,12 +146,12 @@ class ScriptedModel:
                 name=call["name"],
                 arguments=args if isinstance(args, str) else dict(args),
             )
-        stop = turn.get("stop_reason") or ("tool_use" if calls else "end_turn")
+        stop: ModelStopReason = turn.get("stop_reason") or ("tool_use" if calls else "end_turn")
         out_chars = len(text) + len(str(reasoning or "")) + 24 * len(calls)
         usage = Usage(
             input_tokens=self._input_tokens(request), output_tokens=max(1, out_chars // 4)
         )
-        yield ModelStop(cast(ModelStopReason, stop), usage)
+        yield ModelStop(stop, usage)
 
     def _input_tokens(self, request: ModelRequest) -> int:
         """The request's size in tokens (4 characters each), counting new messages only."""
@@ -247,9 +247,10 @@ def _calls_ok(turn: dict[str, Any]) -> bool:
     calls = turn.get("tool_calls")
     if not calls:
         return True
-    return all(
-        type(c) is dict and type(c.get("name")) is str and c.keys() <= _CALL_KEYS for c in calls
-    )
+    for c in calls:  # a loop, not all(<genexpr>): this runs for every scripted turn
+        if not (type(c) is dict and type(c.get("name")) is str and c.keys() <= _CALL_KEYS):
+            return False
+    return True
 
 
 def _estimate_input(request: ModelRequest) -> int:
