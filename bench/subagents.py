@@ -71,11 +71,12 @@ def report(rows: list[Row], results: dict[str, dict[str, Any]], meta: str) -> di
         print(f"{label:<20} {p:>10.1f} {d:>12.1f} {d - p:>14.1f} {d / p:>7.2f}")
     mine = summary.get("tether")
     if mine:
+        ratios = {}
         for group, theirs in summary.items():
             if group != "tether":
-                ratio = mine["delegate_us"] / theirs["delegate_us"]
-                summary[f"tether/{group}"] = ratio
+                ratio = ratios[f"tether/{group}"] = mine["delegate_us"] / theirs["delegate_us"]
                 print(f"tether delegate / {FRAMEWORKS[group][0]} delegate: {ratio:.2f}")
+        summary.update(ratios)
     return summary
 
 

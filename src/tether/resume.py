@@ -131,21 +131,43 @@ def check_answers(
 
 
 def _check_confirm_answer(agent: Agent, interrupt: Interrupt, response: JSONValue) -> None:
-    """Validate the answer to a Confirm (and any edited tool arguments) before anything runs."""
+    """Validate the answer to a Confirm (and any edited tool arguments) before anything runs.
+
+    ``args`` are the arguments the call will run with, exactly: they must fit the schema
+    of the tool (a sub-agent's tool for a Confirm lifted from the tree), and every value
+    that differs from the model's is a person's edit, checked strictly (never coerced).
+    """
     if interrupt.source != "intervention":
         return
     decision = ConfirmDecision.parse(response)
     if decision.args is None:
         return
     call = interrupt.tool_call
-    tool = agent.tool_map.get(call.name) if call is not None else None
-    if tool is None:
+    tool = None
+    if call is not None:
+        tool = agent.tool_map.get(call.name)
+        if "/" in interrupt.point:  # raised in a sub-agent: its tool, not ours
+            from tether.agents.edits import tool_at
+
+            tool = tool_at(agent, interrupt.point, call.name)
+    if tool is None or call is None:
         raise AnswerError(
-            f"interrupt {interrupt.id} is not about a known tool; 'args' cannot apply"
+            f"interrupt {interrupt.id} ({interrupt.name}) is not about a known tool; "
+            "'args' cannot apply: answer it without 'args'"
         )
+    edited = {k: v for k, v in decision.args.items() if not _same(call.arguments.get(k), v)}
     try:
-        tool.prepare(decision.args)
+        tool.check_edit(decision.args, edited)
     except ToolArgumentError as exc:
         raise AnswerError(
-            f"edited arguments for interrupt {interrupt.id} are invalid: {exc}"
+            f"edited arguments for interrupt {interrupt.id} ({interrupt.name}) are invalid: "
+            f"{exc}; the interrupt is still pending: answer it again with arguments that fit "
+            "the tool's schema"
         ) from exc
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON (``1`` and ``True`` differ)."""
+    import json
+
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)

@@ -204,15 +204,6 @@ def test_a_denied_nested_confirm_reaches_the_child_as_a_denial(tmp_path: Path) -
     assert not effects.exists()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Where the tree's store lives: a SQLite file or a fresh PostgreSQL schema."""
-    if request.param == "sqlite":
-        return str(tmp_path / "tether.db")
-    dsn: str = request.getfixturevalue("pg_dsn")
-    return dsn
-
-
 def _step(db: str, effects: Path, *args: str) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, str(SUPPORT / "agent_tree.py"), db, str(effects), *args],

@@ -200,6 +200,19 @@ def test_bad_resumes_are_clear_errors_that_change_nothing():
     assert agent.resume({pending.id: True}).stop_reason == "end_turn"
 
 
+def test_an_edited_answer_is_checked_strictly_and_runs_exactly_as_approved():
+    agent = Agent(
+        model=two_turns(("add", {"a": "1", "b": 2})), tools=[add], interventions=[AskFirst()]
+    )
+    [pending] = agent("go").interrupts
+    # a person's "40" is not coerced to 40; the model's own "1" (kept as is) still is
+    with pytest.raises(ValueError, match="tool 'add': argument 'a': expected an integer, got '40'"):
+        agent.resume({pending.id: {"approved": True, "args": {"a": "40", "b": 2}}})
+    assert agent.pending_interrupts == [pending]
+    assert agent.resume({pending.id: {"approved": True, "args": {"a": "1", "b": 41}}})
+    assert agent.messages[2].tool_results[0].content == "42"
+
+
 def test_interrupt_ids_are_deterministic():
     ids = []
     for _ in range(2):

@@ -20,11 +20,7 @@ first runs cover every boundary of a full run.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import random
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -37,6 +33,7 @@ from tether.durable import SQLiteStore
 
 CHILD = Path(__file__).parents[1] / "support" / "crash_child.py"
 sys.path.insert(0, str(CHILD.parent))
+from crash_campaign import check_audit, run_child  # noqa: E402
 from crash_child import LINES, SCRIPT  # noqa: E402
 
 SEED = 1303
@@ -44,17 +41,6 @@ LANES = 3  # sessions run in parallel lanes, each lane on its own SQLite file
 SESSIONS = 72
 EXTRA_KILLS = 2  # kills allowed per session after the first, in recovery runs
 MAX_RUNS = 16
-CHILD_TIMEOUT = 60.0
-
-
-@dataclass
-class Run:
-    acks: list[tuple[int, str]] = field(default_factory=list)
-    commits: int = 0  # appends acknowledged (one commit may carry several entries)
-    at: tuple[int, str, str] | None = None  # (point, where, detail) when killed
-    result: dict[str, Any] | None = None
-    returncode: int = 0
-    stderr: str = ""
 
 
 @dataclass
@@ -71,42 +57,6 @@ class Report:
     final: dict[str, Any] | None = None
 
 
-def run_child(db: Path, session: str, effects: Path, mode: str, answers: Any, target: int) -> Run:
-    args = [sys.executable, str(CHILD), str(db), session, str(effects), mode]
-    args += ["-" if answers is None else json.dumps(answers), str(target)]
-    err_path = Path(str(effects) + f".stderr{os.getpid()}")
-    run = Run()
-    with err_path.open("w+") as err:
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True)
-        watchdog = threading.Timer(CHILD_TIMEOUT, proc.kill)
-        watchdog.start()
-        try:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                head, _, rest = line.rstrip("\n").partition(" ")
-                if head == "ACK":
-                    seq, kind = rest.split(" ")
-                    run.acks.append((int(seq), kind))
-                elif head == "COMMITTED":
-                    run.commits += 1
-                elif head == "AT":
-                    point, where, detail = rest.split(" ", 2)
-                    run.at = (int(point), where, detail)
-                    os.kill(proc.pid, signal.SIGKILL)
-                elif head == "RESULT":
-                    run.result = json.loads(rest)
-            run.returncode = proc.wait()
-        finally:
-            watchdog.cancel()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        err.seek(0)
-        run.stderr = err.read()
-    err_path.unlink()
-    return run
-
-
 def journal(db: Path, session: str) -> tuple[str, int, list[tuple[int, str, dict[str, Any]]]]:
     """(status, version, entries) read through a fresh store object."""
 
@@ -118,52 +68,6 @@ def journal(db: Path, session: str) -> tuple[str, int, list[tuple[int, str, dict
                 return "missing", 0, []
             entries = await store.read_entries(session)
             return record.status, record.version, [(e.seq, e.kind, e.data) for e in entries]
-        finally:
-            await store.close()
-
-    return asyncio.run(read())
-
-
-def check_audit(db: Path, sessions: list[str]) -> list[str]:
-    """Problems with a lane's audit records (see the module docstring)."""
-
-    async def read() -> list[str]:
-        store = SQLiteStore(db)
-        try:
-            problems = [] if (await store.audit.verify()).ok else [f"{db.name}: chain broken"]
-            for session in sessions:
-                executed = Counter(
-                    r.data["call_id"]
-                    for r in await store.audit.records(session)
-                    if r.event == "tool.executed"
-                )
-                twice = [c for c, n in executed.items() if n > 1]
-                if twice:
-                    problems.append(f"{session}: tool.executed twice for {twice}")
-                calls: dict[str, str] = {}  # interrupt id -> its tool call's id
-                skipped: set[str] = set()  # calls a human settled with "skip": not re-run
-                results: set[str] = set()
-                for entry in await store.read_entries(session):
-                    if entry.kind == "interrupt_raised":
-                        calls |= {
-                            i["id"]: i["tool_call"]["id"]
-                            for i in entry.data["interrupts"]
-                            if i.get("tool_call")
-                        }
-                    elif entry.kind == "interrupt_answered":
-                        skipped |= {
-                            calls[key]
-                            for key, value in entry.data["answers"].items()
-                            if isinstance(value, dict) and "skip" in value
-                        }
-                    elif entry.kind == "message" and entry.data["message"]["role"] == "tool":
-                        results |= {
-                            block["tool_call_id"] for block in entry.data["message"]["content"]
-                        }
-                missing = sorted(results - skipped - set(executed))
-                if missing:
-                    problems.append(f"{session}: no tool.executed for {missing}")
-            return problems
         finally:
             await store.close()
 

@@ -86,8 +86,32 @@ def _text(parts: list[str]) -> list[dict[str, Any]]:
     return [{"type": "text_delta", "text": p} for p in parts]
 
 
-def _lines(step: str) -> list[str] | None:
+FINAL_INPUTS: dict[str, dict[str, Any]] = {
+    "final_bad": {"label": "spam", "score": "very"},  # score is not an int
+    "final_ok": {"label": "spam", "score": 9},
+    "final_text": {"label": "ham", "score": 2},  # after some prose
+}
+"""Steps answering with a call of the forced final-answer tool (structured output)."""
+
+
+def final_name(names: list[str]) -> str:
+    """The final-answer tool the request offered: tether names it final_answer[_...] and
+    offers it after the agent's own tools (one of which may be called final_answer)."""
+    return ([n for n in names if n.startswith("final_answer")] or ["final_answer"])[-1]
+
+
+def _final(step: str, name: str) -> list[str]:
+    text = json.dumps(FINAL_INPUTS[step])
+    args = [{"type": "input_json_delta", "partial_json": p} for p in (text[:7], text[7:])]
+    prose = _block(0, {"type": "text", "text": ""}, _text(["Here ", "it is."]))
+    call = _block(1, {"type": "tool_use", "id": "toolu_f", "name": name, "input": {}}, args)
+    return [_start(), *(prose if step == "final_text" else []), *call, *_end("tool_use")]
+
+
+def _lines(step: str, body: dict[str, Any] | None = None) -> list[str] | None:
     ping = _sse("ping", {"type": "ping"})
+    if step in FINAL_INPUTS:
+        return _final(step, final_name([t["name"] for t in (body or {}).get("tools", [])]))
     if step == "text":
         return [
             _start(),
@@ -168,7 +192,23 @@ async def messages(request: Request) -> Response:
     step = recorder.next_step(model, request.url.path, dict(request.headers), body)
     if step in ERRORS:
         return ERRORS[step]()
-    lines = _lines(step)
+    if step in FINAL_INPUTS and not body.get("stream"):
+        name = final_name([t["name"] for t in body.get("tools", [])])
+        content = [{"type": "tool_use", "id": "toolu_f", "name": name, "input": FINAL_INPUTS[step]}]
+        if step == "final_text":
+            content.insert(0, {"type": "text", "text": "Here it is."})
+        usage = {"input_tokens": 21, "output_tokens": 9}
+        message = {"id": "msg_f", "type": "message", "role": "assistant", "content": content}
+        return JSONResponse(
+            {
+                **message,
+                "model": "m",
+                "stop_reason": "tool_use",
+                "stop_sequence": None,
+                "usage": usage,
+            }
+        )
+    lines = _lines(step, body)
     if lines is None or not body.get("stream"):
         return _error(400, "invalid_request_error", f"fault server: unknown step {step!r}")
     return StreamingResponse(_play(lines), media_type="text/event-stream")

@@ -15,6 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from servers.anthropic_routes import FINAL_INPUTS, final_name
 from servers.plan import Recorder
 
 
@@ -84,6 +85,32 @@ _META = {
     "usage": {"inputTokens": 13, "outputTokens": 5, "totalTokens": 18},
     "metrics": {"latencyMs": 1},
 }
+
+
+def _final(step: str, name: str) -> list[bytes]:
+    text = json.dumps(FINAL_INPUTS[step])
+    begin = event(
+        "contentBlockStart",
+        {"contentBlockIndex": 1, "start": {"toolUse": {"toolUseId": "tu_f", "name": name}}},
+    )
+    parts = [
+        event("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"toolUse": {"input": p}}})
+        for p in (text[:7], text[7:])
+    ]
+    prose = event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Here it is."}})
+    return [
+        event("messageStart", {"role": "assistant"}),
+        *([prose] if step == "final_text" else []),
+        begin,
+        *parts,
+        event("contentBlockStop", {"contentBlockIndex": 1}),
+        event("messageStop", {"stopReason": "tool_use"}),
+        event("metadata", _META),
+    ]
+
+
+def _names(body: dict[str, Any]) -> list[str]:
+    return [t["toolSpec"]["name"] for t in body.get("toolConfig", {}).get("tools", [])]
 
 
 def _events(step: str) -> list[bytes] | None:
@@ -202,6 +229,12 @@ async def converse(request: Request) -> Response:
         if step == "tools":
             content = [{"toolUse": {"toolUseId": "tu_w", "name": "add", "input": {"a": 1, "b": 1}}}]
             stop = "tool_use"
+        if step in FINAL_INPUTS:
+            use = {"toolUseId": "tu_f", "name": final_name(_names(body))}
+            content = [{"toolUse": {**use, "input": FINAL_INPUTS[step]}}]
+            if step == "final_text":
+                content.insert(0, {"text": "Here it is."})
+            stop = "tool_use"
         return JSONResponse(
             {
                 "output": {"message": {"role": "assistant", "content": content}},
@@ -211,7 +244,7 @@ async def converse(request: Request) -> Response:
         )
     if step == "unframed":  # a whole JSON body, not AWS event-stream framing (as llm-katan)
         return JSONResponse({"output": {"message": {"role": "assistant", "content": []}}})
-    chunks = _events(step)
+    chunks = _final(step, final_name(_names(body))) if step in FINAL_INPUTS else _events(step)
     if chunks is None:
         return _error(400, "ValidationException", f"fault server: unknown step {step!r}")
     return StreamingResponse(_play(chunks), media_type="application/vnd.amazon.eventstream")

@@ -5,7 +5,9 @@ The planner's policy (Confirm before ``write``) is inherited by every coder; the
 store=None: their sessions live in the planner's SQLite store.
 
 Usage: python agent_tree.py DB EFFECTS start | resume ANSWERS_JSON | race ANSWERS_JSON GO_FILE
-Prints one JSON line: stop_reason, text, interrupts (id, name, point, source).
+Prints one JSON line: stop_reason, text, interrupts (id, name, point, source), or
+{"error": class name, "message": ...} when the resume is refused.
+With TETHER_TREE_DEPTH=2 the planner runs the two coders itself (no researcher).
 With TETHER_TREE_CRASH=1 the tree runs without the Confirm and with 1 s leases, and
 the coder writing TETHER_TREE_HANG hangs after its write (the test SIGKILLs it there).
 """
@@ -43,15 +45,19 @@ def planner_turn(messages: list[Any], specs: list[Any]) -> Any:
     return {"tool_calls": [{"id": "p1", "name": "researcher", "args": {"task": "build it"}}]}
 
 
-def researcher_turn(messages: list[Any], specs: list[Any]) -> Any:
+def researcher_turn(messages: list[Any], specs: list[Any], who: str = "researcher") -> Any:
     if messages[-1].role == "tool":
-        return f"researcher done: {_last_tool_text(messages)}"
+        return f"{who} done: {_last_tool_text(messages)}"
     return {
         "tool_calls": [
             {"id": "k1", "name": "coder", "args": {"task": "a"}},
             {"id": "k2", "name": "coder", "args": {"task": "b"}},
         ]
     }
+
+
+def flat_planner_turn(messages: list[Any], specs: list[Any]) -> Any:
+    return researcher_turn(messages, specs, "planner")
 
 
 def coder_turn(messages: list[Any], specs: list[Any]) -> Any:
@@ -74,6 +80,7 @@ def build(
     confirm: bool = True,
     hang_on: str | None = None,
     policies: tuple[InterventionHandler, ...] = (),
+    depth: int = 3,
 ) -> Agent:
     execution = Execution(lease_ttl=lease_ttl)
 
@@ -96,9 +103,16 @@ def build(
             execution=execution,
         )
 
+    if depth == 2:
+        model, tools = (
+            ScriptedModel(flat_planner_turn),
+            [as_tool(coder, name="coder", parallel=True)],
+        )
+    else:
+        model, tools = ScriptedModel(planner_turn), [as_tool(researcher, name="researcher")]
     return Agent(
-        model=ScriptedModel(planner_turn),
-        tools=[as_tool(researcher, name="researcher")],
+        model=model,
+        tools=tools,
         interventions=([ConfirmWrites()] if confirm else []) + list(policies),
         store=open_store(db) if db is not None else None,
         session_id="tree-1" if db is not None else None,
@@ -121,11 +135,12 @@ def report(result: Any) -> str:
 
 def main() -> None:
     db, effects, mode, *rest = sys.argv[1:]
+    depth = int(os.environ.get("TETHER_TREE_DEPTH", "3"))
     if os.environ.get("TETHER_TREE_CRASH"):
         hang = os.environ.get("TETHER_TREE_HANG") or None
-        agent = build(db, Path(effects), lease_ttl=1.0, confirm=False, hang_on=hang)
+        agent = build(db, Path(effects), lease_ttl=1.0, confirm=False, hang_on=hang, depth=depth)
     else:
-        agent = build(db, Path(effects))
+        agent = build(db, Path(effects), depth=depth)
     if mode == "race":  # wait at the barrier (a file), then resume; report a refusal
         go = Path(rest[1])
         Path(f"{go}.ready.{os.getpid()}").touch()
@@ -136,8 +151,14 @@ def main() -> None:
         except TetherError as exc:
             print(json.dumps({"error": type(exc).__name__}), flush=True)
             return
+    elif mode == "start":
+        result = agent("plan")
     else:
-        result = agent("plan") if mode == "start" else agent.resume(json.loads(rest[0]))
+        try:
+            result = agent.resume(json.loads(rest[0]))
+        except TetherError as exc:
+            print(json.dumps({"error": type(exc).__name__, "message": str(exc)}), flush=True)
+            return
     print(report(result), flush=True)
 
 

@@ -11,7 +11,7 @@ fsynced, result not yet journaled). At the target point the child prints ``AT`` 
 blocks until the parent kills it.
 
 Stdout protocol, one line each, flushed before the child continues:
-``ACK <seq> <kind>`` for every acknowledged entry, ``AT <point> <where> <detail>``,
+``ACK <seq> <kind> <session>`` for every acknowledged entry, ``AT <point> <where> <detail>``,
 ``RESULT <json>`` at the end.
 """
 
@@ -88,7 +88,7 @@ class CrashStore(SQLiteStore):
         finally:
             self._appending = None
         for entry in written:
-            emit(f"ACK {entry.seq} {entry.kind}")
+            emit(f"ACK {entry.seq} {entry.kind} {session_id}")
         emit(f"COMMITTED {len(written)}")
         self.point("ack", written[-1].kind)
         return written

@@ -88,6 +88,10 @@ class DelegateTool(SubAgentTool):
             execution=parent.execution,
         )
 
+    def lookup_agent(self, parent: Agent) -> Agent:
+        """The parent itself: a helper's tools are some of its parent's."""
+        return parent
+
     def _subset(self, parent: Agent, names: Any, depth: int) -> list[Tool]:
         available = {
             name: t

@@ -99,6 +99,18 @@ class SubAgentTool(Tool):
 
     def make_child(self, context: ToolContext) -> Agent:
         """A fresh child for one call (factory mode)."""
+        return self._built()
+
+    def lookup_agent(self, parent: Agent) -> Agent:
+        """An agent with the child's tools, to check an answer against (it is not run):
+        the Agent object, a child waiting for an answer, or a fresh one from the factory."""
+        if self._instance is not None:
+            return self._instance
+        for child in self._live.values():
+            return child
+        return self._built()
+
+    def _built(self) -> Agent:
         assert self._factory is not None
         child = self._factory()
         from tether.agent import Agent

@@ -233,8 +233,9 @@ class ApprovalsBase:
                 raise AnswerError("edited arguments must be a JSON object")
             edited_args = edits_to_store(current, edited_args, redactor or redactor_of(validate))
             if validate is not None:
+                interrupt = await self._waiting_for(current)
                 full = {**await self.real_arguments(current), **edited_args}
-                _validator(validate, edited_args)(current.tool, full)
+                _validator(validate, edited_args, interrupt.point)(current.tool, full)
             kind = "approve_edited" if edited_args else "approve"
             edited_args = edited_args or None  # every key as shown: a plain approval
         canonical(response)  # must be JSON
@@ -269,12 +270,8 @@ class ApprovalsBase:
     async def real_arguments(self, approval: Approval) -> dict[str, Any]:
         """The real tool arguments of the approval's interrupt, read from the session journal;
         refused when they no longer hash to ``args_sha256``."""
-        interrupt = (await self._pending_interrupts(approval.session_id)).get(approval.interrupt_id)
-        if interrupt is None or interrupt.tool_call is None:
-            raise ApprovalError(
-                f"approval {approval.id}: session {approval.session_id!r} is no longer waiting "
-                f"for interrupt {approval.interrupt_id}"
-            )
+        interrupt = await self._waiting_for(approval)
+        assert interrupt.tool_call is not None
         real = dict(interrupt.tool_call.arguments)
         if args_sha256(real) != approval.args_sha256:
             raise ApprovalError(
@@ -282,6 +279,16 @@ class ApprovalsBase:
                 "not match the ones approvers were shown (hash mismatch); refusing"
             )
         return real
+
+    async def _waiting_for(self, approval: Approval) -> Interrupt:
+        """The tool-call interrupt the approval's session is still waiting for."""
+        interrupt = (await self._pending_interrupts(approval.session_id)).get(approval.interrupt_id)
+        if interrupt is None or interrupt.tool_call is None:
+            raise ApprovalError(
+                f"approval {approval.id}: session {approval.session_id!r} is no longer waiting "
+                f"for interrupt {approval.interrupt_id}"
+            )
+        return interrupt
 
     async def _pending_interrupts(self, session_id: str) -> dict[str, Interrupt]:
         from tether.session import fold
@@ -376,8 +383,9 @@ def prepare_request(
     return approval, audit
 
 
-def _validator(validate: Any, edited: dict[str, Any]) -> Validator:
-    """An Agent (anything with ``tool_map``) becomes a schema check of its tool: the merged
+def _validator(validate: Any, edited: dict[str, Any], point: str) -> Validator:
+    """An Agent (anything with ``tool_map``) becomes a schema check of its tool (of the
+    sub-agent at the interrupt's ``point`` when it came from the tree): the merged
     arguments as the run will see them, and the ``edited`` values strictly (a person's
     edit is never coerced: ``42`` for a string parameter is refused, not run as ``"42"``)."""
     tool_map = getattr(validate, "tool_map", None)
@@ -388,6 +396,10 @@ def _validator(validate: Any, edited: dict[str, Any]) -> Validator:
         from tether.errors import ToolArgumentError
 
         tool = tool_map.get(tool_name)
+        if "/" in point:  # a Confirm lifted from a sub-agent: that agent's tool
+            from tether.agents.edits import tool_at
+
+            tool = tool_at(validate, point, tool_name)
         if tool is None:
             raise AnswerError(f"the agent has no tool {tool_name!r} to validate the arguments")
         try:

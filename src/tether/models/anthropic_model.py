@@ -16,6 +16,7 @@ from tether.models.anthropic_format import (
 from tether.models.base import ModelRequest
 from tether.models.cache import anthropic_breakpoints
 from tether.models.failover import ErrorInfo
+from tether.models.output_tool import OutputTool, answer_from_tool
 from tether.models.resilient import (
     CompressHook,
     ProviderModel,
@@ -38,7 +39,8 @@ class AnthropicModel(ProviderModel):
 
     ``max_tokens`` is required by the API (default 4096); ``params`` adds
     request fields (``thinking``, ``temperature`` ...); ``streaming=False``
-    asks for whole responses.
+    asks for whole responses. An ``output_type`` is asked for with a forced
+    final-answer tool (``output_tool=False``: the schema in the prompt only).
     """
 
     provider = "anthropic"
@@ -60,6 +62,7 @@ class AnthropicModel(ProviderModel):
         compress: CompressHook | None = None,
         context_window: int | None = None,
         prompt_cache: bool = True,
+        output_tool: bool = True,
     ) -> None:
         keys = resolve_keys(f"AnthropicModel({model!r})", self.env_var, api_key, api_keys)
         super().__init__(
@@ -69,6 +72,9 @@ class AnthropicModel(ProviderModel):
         self.prompt_cache = prompt_cache
         """Cache breakpoints on the system prompt, tools and conversation end
         (tether.models.cache); reads and writes show in ``result.usage``."""
+        self.output_tool = output_tool
+        """Structured output (``output_type``) through a forced final-answer tool
+        (tether.models.output_tool); False: the schema in the prompt only."""
         self.streaming = streaming
         self.params = dict(params or {})
         anthropic = import_sdk("anthropic", "AnthropicModel", "anthropic")
@@ -87,6 +93,10 @@ class AnthropicModel(ProviderModel):
             body["system"] = system
         if request.tool_specs:
             body["tools"] = tools_param(request.tool_specs)
+        output = self._output(request)
+        if output is not None:
+            body["tools"] = [*body.get("tools", ()), *tools_param([output.spec()])]
+            body["tool_choice"] = self._tool_choice(output)
         if self.prompt_cache:
             anthropic_breakpoints(body)
         body.update(self.params)
@@ -96,9 +106,20 @@ class AnthropicModel(ProviderModel):
         self, request: ModelRequest, api_key: str | None
     ) -> AsyncGenerator[ModelStreamEvent, None]:
         client = self._clients[self._key_index]
-        if self.streaming:
-            return self._streamed(client, request)
-        return self._whole(client, request)
+        events = self._streamed(client, request) if self.streaming else self._whole(client, request)
+        output = self._output(request)
+        return events if output is None else answer_from_tool(events, output)
+
+    def _output(self, request: ModelRequest) -> OutputTool | None:
+        if request.output_schema is None or not self.output_tool:
+            return None
+        return OutputTool.of(request)
+
+    def _tool_choice(self, output: OutputTool) -> dict[str, Any]:
+        thinking = self.params.get("thinking")
+        if isinstance(thinking, dict) and thinking.get("type") not in (None, "disabled"):
+            return {"type": "auto"}  # thinking refuses a forced choice: the prompt asks
+        return {"type": "tool", "name": output.name} if output.alone else {"type": "any"}
 
     async def _whole(
         self, client: Any, request: ModelRequest

@@ -10,6 +10,7 @@ from tether.messages import Image, ReasoningBlock, TextBlock, ToolCall, ToolResu
 from tether.models.alternation import alternating
 from tether.models.base import ModelRequest
 from tether.models.failover import FORMAT_CODE, ErrorInfo, parse_retry_after
+from tether.models.output_tool import OutputTool
 
 _STOP: dict[str, ModelStopReason] = {
     "end_turn": "end_turn",
@@ -44,18 +45,7 @@ def request_body(model: str, request: ModelRequest, max_tokens: int | None) -> d
     if system:
         body["system"] = [{"text": text} for text in system]
     if request.tool_specs:
-        body["toolConfig"] = {
-            "tools": [
-                {
-                    "toolSpec": {
-                        "name": spec["name"],
-                        "description": spec.get("description") or spec["name"],
-                        "inputSchema": {"json": spec.get("input_schema") or {"type": "object"}},
-                    }
-                }
-                for spec in request.tool_specs
-            ]
-        }
+        body["toolConfig"] = {"tools": [_tool(spec) for spec in request.tool_specs]}
     if max_tokens is not None:
         body["inferenceConfig"] = {"maxTokens": max_tokens}
     return body
@@ -125,3 +115,27 @@ def botocore_error_info(exc: BaseException, request_chars: int) -> ErrorInfo | N
     else:
         return None
     return info
+
+
+def _tool(spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "toolSpec": {
+            "name": spec["name"],
+            "description": spec.get("description") or spec["name"],
+            "inputSchema": {"json": spec.get("input_schema") or {"type": "object"}},
+        }
+    }
+
+
+def forces_tools(model: str) -> bool:
+    """Whether Converse takes a forced ``toolChoice`` for ``model`` (Anthropic Claude,
+    Amazon Nova; cross-region ids such as ``us.anthropic...`` included)."""
+    name = model.lower()
+    return "anthropic." in name or "amazon.nova" in name
+
+
+def add_output_tool(body: dict[str, Any], output: OutputTool) -> None:
+    """Offer the final-answer tool and force it (``any`` beside other tools)."""
+    config = body.setdefault("toolConfig", {"tools": []})
+    config["tools"] = [*config["tools"], _tool(output.spec())]
+    config["toolChoice"] = {"tool": {"name": output.name}} if output.alone else {"any": {}}

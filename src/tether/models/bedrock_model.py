@@ -16,9 +16,17 @@ from typing import Any
 from tether.errors import ConfigurationError
 from tether.events import ModelStop, ModelStreamEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from tether.models.base import ModelRequest
-from tether.models.bedrock_format import botocore_error_info, request_body, stop_reason, usage_from
+from tether.models.bedrock_format import (
+    add_output_tool,
+    botocore_error_info,
+    forces_tools,
+    request_body,
+    stop_reason,
+    usage_from,
+)
 from tether.models.cache import bedrock_breakpoints, bedrock_caches
 from tether.models.failover import ErrorInfo
+from tether.models.output_tool import OutputTool, answer_from_tool
 from tether.models.resilient import (
     CompressHook,
     ProviderModel,
@@ -61,6 +69,7 @@ class BedrockModel(ProviderModel):
         compress: CompressHook | None = None,
         context_window: int | None = None,
         prompt_cache: bool | None = None,
+        output_tool: bool | None = None,
     ) -> None:
         super().__init__(model, retry=retry, compress=compress, context_window=context_window)
         self.max_tokens = max_tokens
@@ -68,6 +77,11 @@ class BedrockModel(ProviderModel):
         """``cachePoint`` blocks on the system prompt, tools and conversation end; None
         (default) means on for the models Bedrock caches for (Claude 3.5 Haiku and later,
         Nova)."""
+        self.output_tool = forces_tools(model) if output_tool is None else output_tool
+        """Structured output (``output_type``) through a forced final-answer tool
+        (tether.models.output_tool); None (default) means on for the models whose
+        Converse takes a forced ``toolChoice`` (Anthropic Claude, Amazon Nova); off: the
+        schema in the prompt only."""
         self.streaming = streaming
         try:
             import boto3  # type: ignore[import-untyped,unused-ignore]
@@ -108,11 +122,13 @@ class BedrockModel(ProviderModel):
         self, request: ModelRequest, api_key: str | None
     ) -> AsyncGenerator[ModelStreamEvent, None]:
         body = request_body(self.model, request, request.max_tokens or self.max_tokens)
+        output = OutputTool.of(request) if self.output_tool else None
+        if output is not None:
+            add_output_tool(body, output)
         if self.prompt_cache:
             bedrock_breakpoints(body)
-        if self.streaming:
-            return self._streamed(body)
-        return self._whole(body)
+        events = self._streamed(body) if self.streaming else self._whole(body)
+        return events if output is None else answer_from_tool(events, output)
 
     async def _whole(self, body: dict[str, Any]) -> AsyncGenerator[ModelStreamEvent, None]:
         response = await asyncio.to_thread(self._client.converse, **body)

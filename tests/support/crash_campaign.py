@@ -1,0 +1,124 @@
+"""What both crash campaigns (tests/reliability) share: run a child that may be killed at a
+point, and check a lane's audit records.
+
+A child prints ``ACK <seq> <kind> <session>`` per acknowledged entry, ``COMMITTED <n>``
+per append, ``AT <point> <where> <detail>`` when it reaches its kill point (it is then
+killed with SIGKILL) and ``RESULT <json>`` at its end (tests/support/crash_child.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tether.durable import SQLiteStore
+
+CHILD = Path(__file__).parent / "crash_child.py"
+CHILD_TIMEOUT = 60.0
+
+
+@dataclass
+class Run:
+    acks: list[tuple[int, str]] = field(default_factory=list)
+    session_acks: list[tuple[str, int, str]] = field(default_factory=list)  # (session, seq, kind)
+    commits: int = 0  # appends acknowledged (one commit may carry several entries)
+    at: tuple[int, str, str] | None = None  # (point, where, detail) when killed
+    result: dict[str, Any] | None = None
+    returncode: int = 0
+    stderr: str = ""
+
+
+def run_child(
+    db: Path, session: str, effects: Path, mode: str, answers: Any, target: int, child: Path = CHILD
+) -> Run:
+    args = [sys.executable, str(child), str(db), session, str(effects), mode]
+    args += ["-" if answers is None else json.dumps(answers), str(target)]
+    err_path = Path(str(effects) + f".stderr{os.getpid()}")
+    run = Run()
+    with err_path.open("w+") as err:
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True)
+        watchdog = threading.Timer(CHILD_TIMEOUT, proc.kill)
+        watchdog.start()
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                head, _, rest = line.rstrip("\n").partition(" ")
+                if head == "ACK":
+                    seq, kind, sid = rest.split(" ")
+                    run.acks.append((int(seq), kind))
+                    run.session_acks.append((sid, int(seq), kind))
+                elif head == "COMMITTED":
+                    run.commits += 1
+                elif head == "AT":
+                    point, where, detail = rest.split(" ", 2)
+                    run.at = (int(point), where, detail)
+                    os.kill(proc.pid, signal.SIGKILL)
+                elif head == "RESULT":
+                    run.result = json.loads(rest)
+            run.returncode = proc.wait()
+        finally:
+            watchdog.cancel()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        err.seek(0)
+        run.stderr = err.read()
+    err_path.unlink()
+    return run
+
+
+def check_audit(db: Path, sessions: list[str], reruns: frozenset[str] = frozenset()) -> list[str]:
+    """Problems with a lane's audit records: a broken chain, a tool execution recorded
+    twice (except for the idempotent tools in ``reruns``, which a recovery re-runs by
+    design), a tool result in the conversation without its execution record."""
+
+    async def read() -> list[str]:
+        store = SQLiteStore(db)
+        try:
+            problems = [] if (await store.audit.verify()).ok else [f"{db.name}: chain broken"]
+            for session in sessions:
+                records = [
+                    r for r in await store.audit.records(session) if r.event == "tool.executed"
+                ]
+                executed = Counter(r.data["call_id"] for r in records)
+                again = {r.data["call_id"] for r in records if r.data["tool"] in reruns}
+                twice = [c for c, n in executed.items() if n > 1 and c not in again]
+                if twice:
+                    problems.append(f"{session}: tool.executed twice for {twice}")
+                calls: dict[str, str] = {}  # interrupt id -> its tool call's id
+                skipped: set[str] = set()  # calls a human settled with "skip": not re-run
+                results: set[str] = set()
+                for entry in await store.read_entries(session):
+                    if entry.kind == "interrupt_raised":
+                        calls |= {
+                            i["id"]: i["tool_call"]["id"]
+                            for i in entry.data["interrupts"]
+                            if i.get("tool_call")
+                        }
+                    elif entry.kind == "interrupt_answered":
+                        skipped |= {
+                            calls[key]
+                            for key, value in entry.data["answers"].items()
+                            if isinstance(value, dict) and "skip" in value
+                        }
+                    elif entry.kind == "message" and entry.data["message"]["role"] == "tool":
+                        results |= {
+                            block["tool_call_id"] for block in entry.data["message"]["content"]
+                        }
+                missing = sorted(results - skipped - set(executed))
+                if missing:
+                    problems.append(f"{session}: no tool.executed for {missing}")
+            return problems
+        finally:
+            await store.close()
+
+    return asyncio.run(read())
