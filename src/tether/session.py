@@ -9,7 +9,9 @@ Entry kinds and their data (all JSON, versioned by ``Entry.schema``):
   crash is *in doubt*.
 - ``tool_result``: ``{"result": ToolResult}`` as soon as one call of a batch ends.
 - ``interrupt_raised``: ``{"interrupts": [...], "stop_reason"}`` (durable).
-- ``interrupt_answered``: ``{"answers": {id: value}}`` (durable).
+- ``interrupt_answered``: ``{"answers": {id: value}}``, committed with the resumed run's
+  next write, before anything re-runs: in the fsync'd commit of a non-idempotent
+  call's intent; fsync'd on its own only when answers are left pending.
 - ``state``: ``{"state": {...}}`` or, when smaller, ``{"delta": ...}`` (see
   ``tether.state_delta``) when the session state changed.
 - ``status``: ``{"status", "reason"}``; a run's start ``{"status": "running",
@@ -250,6 +252,10 @@ class SessionObserver(Protocol):
     async def answered(self, session_id: str, answers: dict[str, Any]) -> None: ...
 
 
+_RECORDS = ("audit", "interrupt_answered")
+"""Queued entries a run that ends early still writes (what happened, not a step)."""
+
+
 class SessionJournal:
     """Appends a run's deltas to the store under the session's lease (compare-and-set)."""
 
@@ -301,10 +307,11 @@ class SessionJournal:
         """Write the queued entries and audit records now (no-op when there are none).
 
         ``records_only`` (a run that ends without its last steps, e.g. abandoned by its
-        caller): only the records (audit records, AGENT-HOOKS ``audit`` entries) are
-        written; queued steps are dropped, as a crash would drop them."""
+        caller): only the records (audit records, AGENT-HOOKS ``audit`` entries, answers
+        given to ``resume``) are written; queued steps are dropped, as a crash would drop
+        them."""
         if records_only:
-            self._deferred = [(k, d) for k, d in self._deferred if k == "audit"]
+            self._deferred = [(k, d) for k, d in self._deferred if k in _RECORDS]
             self._deferred_status = None
         if self._deferred:
             await self.append_many([])
