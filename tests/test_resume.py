@@ -185,3 +185,22 @@ def test_answers_given_while_others_stay_pending_are_fsynced(tmp_path: Path) -> 
     )
     assert later.resume({ann: "approve"}).text == "done"
     assert RAN == [{"to": "bob", "amount": 5}, {"to": "ann", "amount": 5}]
+
+
+async def test_a_resume_abandoned_before_its_first_write_still_saves_the_answer(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "t.db")
+    iid = _suspend(db)
+    store = RecordingStore(db)
+    abandoned = make(store=store, session_id="pay-1")
+    stream = abandoned.resume_stream({iid: "approve"})
+    async for event in stream:
+        assert type(event).__name__ == "ToolStarted"
+        break  # the caller walks away before the tool's intent is written
+    await stream.aclose()
+    assert RAN == []
+    assert [kinds for kinds, _, _ in store.appends] == [["interrupt_answered"]]
+    again = make(store=SQLiteStore(db), session_id="pay-1")
+    assert (await again.resume_async()).text == "done"  # no answer needed again
+    assert RAN == [{"to": "bob", "amount": 5}]
