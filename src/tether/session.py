@@ -355,13 +355,15 @@ class SessionJournal:
                 self._deferred_status = None
             if not entries:
                 return
-            if self._audit:
+            # taken now: records queued while the store call is awaited go with the next one
+            audit, self._audit = self._audit, []
+            if audit:
                 from tether.durable.store import Sidecar
 
                 extra = sidecar or Sidecar()
-                sidecar = Sidecar(extra.approvals, [*self._audit, *extra.audit])
-            try:
-                written = await self.store.append(
+                sidecar = Sidecar(extra.approvals, [*audit, *extra.audit])
+            write = asyncio.ensure_future(
+                self.store.append(
                     self.session_id,
                     self.version,
                     entries,
@@ -370,8 +372,21 @@ class SessionJournal:
                     lease=self.lease,
                     sidecar=sidecar,
                 )
+            )
+            try:
+                try:
+                    written = await asyncio.shield(write)
+                except asyncio.CancelledError:
+                    # A write handed to the store cannot be taken back: learn how it
+                    # ended (the next append's version depends on it), then stop.
+                    with contextlib.suppress(BaseException):
+                        written = await write
+                        self.version = written[-1].seq
+                        self.since_snapshot += len(written)
+                    raise
             except TetherError as exc:
                 self.failed = True
+                self._audit = [*audit, *self._audit]  # for take_audit(): written elsewhere
                 kinds = ", ".join(kind for kind, _ in entries)
                 raise PersistenceError(
                     f"session {self.session_id}: could not save the journal entry ({kinds}) at "
@@ -380,7 +395,6 @@ class SessionJournal:
                 ) from exc
             self.version = written[-1].seq
             self.since_snapshot += len(written)
-            self._audit = []
 
     async def message(self, message: Message) -> None:
         """Save ``message``: a tool message at once (it settles its calls), others queued."""
