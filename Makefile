@@ -68,6 +68,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/streaming.py
 	$(BIN)/python bench/workers.py
 	$(BIN)/python bench/mcp_overhead.py
+	$(BIN)/python bench/sync_tools.py
+	$(BIN)/python bench/concurrent_durable.py
 
 clean:
 	rm -rf $(VENV) $(PHOENIX_VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -31,12 +31,16 @@ after the other. Exact setups: the docstrings of bench/peers/*_durability.py.
     (`SQLiteStore(path)` + `Agent(...)` / `sqlite3.connect` + `SqliteSaver` +
     `compile`) to the interrupted tool / node body starting again inside
     `agent.resume_async({id: answer})` / `graph.invoke(Command(resume=...))`.
-    Before the tool re-runs, tether makes a durable (fsynced)
-    `interrupt_answered` append and, for a plain (non-idempotent) `@tool`, a
-    durable `tool_intent` (2 fsyncs; 1 with an idempotent tool: both rows are
-    shown); LangGraph writes the resume value with one `put_writes` (at its
-    default FULL, 1 fsync) before the node starts. Also shown ("load"): construction + load
-    of the suspended state only (`load` + `fold` / `graph.get_state`).
+    Before the tool re-runs, tether takes the lease (a write) and commits the
+    `interrupt_answered` entry together with the `tool_intent`: fsynced for a
+    plain (non-idempotent) `@tool` (1 fsync), not for an idempotent one (both rows
+    are shown; before issue 11 the answer was a fsynced commit of its own, so 2 and
+    1 fsyncs). Two more tether rows suspend at a `Confirm` before the tool instead
+    (the tool then runs for the first time). LangGraph writes nothing durable
+    before the node starts again (its resume value is saved with the step's
+    checkpoint, after the node). Also shown ("load"): construction + load
+    of the suspended state only (`load` + `fold` / `graph.get_state`). The target:
+    tether at most 0.5x LangGraph (issue 11, goal 5).
 (c) Bytes per step over --grow-steps steps of a state growing by 200
     characters per step, two ways: the conversation grows (tether: the tool
     returns 200 new characters; LangGraph: the node appends a message dict of

@@ -1,5 +1,7 @@
 """Opening a durable session: what a process that already holds the session reads again."""
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -116,3 +118,57 @@ async def test_load_with_the_known_version_reads_no_entries(stores):
     assert stale is not None
     assert [e.seq for e in stale.entries] == [1, 2, 3]
     assert await store.load("missing", known_version=3) is None
+
+
+async def test_audit_records_queued_while_an_append_is_awaited_are_not_lost(
+    tmp_path: Path,
+) -> None:
+    """Parallel tools: one's journal write is in flight (the store runs off the loop)
+    while another's ``tool.executed`` record is queued; that record goes with the next
+    write instead of being dropped."""
+
+    @tool(read_only=True)
+    async def look(n: int) -> str:
+        """Look something up."""
+        await asyncio.sleep(0.001 * n)
+        return f"seen {n}"
+
+    calls = [{"name": "look", "args": {"n": n}} for n in range(6)]
+    store = SQLiteStore(str(tmp_path / "a.db"))
+    agent = Agent(
+        model=ScriptedModel([{"tool_calls": calls}, "done"]),
+        tools=[look],
+        store=store,
+        session_id="par",
+    )
+    assert (await agent.invoke_async("go")).text == "done"
+    executed = [r for r in await store.audit.records("par") if r.event == "tool.executed"]
+    assert len(executed) == len(calls)
+    await store.close()
+
+
+async def test_a_journal_write_cancelled_in_flight_still_counts(tmp_path: Path) -> None:
+    """The caller is cancelled while its append waits on the store: the write still
+    commits (it cannot be taken back), so the journal learns its version and the next
+    append does not conflict with it."""
+    import sqlite3
+
+    path = str(tmp_path / "c.db")
+    store = SQLiteStore(path)
+    agent = Agent(model=ScriptedModel(["x"]), store=store, session_id="c")
+    journal = await open_session(agent)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # the append waits for this lock
+    write = asyncio.create_task(journal.append("status", {"status": "running"}))
+    await asyncio.sleep(0.05)
+    write.cancel()
+    other.execute("COMMIT")
+    other.close()
+    with pytest.raises(asyncio.CancelledError):
+        await write
+    await journal.append("status", {"status": "idle"})
+    await close_session(agent, journal)
+    record = await store.load("c")
+    assert record is not None
+    assert [e.data["status"] for e in record.entries] == ["running", "idle"]
+    await store.close()

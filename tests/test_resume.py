@@ -79,3 +79,128 @@ def test_resume_in_another_agent_object_continues_from_the_journal(tmp_path: Pat
     assert RAN == [{"to": "bob", "amount": 5}]
     with pytest.raises(SessionStateError):
         second.resume({iid: "approve"})
+
+
+class RecordingStore(SQLiteStore):
+    """A real SQLite store that notes each append: its kinds, whether it was fsync'd, and
+    how many transfers had run when it committed."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.appends: list[tuple[list[str], bool, int]] = []
+
+    async def append(self, *args: Any, **kwargs: Any) -> Any:
+        written = await super().append(*args, **kwargs)
+        kinds = [kind for kind, _ in args[2]]
+        self.appends.append((kinds, bool(kwargs.get("durable")), len(RAN)))
+        return written
+
+
+def _suspend(db: str, tools: list[Any] | None = None) -> str:
+    first = make(store=SQLiteStore(db), session_id="pay-1")
+    if tools is not None:
+        first = Agent(
+            model=ScriptedModel(turn),
+            tools=tools,
+            interventions=[Ask()],
+            store=SQLiteStore(db),
+            session_id="pay-1",
+        )
+    return first("pay").interrupts[0].id
+
+
+def test_a_confirmed_call_commits_answer_and_intent_in_one_fsynced_transaction(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "t.db")
+    iid = _suspend(db)
+    store = RecordingStore(db)
+    assert make(store=store, session_id="pay-1").resume({iid: "approve"}).text == "done"
+    assert RAN == [{"to": "bob", "amount": 5}]
+    before_the_transfer = [(kinds, durable) for kinds, durable, ran in store.appends if not ran]
+    assert before_the_transfer == [(["interrupt_answered", "status", "tool_intent"], True)]
+    assert [durable for _, durable, _ in store.appends].count(True) == 1
+
+
+def test_an_idempotent_calls_resume_commits_the_answer_first_without_fsync(
+    tmp_path: Path,
+) -> None:
+    @tool(name="transfer", idempotent=True)
+    def put_limit(to: str, amount: int) -> str:
+        """Set the limit (safe to repeat)."""
+        RAN.append({"to": to, "amount": amount})
+        return f"limit {amount} for {to}"
+
+    db = str(tmp_path / "t.db")
+    iid = _suspend(db, [put_limit])
+    RAN.clear()
+    store = RecordingStore(db)
+    resumed = Agent(
+        model=ScriptedModel(turn),
+        tools=[put_limit],
+        interventions=[Ask()],
+        store=store,
+        session_id="pay-1",
+    )
+    assert resumed.resume({iid: "approve"}).text == "done"
+    before = [kinds for kinds, _, ran in store.appends if not ran]
+    assert before == [["interrupt_answered", "status", "tool_intent"]]
+    assert [durable for _, durable, _ in store.appends] == [False] * len(store.appends)
+
+
+def test_answers_given_while_others_stay_pending_are_fsynced(tmp_path: Path) -> None:
+    def two(messages: list[Any], specs: list[Any]) -> Any:
+        if messages[-1].role == "tool":
+            return "done"
+        calls = [{"name": "transfer", "args": {"to": to, "amount": 5}} for to in ("bob", "ann")]
+        return {"tool_calls": calls}
+
+    db = str(tmp_path / "t.db")
+    RAN.clear()
+    first = Agent(
+        model=ScriptedModel(two),
+        tools=[transfer],
+        interventions=[Ask()],
+        store=SQLiteStore(db),
+        session_id="pay-2",
+    )
+    bob, ann = (i.id for i in first("pay both").interrupts)
+    store = RecordingStore(db)
+    again = Agent(
+        model=ScriptedModel(two),
+        tools=[transfer],
+        interventions=[Ask()],
+        store=store,
+        session_id="pay-2",
+    )
+    assert again.resume({bob: "approve"}).stop_reason == "interrupt"
+    assert RAN == []
+    assert store.appends == [(["interrupt_answered"], True, 0)]
+    later = Agent(
+        model=ScriptedModel(two),
+        tools=[transfer],
+        interventions=[Ask()],
+        store=SQLiteStore(db),
+        session_id="pay-2",
+    )
+    assert later.resume({ann: "approve"}).text == "done"
+    assert RAN == [{"to": "bob", "amount": 5}, {"to": "ann", "amount": 5}]
+
+
+async def test_a_resume_abandoned_before_its_first_write_still_saves_the_answer(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "t.db")
+    iid = _suspend(db)
+    store = RecordingStore(db)
+    abandoned = make(store=store, session_id="pay-1")
+    stream = abandoned.resume_stream({iid: "approve"})
+    async for event in stream:
+        assert type(event).__name__ == "ToolStarted"
+        break  # the caller walks away before the tool's intent is written
+    await stream.aclose()
+    assert RAN == []
+    assert [kinds for kinds, _, _ in store.appends] == [["interrupt_answered"]]
+    again = make(store=SQLiteStore(db), session_id="pay-1")
+    assert (await again.resume_async()).text == "done"  # no answer needed again
+    assert RAN == [{"to": "bob", "amount": 5}]

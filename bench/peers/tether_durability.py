@@ -18,7 +18,12 @@
     the way: create (no-op), acquire_lease, load + fold, the durable (fsync)
     `interrupt_answered` append, the `status` append, and the `tool_intent` of
     `ask`: durable (a second fsync) for `resume` (plain `@tool`), not for
-    `resume-idempotent` (`@tool(idempotent=True)`).
+    `resume-idempotent` (`@tool(idempotent=True)`). Since issue 11 the answer is not a
+    commit of its own: it rides in the commit of the tool's intent (fsync'd for `resume`,
+    not for `resume-idempotent`). `confirm` / `confirm-idempotent`: the same, but the
+    run suspends at a `Confirm` (an InterventionHandler before `ask`), and `ask` runs
+    for the first time on resume without interrupting (LangGraph's pairing: its node
+    asks, then continues).
     `load`: `SQLiteStore(path)` + `load()` + `fold()` of a suspended session.
 (c) --grow-steps loop steps on one session; `messages`: the tool returns 200
     new characters each step (the conversation grows by 200 characters);
@@ -41,6 +46,7 @@ from _durability import GROW_CHARS, MESSAGE_CHARS, clock, latency, main, per_ste
 from _durability import trials as summarize_trials
 
 from tether import Agent, ToolContext, tool
+from tether.control import BeforeToolCall, Confirm, InterventionHandler
 from tether.durable import SQLiteStore
 from tether.messages import Message
 from tether.models import ScriptedModel
@@ -66,11 +72,31 @@ class TimedStore(SQLiteStore):
         return written
 
 
+class CountingStore(SQLiteStore):
+    """SQLiteStore that notes (commit time, fsync'd) of every write transaction of a run."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.writes: list[tuple[int, bool]] = []
+
+    async def acquire_lease(self, *args: Any, **kwargs: Any) -> Any:
+        lease = await super().acquire_lease(*args, **kwargs)
+        self.writes.append((clock(), False))
+        return lease
+
+    async def append(self, *args: Any, **kwargs: Any) -> Any:
+        written = await super().append(*args, **kwargs)
+        self.writes.append((clock(), bool(kwargs.get("durable"))))
+        return written
+
+
 def agent(store: SQLiteStore, sid: str, steps: int, idempotent: bool, mode: str = "") -> Agent:
     """An agent whose model calls `work` for `steps` steps, then `ask` (mode ask*) or ends.
 
-    `work` is idempotent if `idempotent`; `ask` only in mode "ask-idempotent".
+    `work` is idempotent if `idempotent`; `ask` only in the "-idempotent" modes. In the
+    "confirm" modes a Confirm before `ask` suspends the run and `ask` does not interrupt.
     """
+    confirm = mode.startswith("confirm")
 
     @tool(name="work", idempotent=idempotent)
     async def work(n: int, ctx: ToolContext) -> str:
@@ -80,22 +106,34 @@ def agent(store: SQLiteStore, sid: str, steps: int, idempotent: bool, mode: str 
             return "ok"
         return text(GROW_CHARS if mode == "messages" else MESSAGE_CHARS - 50, n)
 
-    @tool(name="ask", idempotent=mode == "ask-idempotent")
+    @tool(name="ask", idempotent=mode.endswith("-idempotent"))
     async def ask(ctx: ToolContext) -> str:
         """Asks a human."""
         STARTS.append(clock())
-        return str(ctx.interrupt("approve", "continue?"))
+        return "approved" if confirm else str(ctx.interrupt("approve", "continue?"))
 
     def script(messages: Any, tools: Any) -> dict[str, Any]:
         STEP[0] += 1
         done = sum(1 for m in messages if m.role == "tool")
         if done < steps:
             return {"tool_calls": [{"name": "work", "args": {"n": done + 1}}]}
-        if mode.startswith("ask") and messages[-1].tool_results[0].name != "ask":
+        if mode.startswith(("ask", "confirm")) and messages[-1].tool_results[0].name != "ask":
             return {"tool_calls": [{"name": "ask", "args": {}}]}
         return {"text": "done"}
 
-    return Agent(model=ScriptedModel(script), tools=[work, ask], store=store, session_id=sid)
+    interventions = [ConfirmAsk()] if confirm else []
+    return Agent(
+        model=ScriptedModel(script),
+        tools=[work, ask],
+        store=store,
+        session_id=sid,
+        interventions=interventions,
+    )
+
+
+class ConfirmAsk(InterventionHandler):
+    def before_tool_call(self, event: BeforeToolCall) -> Confirm | None:
+        return Confirm("run ask?") if event.tool_call.name == "ask" else None
 
 
 async def raw(path: str, steps: int, durable: bool) -> dict[str, Any]:
@@ -143,20 +181,29 @@ async def suspended(path: str, history: int, n: int, mode: str, prefix: str = ""
     return ids
 
 
-async def resume_trials(path: str, history: int, n: int, mode: str) -> list[int]:
-    """Per session: fresh store + Agent, then resume_async up to `ask` starting again."""
+async def resume_trials(path: str, history: int, n: int, mode: str) -> dict[str, Any]:
+    """Per session: fresh store + Agent, then resume_async up to `ask` starting again.
+    Also counted: write transactions and fsync'd ones committed before `ask` started."""
     samples = []
+    writes, fsyncs = set(), set()
     for sid, iid in (await suspended(path, history, n, mode)).items():
         gc.collect()
         t0 = clock()
-        store = SQLiteStore(path)
+        store = CountingStore(path)
         fresh = agent(store, sid, history, True, mode)
-        result = await fresh.resume_async({iid: "yes"})
+        result = await fresh.resume_async({iid: "approve" if mode.startswith("confirm") else "yes"})
         samples.append(STARTS[-1] - t0)
+        before = [durable for at, durable in store.writes if at <= STARTS[-1]]
+        writes.add(len(before))
+        fsyncs.add(sum(before))
         assert result.stop_reason == "end_turn", result.stop_reason
         assert result.text == "done", result.text
         await store.close()
-    return samples
+    return {
+        **summarize_trials(samples),
+        "writes_before_tool": sorted(writes),
+        "fsyncs_before_tool": sorted(fsyncs),
+    }
 
 
 async def load_trials(path: str, sids: list[str]) -> list[int]:
@@ -176,10 +223,13 @@ async def load_trials(path: str, sids: list[str]) -> list[int]:
 
 async def resume(path: str, history: int, n: int) -> dict[str, Any]:
     out = {
-        "resume": summarize_trials(await resume_trials(path, history, n, "ask")),
-        "resume-idempotent": summarize_trials(
-            await resume_trials(path, history, n, "ask-idempotent")
-        ),
+        mode: await resume_trials(path, history, n, name)
+        for mode, name in (
+            ("resume", "ask"),
+            ("resume-idempotent", "ask-idempotent"),
+            ("confirm", "confirm"),
+            ("confirm-idempotent", "confirm-idempotent"),
+        )
     }
     load = await load_trials(path, list(await suspended(path, history, n, "ask", "load")))
     con = sqlite3.connect(path)

@@ -34,6 +34,7 @@ from tether.result import Result
 from tether.session_ids import validate_session_id
 from tether.tools import Tool, ToolSource, expand_tools, tool_sources
 from tether.tools.context import CancelSignal
+from tether.tools.threads import ToolThreads
 
 if TYPE_CHECKING:
     from agent_hooks import HostRegistry
@@ -114,7 +115,7 @@ class Agent:
 
             watch_sources(self, items)
         self._set_middleware(list(middleware))
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: ToolThreads | None = None
         self._lock = threading.Lock()
         self._cancel = CancelSignal()
         self.observers: list[StreamObserver] = []
@@ -251,9 +252,7 @@ class Agent:
     def executor(self) -> Executor:
         """The bounded thread pool that runs sync tools (created on first use)."""
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(
-                self.execution.max_concurrency, thread_name_prefix="tether-tool"
-            )
+            self._executor = ToolThreads(self.execution.max_concurrency)
         return self._executor
 
     # -- invocation -------------------------------------------------------------------

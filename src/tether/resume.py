@@ -31,8 +31,11 @@ async def resume_events(
     conversation = agent.conversation
     suspension = _suspension(agent)
     checked = check_answers(agent, suspension, responses)
-    if checked and journal is not None:  # answers are durable before anything re-runs
-        await journal.append("interrupt_answered", {"answers": checked}, durable=True)
+    if checked and journal is not None:
+        # The answers commit with the run's next write, before anything re-runs: a
+        # non-idempotent call's fsync'd intent (one durable commit, not two), or the
+        # suspension / end below (see docs/design.md, "Resume").
+        journal.defer("interrupt_answered", {"answers": checked})
         if journal.observer is not None:
             await journal.observer.answered(agent.session_id, checked)
     agent.answers.update(checked)
@@ -45,6 +48,8 @@ async def resume_events(
     if remaining:
         if journal is not None and journal.observer is not None:  # (idempotent) backfill
             await journal.observer.suspended(agent.session_id, remaining, again=True)
+        if journal is not None:  # the answers given so far are acknowledged: fsync them
+            await journal.append_many([], durable=True)
         for interrupt in remaining:
             yield InterruptRaised(interrupt)
         yield FinalResult(_still_waiting(agent, remaining))

@@ -11,7 +11,9 @@ Entry kinds and their data (all JSON, versioned by ``Entry.schema``):
   crash is *in doubt*.
 - ``tool_result``: ``{"result": ToolResult}`` as soon as one call of a batch ends.
 - ``interrupt_raised``: ``{"interrupts": [...], "stop_reason"}`` (durable).
-- ``interrupt_answered``: ``{"answers": {id: value}}`` (durable).
+- ``interrupt_answered``: ``{"answers": {id: value}}``, committed with the resumed run's
+  next write, before anything re-runs: in the fsync'd commit of a non-idempotent
+  call's intent; fsync'd on its own only when answers are left pending.
 - ``state``: ``{"state": {...}}`` or, when smaller, ``{"delta": ...}`` (see
   ``tether.state_delta``) when the session state changed.
 - ``status``: ``{"status", "reason"}``; a run's start ``{"status": "running",
@@ -252,6 +254,10 @@ class SessionObserver(Protocol):
     async def answered(self, session_id: str, answers: dict[str, Any]) -> None: ...
 
 
+_RECORDS = ("audit", "interrupt_answered")
+"""Queued entries a run that ends early still writes (what happened, not a step)."""
+
+
 class SessionJournal:
     """Appends a run's deltas to the store under the session's lease (compare-and-set)."""
 
@@ -303,10 +309,11 @@ class SessionJournal:
         """Write the queued entries and audit records now (no-op when there are none).
 
         ``records_only`` (a run that ends without its last steps, e.g. abandoned by its
-        caller): only the records (audit records, AGENT-HOOKS ``audit`` entries) are
-        written; queued steps are dropped, as a crash would drop them."""
+        caller): only the records (audit records, AGENT-HOOKS ``audit`` entries, answers
+        given to ``resume``) are written; queued steps are dropped, as a crash would drop
+        them."""
         if records_only:
-            self._deferred = [(k, d) for k, d in self._deferred if k == "audit"]
+            self._deferred = [(k, d) for k, d in self._deferred if k in _RECORDS]
             self._deferred_status = None
         if self._deferred:
             await self.append_many([])
@@ -350,13 +357,15 @@ class SessionJournal:
                 self._deferred_status = None
             if not entries:
                 return
-            if self._audit:
+            # taken now: records queued while the store call is awaited go with the next one
+            audit, self._audit = self._audit, []
+            if audit:
                 from tether.durable.store import Sidecar
 
                 extra = sidecar or Sidecar()
-                sidecar = Sidecar(extra.approvals, [*self._audit, *extra.audit])
-            try:
-                written = await self.store.append(
+                sidecar = Sidecar(extra.approvals, [*audit, *extra.audit])
+            write = asyncio.ensure_future(
+                self.store.append(
                     self.session_id,
                     self.version,
                     entries,
@@ -365,8 +374,21 @@ class SessionJournal:
                     lease=self.lease,
                     sidecar=sidecar,
                 )
+            )
+            try:
+                try:
+                    written = await asyncio.shield(write)
+                except asyncio.CancelledError:
+                    # A write handed to the store cannot be taken back: learn how it
+                    # ended (the next append's version depends on it), then stop.
+                    with contextlib.suppress(BaseException):
+                        written = await write
+                        self.version = written[-1].seq
+                        self.since_snapshot += len(written)
+                    raise
             except TetherError as exc:
                 self.failed = True
+                self._audit = [*audit, *self._audit]  # for take_audit(): written elsewhere
                 kinds = ", ".join(kind for kind, _ in entries)
                 raise PersistenceError(
                     f"session {self.session_id}: could not save the journal entry ({kinds}) at "
@@ -375,7 +397,6 @@ class SessionJournal:
                 ) from exc
             self.version = written[-1].seq
             self.since_snapshot += len(written)
-            self._audit = []
 
     async def message(
         self, message: Message, failover: dict[str, list[dict[str, object]]] | None = None

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 from tether.errors import ConfigurationError
 from tether.tools.context import ToolContext
+from tether.tools.threads import ToolThreads
 
 # The name rule shared by the OpenAI, Anthropic and Bedrock tool APIs.
 _VALID_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -206,6 +207,8 @@ class Tool:
         if self.is_async:
             return await self.fn(**kwargs)
         call = functools.partial(contextvars.copy_context().run, self.fn, **kwargs)
+        if isinstance(executor, ToolThreads):
+            return await executor.start(asyncio.get_running_loop(), call)
         return await asyncio.get_running_loop().run_in_executor(executor, call)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

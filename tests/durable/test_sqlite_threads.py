@@ -1,0 +1,173 @@
+"""SQLiteStore off the event loop: its calls run on the store's threads, concurrent writes
+share group commits, and a failing call in a group commit rolls back alone."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.durable import SessionConflict, SQLiteStore
+from tether.durable.audit import AuditEvent
+from tether.durable.sqlite_io import Batch
+
+
+class WatchedStore(SQLiteStore):
+    """A real SQLite store noting the thread of every transaction and every group commit."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.threads: set[int] = set()
+        self.batches: list[bool] = []
+
+    @contextlib.contextmanager
+    def _tx(self, begin: str = "BEGIN IMMEDIATE", *, durable: bool = False) -> Iterator[Any]:
+        self.threads.add(threading.get_ident())
+        with super()._tx(begin, durable=durable) as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def _batch(self, durable: bool) -> Iterator[Batch]:
+        self.batches.append(durable)
+        with super()._batch(durable) as batch:
+            yield batch
+
+
+def message(text: str) -> dict[str, Any]:
+    return {"message": {"role": "user", "content": [{"type": "text", "text": text}]}}
+
+
+async def test_store_calls_run_off_the_event_loop_thread(tmp_path: Path) -> None:
+    store = WatchedStore(str(tmp_path / "s.db"))
+    lease = await store.acquire_lease("s1", create=True)
+    await store.append("s1", 0, [("message", message("hi"))], lease=lease)
+    record = await store.load("s1")
+    await store.audit.append_many([AuditEvent("note", {"n": 1}, "s1")])
+    await store.release_lease(lease)
+    assert record is not None
+    assert len(record.entries) == 1
+    assert store.threads
+    assert threading.get_ident() not in store.threads
+    await store.close()
+
+
+async def test_concurrent_appends_of_many_sessions_share_commits(tmp_path: Path) -> None:
+    store = WatchedStore(str(tmp_path / "s.db"))
+    sessions = [f"s{i}" for i in range(40)]
+    leases = [await store.acquire_lease(sid, create=True) for sid in sessions]
+    store.batches.clear()
+    await asyncio.gather(
+        *(
+            store.append(sid, 0, [("message", message(sid))], lease=lease)
+            for sid, lease in zip(sessions, leases, strict=True)
+        )
+    )
+    assert 1 <= len(store.batches) < len(sessions)
+    for sid in sessions:
+        record = await store.load(sid)
+        assert record is not None
+        assert [e.data for e in record.entries] == [message(sid)]
+    await store.close()
+
+
+async def test_a_durable_append_makes_its_group_commit_fsync(tmp_path: Path) -> None:
+    store = WatchedStore(str(tmp_path / "s.db"))
+    lease = await store.acquire_lease("s1", create=True)
+    store.batches.clear()
+    await store.append("s1", 0, [("tool_intent", {"call_id": "c", "name": "t"})], durable=True)
+    await store.append("s1", 1, [("message", message("after"))], lease=lease)
+    assert store.batches == [True, False]
+    await store.close()
+
+
+async def test_a_failing_call_rolls_back_alone_in_its_group_commit(tmp_path: Path) -> None:
+    path = str(tmp_path / "s.db")
+    store = WatchedStore(path)
+    for sid in ("a", "b", "c", "first"):
+        await store.create(sid)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # the writer thread waits on its first group commit
+    first = asyncio.create_task(store.append("first", 0, [("message", message("1"))]))
+    await asyncio.sleep(0.05)
+    store.batches.clear()
+    calls = asyncio.gather(
+        store.append("a", 0, [("message", message("a"))]),
+        store.append("b", 7, [("message", message("b"))]),  # wrong version
+        store.append("c", 0, [("message", message("c"))]),
+        return_exceptions=True,
+    )
+    await asyncio.sleep(0.05)  # all three queued behind the waiting commit
+    other.execute("COMMIT")
+    other.close()
+    await first
+    results = await calls
+    assert store.batches == [False]  # a, b and c: one group commit
+    assert isinstance(results[1], SessionConflict)
+    assert "session 'b' is at version 0, not 7" in str(results[1])
+    for sid, count in (("a", 1), ("b", 0), ("c", 1), ("first", 1)):
+        record = await store.load(sid)
+        assert record is not None
+        assert len(record.entries) == count, sid
+    await store.close()
+
+
+async def test_the_loop_runs_while_a_write_waits_for_another_connections_lock(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "s.db")
+    store = SQLiteStore(path, busy_timeout=5.0)
+    await store.create("s1")
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # holds the write lock until released below
+    ticked = asyncio.Event()
+
+    async def ticker() -> None:
+        for _ in range(5):
+            await asyncio.sleep(0.005)
+        ticked.set()
+
+    ticking = asyncio.create_task(ticker())
+    append = asyncio.create_task(store.append("s1", 0, [("message", message("x"))]))
+    await ticked.wait()  # before: the append held the loop until the lock was free
+    assert not append.done()
+    other.execute("COMMIT")
+    other.close()
+    written = await append
+    await ticking
+    assert [e.seq for e in written] == [1]
+    await store.close()
+
+
+async def test_a_closed_store_can_be_used_again(tmp_path: Path) -> None:
+    store = SQLiteStore(str(tmp_path / "s.db"))
+    await store.create("s1")
+    await store.close()
+    assert await store.load("s1") is not None
+    await store.close()
+
+
+def test_calls_from_successive_event_loops_work(tmp_path: Path) -> None:
+    store = SQLiteStore(str(tmp_path / "s.db"))
+    asyncio.run(store.create("s1"))
+    record = asyncio.run(store.load("s1"))
+    assert record is not None
+    assert record.session_id == "s1"
+    asyncio.run(store.close())
+
+
+async def test_a_read_only_store_refuses_writes_and_names_the_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "s.db")
+    writer = SQLiteStore(path)
+    await writer.create("s1")
+    await writer.close()
+    reader = SQLiteStore(path, read_only=True)
+    assert await reader.load("s1") is not None
+    with pytest.raises(Exception, match=r"opened read-only: nothing can be written"):
+        await reader.append("s1", 0, [("message", message("x"))])
+    await reader.close()
