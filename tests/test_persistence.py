@@ -148,24 +148,39 @@ async def test_audit_records_queued_while_an_append_is_awaited_are_not_lost(
 
 
 async def test_a_journal_write_cancelled_in_flight_still_counts(tmp_path: Path) -> None:
-    """The caller is cancelled while its append waits on the store: the write still
-    commits (it cannot be taken back), so the journal learns its version and the next
-    append does not conflict with it."""
-    import sqlite3
+    """The caller is cancelled while its append waits on a store that really awaits (as
+    PostgreSQL does): the write has committed (it cannot be taken back), so the journal
+    learns its version and the next append does not conflict with it."""
 
-    path = str(tmp_path / "c.db")
-    store = SQLiteStore(path)
+    class AwaitingStore(SQLiteStore):
+        """Commits, then waits before answering: a cancel lands mid-write."""
+
+        blocks_loop = False
+
+        def __init__(self, path: str) -> None:
+            super().__init__(path)
+            self.hold: asyncio.Event | None = None
+            self.committed = asyncio.Event()
+
+        async def append(self, *args: Any, **kwargs: Any) -> Any:
+            written = await super().append(*args, **kwargs)
+            if self.hold is not None:
+                self.committed.set()
+                await self.hold.wait()
+            return written
+
+    store = AwaitingStore(str(tmp_path / "c.db"))
     agent = Agent(model=ScriptedModel(["x"]), store=store, session_id="c")
     journal = await open_session(agent)
-    other = sqlite3.connect(path, isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")  # the append waits for this lock
+    store.hold = asyncio.Event()
     write = asyncio.create_task(journal.append("status", {"status": "running"}))
-    await asyncio.sleep(0.05)
+    await store.committed.wait()
     write.cancel()
-    other.execute("COMMIT")
-    other.close()
+    await asyncio.sleep(0)
+    store.hold.set()
     with pytest.raises(asyncio.CancelledError):
         await write
+    store.hold = None
     await journal.append("status", {"status": "idle"})
     await close_session(agent, journal)
     record = await store.load("c")

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -364,28 +364,20 @@ class SessionJournal:
 
                 extra = sidecar or Sidecar()
                 sidecar = Sidecar(extra.approvals, [*audit, *extra.audit])
-            write = asyncio.ensure_future(
-                self.store.append(
-                    self.session_id,
-                    self.version,
-                    entries,
-                    status=status,
-                    durable=durable,
-                    lease=self.lease,
-                    sidecar=sidecar,
-                )
+            appending = self.store.append(
+                self.session_id,
+                self.version,
+                entries,
+                status=status,
+                durable=durable,
+                lease=self.lease,
+                sidecar=sidecar,
             )
             try:
-                try:
-                    written = await asyncio.shield(write)
-                except asyncio.CancelledError:
-                    # A write handed to the store cannot be taken back: learn how it
-                    # ended (the next append's version depends on it), then stop.
-                    with contextlib.suppress(BaseException):
-                        written = await write
-                        self.version = written[-1].seq
-                        self.since_snapshot += len(written)
-                    raise
+                if getattr(self.store, "blocks_loop", False):
+                    written = await appending  # runs to its end: nothing to cancel mid-write
+                else:
+                    written = await self._settled(appending)
             except TetherError as exc:
                 self.failed = True
                 self._audit = [*audit, *self._audit]  # for take_audit(): written elsewhere
@@ -397,6 +389,20 @@ class SessionJournal:
                 ) from exc
             self.version = written[-1].seq
             self.since_snapshot += len(written)
+
+    async def _settled(self, appending: Awaitable[list[Entry]]) -> list[Entry]:
+        """Await a store write that really waits (e.g. PostgreSQL): one handed to the store
+        cannot be taken back, so a cancelled caller first learns how it ended (the next
+        append's version depends on it), then stops."""
+        write = asyncio.ensure_future(appending)
+        try:
+            return await asyncio.shield(write)
+        except asyncio.CancelledError:
+            with contextlib.suppress(BaseException):
+                written = await write
+                self.version = written[-1].seq
+                self.since_snapshot += len(written)
+            raise
 
     async def message(
         self, message: Message, failover: dict[str, list[dict[str, object]]] | None = None
