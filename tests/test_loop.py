@@ -118,6 +118,32 @@ def test_three_rounds_of_unknown_tools_stop_the_run_with_an_error():
     assert model.calls == 3
 
 
+def test_three_rounds_of_refused_arguments_stop_the_run_with_an_error():
+    """A model that keeps calling a tool with arguments it refuses (and no Limits) is
+    stopped after three rounds, each call having seen its validation error."""
+    bad = calls(("add", {"a": "one", "b": 1}))
+    model = ScriptedModel([bad, bad, bad, "never reached"])
+    agent = Agent(model=model, tools=[add])
+    with pytest.raises(ToolLoopError) as info:
+        agent("go")
+    assert "arguments they refuse in 3 consecutive rounds" in str(info.value)
+    assert "'add'" in str(info.value)
+    assert info.value.result is not None
+    assert info.value.result.stop_reason == "error"
+    assert_history_valid(agent.messages)
+    assert model.calls == 3
+    assert all(r.is_error for m in tool_messages(agent) for r in m.tool_results)
+
+
+def test_a_round_with_one_valid_call_resets_the_refused_argument_count():
+    bad = ("add", {"a": "one", "b": 1})
+    model = ScriptedModel(
+        [calls(bad), calls(bad), calls(bad, ("add", {"a": 1, "b": 1})), calls(bad), "done"]
+    )
+    agent = Agent(model=model, tools=[add])
+    assert agent("go").stop_reason == "end_turn"
+
+
 def test_a_valid_round_resets_the_unknown_tool_count():
     model = ScriptedModel(
         [

@@ -39,7 +39,8 @@ catch a built-in exception for the same mistake, the built-in is a second base.
     │   │   │                                       the rules (split a tool call from its result)
     │   │   └── ContextOverflowError                the conversation stays too long for the model
     │   │                                           after the bounded compressions
-    │   └── ToolLoopError                           the model kept calling unknown tools
+    │   └── ToolLoopError                           the model kept calling unknown tools, or
+    │                                               tools with arguments they refuse
     └── StoreError (tether.durable)                 StoreUnavailable, SessionConflict,
                                                     SessionBusy, LeaseLost, SchemaTooNew,
                                                     CorruptEntry, NotSerializable (TypeError),
@@ -147,4 +148,5 @@ class ContextOverflowError(ContextError):
 
 
 class ToolLoopError(RunError):
-    """The model kept calling tools that do not exist."""
+    """The model kept calling tools that do not exist, or with arguments they refuse
+    (three consecutive rounds)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncGenerator, Awaitable, Sequence
-from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
@@ -347,9 +346,13 @@ async def _tool_phase(
         raise StopRun("cancelled", "cancelled before the tools ran")
     if run.paused:
         raise StopRun("paused", "paused by agent.pause() before the tools ran")
-    async with aclosing(run_batch(run, calls, argument_errors, results)) as batch:
+    run.invalid_calls = 0
+    batch = run_batch(run, calls, argument_errors, results)
+    try:  # aclosing() without its extra calls (the hot path)
         async for event in batch:
             yield event
+    finally:
+        await batch.aclose()
     if run.blocked is not None:  # nobody is asked about a run that stops here
         run.interrupts.clear()
     if run.interrupts:
@@ -364,12 +367,20 @@ async def _tool_phase(
         await run.journal.state_if_changed(agent.conversation.state)
     if run.blocked is not None:
         raise StopRun("blocked", run.blocked)
-    run.invalid_rounds = run.invalid_rounds + 1 if unknown else 0
+    refused = run.invalid_calls >= len(calls)  # every call refused for its arguments
+    run.invalid_rounds = run.invalid_rounds + 1 if unknown or refused else 0
     if run.invalid_rounds >= MAX_INVALID_TOOL_ROUNDS:
+        if unknown:
+            raise ToolLoopError(
+                f"the model called unknown tools in {MAX_INVALID_TOOL_ROUNDS} consecutive rounds "
+                f"(last: {', '.join(repr(c.name) for c in calls if c.name not in agent.tool_map)}); "
+                f"available tools: {', '.join(sorted(agent.tool_map)) or 'none'}"
+            )
         raise ToolLoopError(
-            f"the model called unknown tools in {MAX_INVALID_TOOL_ROUNDS} consecutive rounds "
-            f"(last: {', '.join(repr(c.name) for c in calls if c.name not in agent.tool_map)}); "
-            f"available tools: {', '.join(sorted(agent.tool_map)) or 'none'}"
+            f"the model called tools with arguments they refuse in {MAX_INVALID_TOOL_ROUNDS} "
+            f"consecutive rounds (last: {', '.join(repr(c.name) for c in calls)}; each got "
+            "the validation error as its result); check the tools' schemas and the prompt, "
+            "or set Limits(turns=...)"
         )
     if run.cancel.cancelled:
         raise StopRun("cancelled", "cancelled while the tools ran")

@@ -54,6 +54,7 @@ class RunState:
         "failover",
         "grace_used",
         "interrupts",
+        "invalid_calls",
         "invalid_rounds",
         "invocation",
         "journal",
@@ -83,6 +84,8 @@ class RunState:
         self.cancel = cancel
         self.loop = asyncio.get_running_loop()
         self.tasks: set[asyncio.Task[object]] = set()
+        self.invalid_calls = 0
+        """Calls of the current batch refused for their arguments (see MAX_INVALID_TOOL_ROUNDS)."""
         self.invalid_rounds = 0
         self.grace_used = False
         self.last_assistant: Message | None = None

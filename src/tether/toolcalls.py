@@ -263,6 +263,7 @@ async def _execute(
     run: RunState, call: ToolCall, tool: Tool | None, argument_error: str | None
 ) -> tuple[ToolResult, BaseException | None]:
     if argument_error is not None:
+        run.invalid_calls += 1
         return _error(call, f"Error: tool {call.name!r}: {argument_error}"), None
     if tool is None:
         return _error(call, f"Error: {describe_available(call.name, run.agent.tool_map)}"), None
@@ -297,6 +298,7 @@ async def _invoke(
     try:
         kwargs = tool.prepare(call.arguments)
     except ToolArgumentError as exc:
+        run.invalid_calls += 1
         return _error(call, f"Error: {exc}"), exc
     agent = run.agent
     interrupter = Interrupter(run.answers, "tool", run.batch_position, "tool", call)
