@@ -15,7 +15,7 @@ difference of two callgrind runs divided by the difference in N:
 `--history H` first gives the conversation H messages of history and keeps it
 (the history grows by 4 messages per invocation, as in bench/scaling.py); the
 history shape is bench/scaling.py's. `--cprofile` prints the top of a cProfile
-of the N invocations instead.
+of the N invocations instead, `--time` their median wall time.
 
 `sdk` (tether's python) is the SDK's floor under tether's row: the ten contexts
 one tether invocation emits (captured once from a real run, history included)
@@ -33,7 +33,9 @@ import argparse
 import asyncio
 import cProfile
 import pstats
+import statistics
 import sys
+import time
 from typing import Any
 
 
@@ -143,11 +145,22 @@ async def _sdk_floor(history: int, host_copy: bool, one_pass: bool = False) -> t
     return invoke, lambda: None
 
 
-async def _run(framework: str, n: int, history: int, profile: bool, warmup: int) -> None:
+async def _run(
+    framework: str, n: int, history: int, profile: bool, warmup: int, timed: bool
+) -> None:
     invoke, reset = await _subject(framework, history)
     for _ in range(warmup):
         reset()
         await invoke()
+    if timed:  # median wall time per invocation (reset + invoke), in microseconds
+        samples = []
+        for _ in range(n):
+            began = time.perf_counter_ns()
+            reset()
+            await invoke()
+            samples.append(time.perf_counter_ns() - began)
+        print(f"{framework} median_us={statistics.median(samples) / 1000:.1f}")
+        return
     profiler = cProfile.Profile() if profile else None
     if profiler is not None:
         profiler.enable()
@@ -168,8 +181,9 @@ def main() -> None:
     p.add_argument("--history", type=int, default=0)
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--cprofile", action="store_true")
+    p.add_argument("--time", action="store_true", help="print the median wall time instead")
     args = p.parse_args()
-    asyncio.run(_run(args.framework, args.n, args.history, args.cprofile, args.warmup))
+    asyncio.run(_run(args.framework, args.n, args.history, args.cprofile, args.warmup, args.time))
 
 
 if __name__ == "__main__":
