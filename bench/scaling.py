@@ -15,7 +15,10 @@ then one warm-up invocation. Then `--invocations` invocations are timed one by o
 the history grows by 4 messages per invocation. Reported: the median, in ms.
 
 Rows: `memory` (no store); `sqlite` (SQLiteStore file, WAL, in a temp dir);
-`hooks` (one allow-all AGENT-HOOKS interceptor, no store); `sqlite-hooks` (both).
+`hooks` (one allow-all AGENT-HOOKS interceptor, no store); `sqlite-hooks` (both);
+`maf-hooks` (not run by default: MAF + AGENT-HOOKS, the same interceptor and history
+turns in MAF's types, in a session holding them; bench/peers/maf_hooks_scaling.py in
+bench/.venvs/maf, created by bench/overhead.py's `--only hooks` first).
 With a store, each row also reports transactions (`BEGIN` statements on the store's
 connections) and fsync'd commits (`synchronous = FULL` commits) per invocation, and the
 journal/audit rows written, counted over the timed invocations.
@@ -27,6 +30,7 @@ import argparse
 import asyncio
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -115,6 +119,18 @@ async def seed(store: SQLiteStore, sid: str, messages: list[Message]) -> None:
         version = written[-1].seq
 
 
+def run_peer(row: str, n: int, invocations: int) -> dict[str, Any]:
+    """A row measured by a peer runner in its own venv (one JSON line on stdout)."""
+    bench = Path(__file__).resolve().parent
+    python = bench / ".venvs" / "maf" / "bin" / "python"
+    runner = bench / "peers" / "maf_hooks_scaling.py"
+    args = [str(python), "-W", "ignore", str(runner), "--n", str(n)]
+    out = subprocess.run(
+        [*args, "--invocations", str(invocations)], capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
 async def run_row(row: str, n: int, invocations: int, folder: Path) -> dict[str, Any]:
     store: SQLiteStore | None = None
     sid = f"bench-{row}-{n}"
@@ -178,7 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for row in rows:
             for n in sizes:
-                res = asyncio.run(run_row(row, n, args.invocations, Path(tmp)))
+                if row == "maf-hooks":
+                    res = run_peer(row, n, args.invocations)
+                else:
+                    res = asyncio.run(run_row(row, n, args.invocations, Path(tmp)))
                 results.append(res)
                 print(json.dumps(res), file=sys.stderr, flush=True)
     print(f"| per invocation (median ms) | {' | '.join(f'n={n:,}' for n in sizes)} |")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import marshal
 import time
 from collections.abc import Callable
 from typing import Any
@@ -30,15 +31,22 @@ class Context(dict[str, Any]):
     """An AgentContext (a plain JSON object) whose deep copy is JSON-specialized.
 
     The emitter gives each interceptor ``copy.deepcopy(context)`` (isolation,
-    spec section 7); for JSON values a direct recursive copy is several times
-    faster than the generic one and yields the same plain dicts and lists. A value
-    the context holds twice (``target`` is ``messages`` at ``pre_model_call``) is
-    copied once and stays one object in the copy, as with ``copy.deepcopy``.
+    spec section 7). A context of plain dicts, lists and scalars (what the builder
+    makes) is copied by a ``marshal`` round trip: one pass in C, several times
+    faster than ``copy.deepcopy`` on a long history, with the same result: plain
+    dicts and lists, and a value the context holds twice (``target`` is
+    ``messages`` at ``pre_model_call``) stays one object in the copy. Anything
+    marshal refuses (another type anywhere in the context) takes a recursive copy
+    that falls back to ``copy.deepcopy`` for what is not JSON.
     """
 
     __slots__ = ()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        try:
+            return marshal.loads(marshal.dumps(dict(self)))  # type: ignore[no-any-return]
+        except ValueError:  # a value of another type (or nested too deeply for marshal)
+            pass
         copies: dict[int, Any] = {}
         out: dict[str, Any] = {}
         for key, value in self.items():
@@ -86,7 +94,7 @@ class Bounded:
     def intercept(self, context: AgentContext) -> Any:
         started = time.perf_counter()
         verdict = self.inner.intercept(context)
-        if not inspect.isawaitable(verdict) and time.perf_counter() - started > self.timeout:
+        if time.perf_counter() - started > self.timeout and not inspect.isawaitable(verdict):
             raise InterceptorTimeout(f"interceptor ran longer than {self.timeout:g} s")
         return verdict
 

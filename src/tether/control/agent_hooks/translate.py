@@ -75,30 +75,35 @@ def messages_wire(messages: list[Message]) -> list[dict[str, Any]]:
 
 class WireCache:
     """The wire form of a history that grows between model calls: each message is converted
-    once. The messages kept from the last call are found by identity, so a message that
-    was replaced (a transform, a reset) is converted again; the caller must not change the
-    returned dicts (the emitter hands interceptors copies)."""
+    once. The messages kept from the last call are found by identity (or equality, which
+    gives the same wire form), so a message that was replaced (a transform, a reset) is
+    converted again. Each call returns a new list of the cached wire dicts; the caller must
+    not change those dicts (the emitter hands interceptors copies)."""
 
-    __slots__ = ("messages", "wires")
+    __slots__ = ("ends", "flat", "messages")
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
-        self.wires: list[list[dict[str, Any]]] = []
+        self.flat: list[dict[str, Any]] = []
+        self.ends: list[int] = []
+        """``ends[i]``: where message i's wire messages end in ``flat``."""
 
     def of(self, messages: list[Message]) -> list[dict[str, Any]]:
-        known, wires = self.messages, self.wires
-        keep = 0
-        limit = min(len(known), len(messages))
-        while keep < limit and messages[keep] is known[keep]:
-            keep += 1
-        del known[keep:], wires[keep:]
+        known, flat, ends = self.messages, self.flat, self.ends
+        keep = len(known)
+        # The usual case, the last call's messages plus new ones, is one C-level comparison
+        # (identity first; an equal message has the same wire form).
+        if len(messages) < keep or messages[:keep] != known:
+            keep = 0
+            limit = min(len(known), len(messages))
+            while keep < limit and messages[keep] is known[keep]:
+                keep += 1
+            del known[keep:], ends[keep:], flat[ends[-1] if ends else 0 :]
         for message in messages[keep:]:
             known.append(message)
-            wires.append(message_wire(message))
-        out: list[dict[str, Any]] = []
-        for wire in wires:
-            out.extend(wire)
-        return out
+            flat.extend(message_wire(message))
+            ends.append(len(flat))
+        return flat[:]
 
 
 def messages_back(original: list[Message], wire: Any) -> list[Message]:
