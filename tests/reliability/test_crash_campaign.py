@@ -33,7 +33,7 @@ from tether.durable import SQLiteStore
 
 CHILD = Path(__file__).parents[1] / "support" / "crash_child.py"
 sys.path.insert(0, str(CHILD.parent))
-from crash_campaign import check_audit, run_child  # noqa: E402
+from crash_campaign import check_audit, in_doubt_answers, run_child  # noqa: E402
 from crash_child import LINES, SCRIPT  # noqa: E402
 
 SEED = 1303
@@ -170,26 +170,8 @@ def answer_in_doubt(
     report: Report,
 ) -> dict[str, Any]:
     """The human's job: for each in_doubt call, look in the file; skip if done, else retry."""
-    present = set(effects.read_text().splitlines()) if effects.exists() else set()
     intents = {data["call_id"] for _, kind, data in entries if kind == "tool_intent"}
-    answers: dict[str, Any] = {}
-    if not interrupts:
-        report.problems.append("stop reason interrupt without interrupts")
-    for interrupt in interrupts:
-        call = interrupt.get("tool_call") or {}
-        if interrupt["source"] != "in_doubt" or call.get("name") != "write":
-            report.problems.append(f"unexpected interrupt {interrupt}")
-            continue
-        if call["id"] not in intents:
-            report.problems.append(f"in_doubt call {call['id']} has no journaled intent")
-        line = call["arguments"]["line"]
-        if line in present:
-            answers[interrupt["id"]] = {"skip": f"wrote {line}"}
-            report.in_doubt["skip"] += 1
-        else:
-            answers[interrupt["id"]] = "retry"
-            report.in_doubt["retry"] += 1
-    return answers
+    return in_doubt_answers(interrupts, intents, effects, report.problems, report.in_doubt)
 
 
 def test_sigkill_at_every_step_boundary_loses_nothing_and_repeats_nothing(tmp_path: Path) -> None:

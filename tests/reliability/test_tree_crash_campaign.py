@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crash_campaign import Run, check_audit, run_child
+from crash_campaign import Run, check_audit, in_doubt_answers, run_child
 from crash_tree_child import FINAL, LINES
 
 from tether.durable import SQLiteStore
@@ -114,33 +114,15 @@ def answer_in_doubt(
     interrupts: list[dict[str, Any]], journals: Journals, effects: Path, report: TreeReport
 ) -> dict[str, Any]:
     """The human's job, at the top: skip a write whose line is in the file, else retry."""
-    present = set(effects.read_text().splitlines()) if effects.exists() else set()
     intents = {
         data["call_id"]
         for _, _, entries in journals.values()
         for _, kind, data in entries
         if kind == "tool_intent"
     }
-    answers: dict[str, Any] = {}
-    if not interrupts:
-        report.problems.append("stop reason interrupt without interrupts")
-    for interrupt in interrupts:
-        call = interrupt.get("tool_call") or {}
-        if interrupt["source"] != "in_doubt" or call.get("name") != "write":
-            report.problems.append(f"unexpected interrupt {interrupt}")
-            continue
-        if "/coder#" not in interrupt["point"]:
-            report.problems.append(f"in_doubt write not addressed to a coder: {interrupt}")
-        if call["id"] not in intents:
-            report.problems.append(f"in_doubt call {call['id']} has no journaled intent")
-        line = call["arguments"]["line"]
-        if line in present:
-            answers[interrupt["id"]] = {"skip": f"wrote {line}"}
-            report.in_doubt["skip"] += 1
-        else:
-            answers[interrupt["id"]] = "retry"
-            report.in_doubt["retry"] += 1
-    return answers
+    return in_doubt_answers(
+        interrupts, intents, effects, report.problems, report.in_doubt, "/coder#"
+    )
 
 
 def drive(db: Path, index: int, first_target: int, points: int, tmp: Path) -> TreeReport:

@@ -122,3 +122,37 @@ def check_audit(db: Path, sessions: list[str], reruns: frozenset[str] = frozense
             await store.close()
 
     return asyncio.run(read())
+
+
+def in_doubt_answers(
+    interrupts: list[dict[str, Any]],
+    intents: set[str],
+    effects: Path,
+    problems: list[str],
+    in_doubt: Counter[str],
+    point_part: str | None = None,
+) -> dict[str, Any]:
+    """The human's job for in_doubt ``write`` calls: skip one whose line is in the effects
+    file, else retry. Anything unexpected goes to ``problems``: another interrupt, a call
+    with no journaled intent, a point without ``point_part`` (when given)."""
+    present = set(effects.read_text().splitlines()) if effects.exists() else set()
+    answers: dict[str, Any] = {}
+    if not interrupts:
+        problems.append("stop reason interrupt without interrupts")
+    for interrupt in interrupts:
+        call = interrupt.get("tool_call") or {}
+        if interrupt["source"] != "in_doubt" or call.get("name") != "write":
+            problems.append(f"unexpected interrupt {interrupt}")
+            continue
+        if point_part is not None and point_part not in interrupt["point"]:
+            problems.append(f"in_doubt write not addressed to {point_part!r}: {interrupt}")
+        if call["id"] not in intents:
+            problems.append(f"in_doubt call {call['id']} has no journaled intent")
+        line = call["arguments"]["line"]
+        if line in present:
+            answers[interrupt["id"]] = {"skip": f"wrote {line}"}
+            in_doubt["skip"] += 1
+        else:
+            answers[interrupt["id"]] = "retry"
+            in_doubt["retry"] += 1
+    return answers
