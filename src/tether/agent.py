@@ -292,16 +292,26 @@ class Agent:
         try:
             self._refuse_if_suspended()
             messages = self._expect(spec, messages)
-            events = self._chain(
-                run_invocation(self, messages, self._cancel, journal=journal, watched=False),
-                journal,
-            )
-            try:
-                async for event in events:
-                    if type(event) is FinalResult:
-                        result = event.result
-            finally:
-                await events.aclose()
+            # No generator layer for AfterInvocation follow-ups here: they are started
+            # in this loop (the stream paths chain them through follow_ups instead).
+            events = run_invocation(self, messages, self._cancel, journal=journal, watched=False)
+            rounds = 0
+            while True:
+                try:
+                    async for event in events:
+                        if type(event) is FinalResult:
+                            result = event.result
+                finally:
+                    await events.aclose()
+                if self.conversation.follow_up is None:
+                    break
+                from tether.follow_up import next_prompt
+
+                follow = next_prompt(self, rounds, _prompt_messages)
+                if follow is None:
+                    break
+                rounds += 1
+                events = run_invocation(self, follow, self._cancel, journal=journal, watched=False)
         finally:
             await self._close(journal)
         assert result is not None

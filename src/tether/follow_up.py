@@ -29,18 +29,30 @@ async def follow_ups(
 ) -> AsyncGenerator[StreamEvent, None]:
     """``events``, then one invocation per ``resume`` prompt the hooks set, under the same
     lease and journal, while the last one neither suspended nor failed."""
-    conversation = agent.conversation
     for rounds in range(MAX_FOLLOW_UPS + 1):
         async with aclosing(events) as stream:
             async for event in stream:
                 yield event
-        prompt = conversation.follow_up
-        conversation.follow_up = None
-        if prompt is None or conversation.suspension is not None:
+        prompt = next_prompt(agent, rounds, to_messages)
+        if prompt is None:
             return
-        if rounds == MAX_FOLLOW_UPS:
-            raise RetryLimitError(
-                f"AfterInvocation hooks asked to resume session {agent.session_id} "
-                f"{MAX_FOLLOW_UPS + 1} times in a row; the limit is {MAX_FOLLOW_UPS}"
-            )
-        events = run_invocation(agent, to_messages(prompt), cancel, journal=journal)
+        events = run_invocation(agent, prompt, cancel, journal=journal)
+
+
+def next_prompt(
+    agent: Agent, rounds: int, to_messages: Callable[[Any], list[Message]]
+) -> list[Message] | None:
+    """The next follow-up invocation's messages after ``rounds`` of them, or None (no
+    ``resume`` was set, or the session is suspended); consumes the request. Raises
+    RetryLimitError past :data:`MAX_FOLLOW_UPS`."""
+    conversation = agent.conversation
+    prompt = conversation.follow_up
+    conversation.follow_up = None
+    if prompt is None or conversation.suspension is not None:
+        return None
+    if rounds >= MAX_FOLLOW_UPS:
+        raise RetryLimitError(
+            f"AfterInvocation hooks asked to resume session {agent.session_id} "
+            f"{MAX_FOLLOW_UPS + 1} times in a row; the limit is {MAX_FOLLOW_UPS}"
+        )
+    return to_messages(prompt)
