@@ -16,6 +16,7 @@ from tether.errors import RunError, ToolLoopError
 from tether.events import (
     FinalResult,
     InterruptRaised,
+    MessageCompleted,
     ModelCallFinished,
     ReasoningDelta,
     ReplyTruncated,
@@ -23,7 +24,7 @@ from tether.events import (
     StreamEvent,
     TextDelta,
 )
-from tether.messages import Message, ReasoningBlock, TextBlock, ToolCall
+from tether.messages import Message, ReasoningBlock, TextBlock, ToolCall, ToolResult
 from tether.modelcall import ModelCall
 from tether.result import Result, StopReason
 from tether.run_state import RunState, StopRun, Suspension
@@ -250,9 +251,21 @@ async def _cycles(
         run.batch_position = resume.batch_position
         if resume.stop_reason == "cancelled":
             raise StopRun("cancelled", "aborted by the operator: a crash left a tool call in doubt")
-        async for event in _tool_phase(run, {}, 0):
-            yield event
+    argument_errors: dict[str, str] = {}
+    unknown = 0
     while True:
+        if run.pending is not None:  # the last reply's tool calls, or a resumed batch
+            # the batch's events pass straight through: no generator layer of its own
+            calls, results = run.pending
+            _before_batch(run)
+            batch = run_batch(run, calls, argument_errors, results)
+            try:
+                async for event in batch:
+                    yield event
+            finally:
+                await batch.aclose()
+            yield await _close_batch(run, results)
+            await _after_batch(run, calls, unknown)
         _check_boundary(run)
         steering = agent.conversation.steering
         while steering:  # agent.steer(...) from any thread: delivered before the next call
@@ -331,28 +344,19 @@ async def _cycles(
                 "budget_exhausted",
                 "the iteration budget is used up and the model still called tools in its grace turn",
             )
-        async for event in _tool_phase(run, response.argument_errors, unknown):
-            yield event
+        argument_errors = response.argument_errors  # the batch runs at the loop's top
 
 
-async def _tool_phase(
-    run: RunState, argument_errors: dict[str, str], unknown: int
-) -> AsyncGenerator[StreamEvent, None]:
-    """Run the pending batch, then append its tool message (or suspend)."""
-    assert run.pending is not None
-    calls, results = run.pending
-    agent = run.agent
+def _before_batch(run: RunState) -> None:
     if run.cancel.cancelled:
         raise StopRun("cancelled", "cancelled before the tools ran")
     if run.paused:
         raise StopRun("paused", "paused by agent.pause() before the tools ran")
     run.invalid_calls = 0
-    batch = run_batch(run, calls, argument_errors, results)
-    try:  # aclosing() without its extra calls (the hot path)
-        async for event in batch:
-            yield event
-    finally:
-        await batch.aclose()
+
+
+async def _close_batch(run: RunState, results: list[ToolResult | None]) -> MessageCompleted:
+    """After the batch: suspend for its interrupts, or append its tool message."""
     if run.blocked is not None:  # nobody is asked about a run that stops here
         run.interrupts.clear()
     if run.interrupts:
@@ -362,7 +366,13 @@ async def _tool_phase(
     missing = "no result was produced" if run.blocked is None else f"the run stopped: {run.blocked}"
     closing = run.close_open_calls("error", missing)
     assert closing is not None
-    yield await run.add_message(closing)
+    return await run.add_message(closing)
+
+
+async def _after_batch(run: RunState, calls: Sequence[ToolCall], unknown: int) -> None:
+    """Once the tool message is in: save the state, then stop for a block, a loop of
+    unusable calls, or a cancel."""
+    agent = run.agent
     if run.journal is not None:
         await run.journal.state_if_changed(agent.conversation.state)
     if run.blocked is not None:
