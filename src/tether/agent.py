@@ -274,8 +274,11 @@ class Agent:
             events = self._chain(
                 run_invocation(self, messages, self._cancel, journal=journal), journal
             )
+            observers = self.observers
             async with contextlib.aclosing(events) as stream:
                 async for event in stream:
+                    for observe in observers:
+                        observe(event)
                     yield event
         finally:
             await self._close(journal)
@@ -296,9 +299,12 @@ class Agent:
             # in this loop (the stream paths chain them through follow_ups instead).
             events = run_invocation(self, messages, self._cancel, journal=journal, watched=False)
             rounds = 0
+            observers = self.observers
             while True:
                 try:
                     async for event in events:
+                        for observe in observers:
+                            observe(event)
                         if type(event) is FinalResult:
                             result = event.result
                 finally:
@@ -413,7 +419,10 @@ class Agent:
                 resume_events(self, responses or {}, self._cancel, journal), journal
             )
             async with contextlib.aclosing(events) as events:
+                observers = self.observers
                 async for event in events:
+                    for observe in observers:
+                        observe(event)
                     yield event
         finally:
             await self._close(journal)

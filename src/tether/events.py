@@ -228,4 +228,4 @@ StreamEvent: TypeAlias = (
 )
 
 StreamObserver: TypeAlias = Callable[[StreamEvent], None]
-"""Sees each stream event of a run as the loop yields it (``Agent.observers``)."""
+"""Sees each stream event of a run as the agent yields it (``Agent.observers``)."""
