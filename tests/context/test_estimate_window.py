@@ -102,3 +102,17 @@ def test_a_deferred_count_takes_the_providers_count_or_a_full_count() -> None:
     full = Estimator()
     full.full(transcript, 30, len(transcript))
     assert silent.full(transcript, silent.fixed, len(transcript)) == full.tokens
+
+
+def test_the_fixed_part_is_recounted_when_the_tool_list_changes_in_place() -> None:
+    """An MCP tool refresh rebuilds an agent's spec list in place and forgets what was
+    remembered for it: the next count follows the new specs."""
+    from tether.context.estimate import forget_fixed
+
+    specs: list[dict[str, object]] = [{"name": "a", "description": "x", "input_schema": {}}]
+    before = Estimator().fixed_tokens_for(specs, None)
+    specs[:] = [*specs, {"name": "b", "description": "y" * 4_000, "input_schema": {}}]
+    assert Estimator().fixed_tokens_for(specs, None) == before  # same list: remembered
+    forget_fixed(specs)
+    after = Estimator().fixed_tokens_for(specs, None)
+    assert after > before + 900

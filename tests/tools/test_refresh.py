@@ -86,3 +86,16 @@ def test_an_agent_without_a_changing_source_registers_no_hook():
     assert Agent(ScriptedModel(["ok"]), tools=[Changing("a")], store=None).hooks.has(
         BeforeModelCall
     )
+
+
+def test_a_refresh_makes_the_context_estimate_count_the_new_tools() -> None:
+    source = Changing("a")
+    agent = Agent(model=ScriptedModel(["one", "two"]), tools=[source], store=None)
+    from tether.context.estimate import Estimator
+
+    agent("first")
+    before = Estimator().fixed_tokens_for(agent.tool_specs, agent.system_prompt)
+    source.change("a", "b" * 60)
+    agent("second")  # the refresh happens at this run's model call
+    after = Estimator().fixed_tokens_for(agent.tool_specs, agent.system_prompt)
+    assert after > before

@@ -134,6 +134,13 @@ _FIXED_MAX = 256
 """Agents whose fixed request part (tools, system prompt) is remembered at once."""
 
 
+def forget_fixed(tool_specs: Sequence[dict[str, Any]]) -> None:
+    """Drop what is remembered for ``tool_specs`` (a list rebuilt in place, as an MCP tool
+    refresh does, keeps its identity, so the next run must count it again)."""
+    for key in [k for k in _FIXED if k[0] == id(tool_specs)]:
+        del _FIXED[key]
+
+
 class Estimator:
     """The running estimate of the next request, updated as messages are appended.
 

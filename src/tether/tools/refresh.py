@@ -14,6 +14,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tether.context.estimate import forget_fixed
 from tether.control.events import BeforeModelCall
 from tether.control.registry import HookOrder, HookRegistry
 from tether.tools.base import Tool
@@ -85,6 +86,7 @@ class ToolRefresh:
         agent.tool_map.clear()
         agent.tool_map.update((t.name, t) for t in tools)
         agent.tool_specs[:] = [t.spec() for t in tools]  # the list the model call sends
+        forget_fixed(agent.tool_specs)  # the context estimate counts the new specs
         added, dropped = sorted(set(names) - before), sorted(before - set(names))
         if added or dropped:
             _LOG.info("agent tools changed: added %s, dropped %s", added, dropped)
