@@ -113,7 +113,7 @@ async def run_invocation(
                         yield event
                 finally:
                     await batch.aclose()
-                yield await _close_batch(run, results)
+                yield await _close_batch(run, calls, results)
                 await _after_batch(run, calls, unknown)
             _check_boundary(run)
             steering = agent.conversation.steering
@@ -347,11 +347,14 @@ def _before_batch(run: RunState) -> None:
     run.invalid_calls = 0
 
 
-async def _close_batch(run: RunState, results: list[ToolResult | None]) -> MessageCompleted:
+async def _close_batch(
+    run: RunState, calls: Sequence[ToolCall], results: list[ToolResult | None]
+) -> MessageCompleted:
     """After the batch: suspend for its interrupts, or append its tool message."""
     if run.blocked is not None:  # nobody is asked about a run that stops here
         run.interrupts.clear()
     if run.interrupts:
+        _in_call_order(run.interrupts, calls)
         raise StopRun("interrupt", _pending_text(run.interrupts))
     if run.paused and None in results:
         raise StopRun("paused", "paused by agent.pause() between tool groups")
@@ -359,6 +362,16 @@ async def _close_batch(run: RunState, results: list[ToolResult | None]) -> Messa
     closing = run.close_open_calls("error", missing)
     assert closing is not None
     return await run.add_message(closing)
+
+
+def _in_call_order(interrupts: list[Interrupt], calls: Sequence[ToolCall]) -> None:
+    """Order a batch's interrupts by their calls' order, not by which call finished first
+    (parallel calls raise in any order; the Result and the inbox show them stably)."""
+    position = {call.id: index for index, call in enumerate(calls)}
+    last = len(position)
+    interrupts.sort(
+        key=lambda i: last if i.tool_call is None else position.get(i.tool_call.id, last)
+    )
 
 
 async def _after_batch(run: RunState, calls: Sequence[ToolCall], unknown: int) -> None:

@@ -217,38 +217,32 @@ class AuditTrail:
         self, session_id: str, interrupts: list[Interrupt]
     ) -> list[tuple[tuple[Approval, AuditEvent] | None, AuditEvent]]:
         """Per interrupt: its approval request (when it asks a human) and ``interrupt.raised``."""
-        from tether.durable.approvals import APPROVAL_SOURCES, args_sha256, prepare_request
+        from tether.durable.approvals import APPROVAL_SOURCES, prepare_request
 
         out: list[tuple[tuple[Approval, AuditEvent] | None, AuditEvent]] = []
         for interrupt in interrupts:
             request = None
             if self.files_approvals and interrupt.source in APPROVAL_SOURCES:
                 try:
-                    request = prepare_request(
-                        session_id,
-                        interrupt,
-                        redactor=self.redactor,
-                        ttl=self.approval_ttl,
-                        on_expiry=self.approval_on_expiry,
-                        server=_server_of(self.agent, interrupt),
-                    )
+                    request = prepare_request(session_id, interrupt, **self._filing(interrupt))
                 except TetherError as exc:
                     raise PersistenceError(
                         f"session {session_id}: the approval request for interrupt "
                         f"{interrupt.id} could not be made, so the suspension was not saved: "
                         f"{exc}. Fix it and call agent.resume() to suspend again."
                     ) from exc
-            call = interrupt.tool_call
-            data = {
-                "interrupt_id": interrupt.id,
-                "name": interrupt.name,
-                "source": interrupt.source,
-                "tool": None if call is None else call.name,
-                "args_sha256": None if call is None else args_sha256(dict(call.arguments)),
-                "approval_id": None if request is None else request[0].id,
-            }
+            data = _raised_data(interrupt, None if request is None else request[0].id)
             out.append((request, AuditEvent("interrupt.raised", data, session_id)))
         return out
+
+    def _filing(self, interrupt: Interrupt) -> dict[str, Any]:
+        """How this agent files an approval for ``interrupt`` (both paths file the same)."""
+        return {
+            "redactor": self.redactor,
+            "ttl": self.approval_ttl,
+            "on_expiry": self.approval_on_expiry,
+            "server": _server_of(self.agent, interrupt),
+        }
 
     # -- interventions' audit sink ------------------------------------------------------
 
@@ -267,7 +261,7 @@ class AuditTrail:
     ) -> None:
         """File an approval per interrupt that asks a human; ``again``: only make sure they
         exist (idempotent), without new ``interrupt.raised`` records."""
-        from tether.durable.approvals import APPROVAL_SOURCES, args_sha256
+        from tether.durable.approvals import APPROVAL_SOURCES
 
         approvals = getattr(self.agent.store, "approvals", None) if self.files_approvals else None
         records: list[tuple[str, dict[str, Any]]] = []
@@ -276,30 +270,10 @@ class AuditTrail:
                 approval_id = None
                 if approvals is not None and interrupt.source in APPROVAL_SOURCES:
                     approval = await approvals.request(
-                        session_id,
-                        interrupt,
-                        redactor=self.redactor,
-                        ttl=self.approval_ttl,
-                        on_expiry=self.approval_on_expiry,
-                        server=_server_of(self.agent, interrupt),
+                        session_id, interrupt, **self._filing(interrupt)
                     )
                     approval_id = approval.id
-                call = interrupt.tool_call
-                records.append(
-                    (
-                        "interrupt.raised",
-                        {
-                            "interrupt_id": interrupt.id,
-                            "name": interrupt.name,
-                            "source": interrupt.source,
-                            "tool": None if call is None else call.name,
-                            "args_sha256": None
-                            if call is None
-                            else args_sha256(dict(call.arguments)),
-                            "approval_id": approval_id,
-                        },
-                    )
-                )
+                records.append(("interrupt.raised", _raised_data(interrupt, approval_id)))
         except TetherError as exc:
             raise PersistenceError(
                 f"session {session_id} is suspended, but its approval requests could not be "
@@ -346,6 +320,21 @@ def answer_kind(value: Any) -> str:
             edited = " (edited arguments)" if value.get("args") is not None else ""
             return ("approve" if value["approved"] else "deny") + edited
     return "response"
+
+
+def _raised_data(interrupt: Interrupt, approval_id: str | None) -> dict[str, Any]:
+    """The ``interrupt.raised`` record's data (its arguments only as a hash)."""
+    from tether.durable.approvals import args_sha256
+
+    call = interrupt.tool_call
+    return {
+        "interrupt_id": interrupt.id,
+        "name": interrupt.name,
+        "source": interrupt.source,
+        "tool": None if call is None else call.name,
+        "args_sha256": None if call is None else args_sha256(dict(call.arguments)),
+        "approval_id": approval_id,
+    }
 
 
 def _server_of(agent: Agent, interrupt: Interrupt) -> str | None:

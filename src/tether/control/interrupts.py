@@ -119,15 +119,23 @@ class Interrupter:
         raise InterruptSignal(interrupt)
 
 
-def check_response(interrupt_id_: str, value: Any) -> JSONValue:
-    """Refuse a response that is not JSON (it must survive the journal)."""
+def not_json(value: Any) -> str | None:
+    """Why ``value`` cannot be saved with a session (it is not strict JSON), or None."""
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def check_response(interrupt_id_: str, value: Any) -> JSONValue:
+    """Refuse a response that is not JSON (it must survive the journal)."""
+    problem = not_json(value)
+    if problem is not None:
         raise AnswerError(
-            f"the response to interrupt {interrupt_id_} is not JSON-serializable ({exc}); "
+            f"the response to interrupt {interrupt_id_} is not JSON-serializable ({problem}); "
             "answer with str, int, float, bool, None, lists and dicts"
-        ) from exc
+        )
     return value
 
 

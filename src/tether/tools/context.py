@@ -176,12 +176,11 @@ def _check_progress(tool: str, progress: object, total: object, message: object)
 
 
 def _check_json(name: str, state: JSONValue) -> None:
-    import json
+    from tether.control.interrupts import not_json
 
-    try:
-        json.dumps(state, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+    problem = not_json(state)
+    if problem is not None:
         raise InputError(
             f"ctx.interrupt({name!r}, state=...) must be JSON (str, int, float, bool, None, "
-            f"lists and dicts) to be saved with the session: {exc}"
-        ) from exc
+            f"lists and dicts) to be saved with the session: {problem}"
+        )
