@@ -4,15 +4,18 @@ them, and a MeterProvider with an in-memory metric reader.
 
 Variants: `sdk-noop` (SimpleSpanProcessor: each span is exported as it ends, on the
 calling thread) and `sdk-batch` (BatchSpanProcessor: a queue and an export thread, the
-setup production uses with OTLP). Imported only by traced runners: it needs
+setup production uses with OTLP). `traced_globally` builds a peer's untraced row with
+these providers made global first (the traced Strands and MAF rows). Imported only by
+traced runners: it needs
 opentelemetry-sdk, which every venv that runs one has (bench/_runs.py pins it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from _harness import Subject
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -73,3 +76,17 @@ class Tracing:
             "spans_per_invocation": self.exporter.count / invocations if invocations else 0,
             "span_names": sorted(self.exporter.names),
         }
+
+
+async def traced_globally(
+    build: Callable[[str], Awaitable[Subject]], variant: str, name: str
+) -> Subject:
+    """A peer's plain overhead row (``build("")``), built after `variant`'s providers were
+    made the global ones: Strands and MAF trace through the global providers."""
+    tracing = Tracing(variant)
+    tracing.set_global()
+    subject = await build("")
+    subject.name = f"{name} + OTel ({variant})"
+    subject.setup += f"; tracing: global SDK providers, {variant}"
+    subject.report = tracing.report
+    return subject

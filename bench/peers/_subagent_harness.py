@@ -1,5 +1,9 @@
 """Harness of the sub-agent benchmark runners (stdlib only: peers' venvs lack tether).
 
+It takes the prompt, answer, tool arguments, ``Subject`` and ``Counters`` of the
+overhead harness (_harness.py, beside it); the report fields it leaves unset
+(``Subject.report``, the hook counters) are not used here.
+
 Two workloads, chosen by ``--variant``:
 
 - ``plain``: PROMPT -> model calls tool ``add(a=1, b=2)`` -> model answers ANSWER
@@ -24,39 +28,19 @@ import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
-PROMPT = "What is 1 + 2?"
+from _harness import ANSWER, PROMPT, TOOL_ARGS, Counters, Subject, _check
+
+__all__ = ["ANSWER", "CHILD_ANSWER", "COUNTS", "PROMPT", "TASK", "TOOL_ARGS", "Subject", "main"]
+
 TASK = "Add 1 and 2."
-ANSWER = "The answer is 3."
 CHILD_ANSWER = "3"
-TOOL_ARGS = {"a": 1, "b": 2}
 PER_INVOCATION = {"plain": (2, 1), "delegate": (4, 1)}
-
-
-@dataclass
-class Counters:
-    model_calls: int = 0
-    tool_calls: int = 0
-
+"""Per invocation of a variant: (model calls, ``add`` calls)."""
 
 COUNTS = Counters()
-
-
-@dataclass
-class Subject:
-    name: str
-    version: str
-    invoke: Callable[[], Awaitable[Any]]
-    reset: Callable[[], None]
-    text_of: Callable[[Any], str]
-    setup: str = ""
-
-
-def _check(ok: bool, message: str) -> None:
-    if not ok:
-        raise SystemExit(f"workload check failed: {message}")
+"""The sub-agent runners' own counters (only model_calls and tool_calls are bumped)."""
 
 
 def _counts(before: tuple[int, int], n: int, variant: str, where: str) -> None:

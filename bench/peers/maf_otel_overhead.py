@@ -13,17 +13,11 @@ from __future__ import annotations
 
 import maf_overhead
 from _harness import Subject, main
-from _otel_setup import Tracing
+from _otel_setup import traced_globally
 
 
 async def build(variant: str) -> Subject:
-    tracing = Tracing(variant)
-    tracing.set_global()
-    subject = await maf_overhead.build("")
-    subject.name = f"MAF + OTel ({variant})"
-    subject.setup += f"; tracing: global SDK providers, {variant}"
-    subject.report = tracing.report
-    return subject
+    return await traced_globally(maf_overhead.build, variant, "MAF")
 
 
 if __name__ == "__main__":

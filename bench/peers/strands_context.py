@@ -32,10 +32,12 @@ import asyncio
 import json
 import statistics
 import time
-from collections.abc import AsyncGenerator, AsyncIterable
+from collections.abc import AsyncIterable
 from importlib.metadata import version
 from typing import Any
 
+import _strands_fake
+from _strands_fake import text_events, tool_use_events
 from strands import Agent, tool
 from strands.agent.conversation_manager import (
     ConversationManager,
@@ -77,29 +79,7 @@ def done(messages: Messages) -> int:
     return 0
 
 
-def _tool_use(n: int, usage: dict[str, int]) -> list[StreamEvent]:
-    return [
-        {"messageStart": {"role": "assistant"}},
-        {"contentBlockStart": {"start": {"toolUse": {"name": "lookup", "toolUseId": f"c{n}"}}}},
-        {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps({"n": n})}}}},
-        {"contentBlockStop": {}},
-        {"messageStop": {"stopReason": "tool_use"}},
-        {"metadata": {"usage": usage, "metrics": {"latencyMs": 0}}},  # type: ignore[typeddict-item]
-    ]
-
-
-def _text(text: str, usage: dict[str, int]) -> list[StreamEvent]:
-    return [
-        {"messageStart": {"role": "assistant"}},
-        {"contentBlockStart": {"start": {}}},
-        {"contentBlockDelta": {"delta": {"text": text}}},
-        {"contentBlockStop": {}},
-        {"messageStop": {"stopReason": "end_turn"}},
-        {"metadata": {"usage": usage, "metrics": {"latencyMs": 0}}},  # type: ignore[typeddict-item]
-    ]
-
-
-class FakeModel:
+class FakeModel(_strands_fake.FakeModel):
     """Instant scripted model with a window; counts what it was sent."""
 
     def __init__(self, turns: int, window: int) -> None:
@@ -111,52 +91,41 @@ class FakeModel:
         self.refused = 0
         self.largest = 0
 
+    def get_config(self) -> dict[str, Any]:
+        return {"context_window_limit": self.window}
 
-def make_model(turns: int, window: int) -> Any:
-    from strands.models import Model
-
-    class Scripted(Model, FakeModel):
-        def update_config(self, **model_config: Any) -> None:
-            pass
-
-        def get_config(self) -> dict[str, Any]:
-            return {"context_window_limit": self.window}
-
-        def structured_output(self, *args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
-            raise NotImplementedError("not used by this benchmark")
-
-        async def stream(
-            self,
-            messages: Messages,
-            tool_specs: Any = None,
-            system_prompt: str | None = None,
-            **kwargs: Any,
-        ) -> AsyncIterable[StreamEvent]:
-            size = max(1, chars_of(messages, system_prompt) // 4)
-            if size > self.window:
-                self.refused += 1
-                raise ContextWindowOverflowException(
-                    f"maximum context length is {self.window} tokens; the request has {size}"
-                )
-            self.calls += 1
-            self.input_tokens += size
-            self.largest = max(self.largest, size)
-            if not tool_specs:  # a summarising call
-                self.summaries += 1
-                reply = f"summary: {chars_of(messages, None) // 100} hundred chars condensed"
-                events = _text(reply, _usage(size, reply))
-            elif self.turns < 0:  # the overhead workload: always a text reply
-                events = _text("ok", _usage(size, "ok"))
+    async def stream(
+        self,
+        messages: Messages,
+        tool_specs: Any = None,
+        system_prompt: str | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterable[StreamEvent]:
+        size = max(1, chars_of(messages, system_prompt) // 4)
+        if size > self.window:
+            self.refused += 1
+            raise ContextWindowOverflowException(
+                f"maximum context length is {self.window} tokens; the request has {size}"
+            )
+        self.calls += 1
+        self.input_tokens += size
+        self.largest = max(self.largest, size)
+        if not tool_specs:  # a summarising call
+            self.summaries += 1
+            reply = f"summary: {chars_of(messages, None) // 100} hundred chars condensed"
+            events = text_events(reply, _usage(size, reply))
+        elif self.turns < 0:  # the overhead workload: always a text reply
+            events = text_events("ok", _usage(size, "ok"))
+        else:
+            n = done(messages)
+            if n >= self.turns:
+                events = text_events(f"done after {n}", _usage(size, "done"))
             else:
-                n = done(messages)
-                if n >= self.turns:
-                    events = _text(f"done after {n}", _usage(size, "done"))
-                else:
-                    events = _tool_use(n, _usage(size, "x" * 24))
-            for event in events:
-                yield event
-
-    return Scripted(turns, window)
+                events = tool_use_events(
+                    "lookup", json.dumps({"n": n}), f"c{n}", _usage(size, "x" * 24)
+                )
+        for event in events:
+            yield event
 
 
 def _usage(size: int, reply: str) -> dict[str, int]:
@@ -211,7 +180,7 @@ MANAGERS: dict[str, Any] = {
 
 
 def tokens_row(turns: int, window: int, make: Any) -> dict[str, Any]:
-    model = make_model(turns, window)
+    model = FakeModel(turns, window)
     manager = counting(make())
     agent = Agent(model=model, tools=[lookup], callback_handler=None, conversation_manager=manager)
     started = time.perf_counter()
@@ -260,7 +229,7 @@ OVERHEAD: dict[str, Any] = {
 
 def overhead(size: int, make: Any, repeats: int) -> float:
     """Median microseconds of one invocation continuing a history of ``size`` messages."""
-    model = make_model(-1, 10_000_000)
+    model = FakeModel(-1, 10_000_000)
     agent = Agent(model=model, tools=[lookup], callback_handler=None, conversation_manager=make())
     agent.messages = _history(size)
 
