@@ -4,7 +4,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import hook_agents
 import pytest
+from hook_agents import TOOL_TURN
 from recording_script import Script
 
 from tether import (
@@ -16,7 +18,6 @@ from tether import (
     RetryLimitError,
     ToolCall,
     ToolResult,
-    tool,
 )
 from tether.control import (
     AfterInvocation,
@@ -34,9 +35,7 @@ from tether.control import (
     Proceed,
     Transform,
 )
-from tether.models import ScriptedModel
 
-TOOL_TURN = {"tool_calls": [{"name": "add", "args": {"a": 1, "b": 2}}]}
 POINTS = [
     "before_invocation",
     "before_model_call",
@@ -54,23 +53,8 @@ EVENT_OF = {
 
 
 def make_agent(*turns: Any, runs: list[Any] | None = None, **kwargs: Any) -> tuple[Agent, Script]:
-    ran = runs if runs is not None else []
-
-    @tool
-    def add(a: int, b: int) -> int:
-        """Add."""
-        ran.append(("add", a, b))
-        return a + b
-
-    @tool
-    def secret() -> str:
-        """Read the secret."""
-        ran.append(("secret",))
-        return "the-secret-is-42"
-
-    script = kwargs.pop("script", None) or Script(*turns)
-    agent = Agent(model=ScriptedModel(script), tools=[add, secret], **kwargs)
-    return agent, script
+    """The shared hook agent with the tools add and secret."""
+    return hook_agents.make_agent(*turns, runs=runs, tools=("add", "secret"), **kwargs)
 
 
 def policy(
