@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+import agent_tree
 from live_server import call, live_server, seed
 from typer.testing import CliRunner
 
@@ -23,21 +22,11 @@ from tether.models import ScriptedModel
 from tether.ops.cli import app
 from tether.ops.server import create_app
 
-SUPPORT = Path(__file__).parents[2] / "support"
 ENV: dict[str, str | None] = {"COLUMNS": "240", "NO_COLOR": "1", "TETHER_STORE": None}
 
 
 def _tree_step(db: Path, effects: Path, *args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(SUPPORT / "agent_tree.py"), str(db), str(effects), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return out
+    return agent_tree.step(db, effects, *args)
 
 
 async def _approve_all(db: Path, session_id: str) -> dict[str, Any]:
