@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import agent_tree
-from live_server import call, live_server, seed
+from live_server import get_ok, live_server, seed
 from typer.testing import CliRunner
 
 from tether import Agent, Execution, tool
@@ -43,12 +43,6 @@ def _cli(session_id: str, db: Path) -> Any:
     return CliRunner(env=ENV).invoke(app, ["sessions", "timeline", session_id, "--store", str(db)])
 
 
-def _get(url: str, token: str) -> Any:
-    status, body = call("GET", url, token)
-    assert status == 200, body
-    return body
-
-
 async def test_sub_agents_are_nested_under_the_tool_calls_that_ran_them(tmp_path: Path) -> None:
     db, effects = tmp_path / "tree.db", tmp_path / "effects.txt"
     first = await asyncio.to_thread(_tree_step, db, effects, "start")
@@ -60,7 +54,7 @@ async def test_sub_agents_are_nested_under_the_tool_calls_that_ran_them(tmp_path
     tokens, _ = await seed(store)
     await store.close()
     with live_server(create_app(SQLiteStore(db), close_store=True)) as url:
-        t = await asyncio.to_thread(_get, f"{url}/api/timeline/tree-1", tokens["viewer"])
+        t = await asyncio.to_thread(get_ok, f"{url}/api/timeline/tree-1", tokens["viewer"])
     steps = t["steps"]
     assert [s["index"] for s in steps] == list(range(len(steps)))
     # the planner's researcher call, the researcher's session right under it
@@ -138,7 +132,7 @@ async def test_a_compaction_is_a_row_with_its_tokens_manager_and_summary(tmp_pat
     tokens, _ = await seed(store)
     await store.close()
     with live_server(create_app(SQLiteStore(db), close_store=True)) as url:
-        t = await asyncio.to_thread(_get, f"{url}/api/timeline/c-1", tokens["viewer"])
+        t = await asyncio.to_thread(get_ok, f"{url}/api/timeline/c-1", tokens["viewer"])
     rows = [s for s in t["steps"] if s["kind"] == "compaction"]
     assert len(rows) == result.usage.compressions
     first = rows[0]
