@@ -6,6 +6,7 @@ from typing import Any
 
 import hook_agents
 import pytest
+from history import assert_run_fails
 from hook_agents import TOOL_TURN
 from recording_script import Script
 
@@ -275,15 +276,12 @@ def test_guide_retries_after_a_model_call_are_bounded() -> None:
     agent, script = make_agent(
         script=Script(default="reply"), interventions=[nag], execution=Execution(max_retries=1)
     )
-    with pytest.raises(RetryLimitError) as info:
-        agent("hi")
-    assert str(info.value) == (
+    error = assert_run_fails(agent, "hi", RetryLimitError)
+    assert str(error) == (
         "AfterModelCall hooks asked to retry the model call 2 times; "
         "the limit is 1 (Execution(max_retries=...))."
     )
     assert script.calls == 2
-    assert info.value.result is not None
-    assert info.value.result.stop_reason == "error"
     assert [m.role for m in agent.messages] == ["user", "user"]
 
 
