@@ -6,7 +6,7 @@ import time
 from collections.abc import AsyncGenerator
 
 import pytest
-from history import assert_history_valid
+from history import assert_history_valid, assert_run_fails
 
 from tether import Agent, IterationBudget, Limits, ModelError, ToolContext, ToolLoopError, tool
 from tether.events import ModelStop, ModelStreamEvent, TextDelta, ToolCallDelta, ToolStarted
@@ -108,13 +108,7 @@ def test_unknown_tool_lists_the_available_ones_and_near_misses_are_repaired():
 def test_three_rounds_of_unknown_tools_stop_the_run_with_an_error():
     model = ScriptedModel([calls(("nope", {}))] * 3 + ["never reached"])
     agent = Agent(model=model, tools=[add])
-    with pytest.raises(ToolLoopError) as info:
-        agent("go")
-    assert "3 consecutive rounds" in str(info.value)
-    assert "available tools: add" in str(info.value)
-    assert info.value.result is not None
-    assert info.value.result.stop_reason == "error"
-    assert_history_valid(agent.messages)
+    assert_run_fails(agent, "go", ToolLoopError, "3 consecutive rounds", "available tools: add")
     assert model.calls == 3
 
 
@@ -124,13 +118,9 @@ def test_three_rounds_of_refused_arguments_stop_the_run_with_an_error():
     bad = calls(("add", {"a": "one", "b": 1}))
     model = ScriptedModel([bad, bad, bad, "never reached"])
     agent = Agent(model=model, tools=[add])
-    with pytest.raises(ToolLoopError) as info:
-        agent("go")
-    assert "arguments they refuse in 3 consecutive rounds" in str(info.value)
-    assert "'add'" in str(info.value)
-    assert info.value.result is not None
-    assert info.value.result.stop_reason == "error"
-    assert_history_valid(agent.messages)
+    assert_run_fails(
+        agent, "go", ToolLoopError, "arguments they refuse in 3 consecutive rounds", "'add'"
+    )
     assert model.calls == 3
     assert all(r.is_error for m in tool_messages(agent) for r in m.tool_results)
 

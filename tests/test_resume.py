@@ -34,9 +34,15 @@ def turn(messages: list[Any], specs: list[Any]) -> Any:
     return {"tool_calls": [{"name": "transfer", "args": {"to": "bob", "amount": 5}}]}
 
 
+def asking(script: Any = turn, tools: list[Any] | None = None, **options: Any) -> Agent:
+    """An agent whose ``tools`` (default: transfer) each ask first (Ask), scripted by ``script``."""
+    tools = [transfer] if tools is None else tools
+    return Agent(model=ScriptedModel(script), tools=tools, interventions=[Ask()], **options)
+
+
 def make(**options: Any) -> Agent:
     RAN.clear()
-    return Agent(model=ScriptedModel(turn), tools=[transfer], interventions=[Ask()], **options)
+    return asking(**options)
 
 
 def test_resume_of_a_session_that_is_not_suspended_says_so() -> None:
@@ -99,13 +105,7 @@ class RecordingStore(SQLiteStore):
 def _suspend(db: str, tools: list[Any] | None = None) -> str:
     first = make(store=SQLiteStore(db), session_id="pay-1")
     if tools is not None:
-        first = Agent(
-            model=ScriptedModel(turn),
-            tools=tools,
-            interventions=[Ask()],
-            store=SQLiteStore(db),
-            session_id="pay-1",
-        )
+        first = asking(tools=tools, store=SQLiteStore(db), session_id="pay-1")
     return first("pay").interrupts[0].id
 
 
@@ -135,13 +135,7 @@ def test_an_idempotent_calls_resume_commits_the_answer_first_without_fsync(
     iid = _suspend(db, [put_limit])
     RAN.clear()
     store = RecordingStore(db)
-    resumed = Agent(
-        model=ScriptedModel(turn),
-        tools=[put_limit],
-        interventions=[Ask()],
-        store=store,
-        session_id="pay-1",
-    )
+    resumed = asking(tools=[put_limit], store=store, session_id="pay-1")
     assert resumed.resume({iid: "approve"}).text == "done"
     before = [kinds for kinds, _, ran in store.appends if not ran]
     assert before == [["interrupt_answered", "status", "tool_intent"]]
@@ -157,32 +151,14 @@ def test_answers_given_while_others_stay_pending_are_fsynced(tmp_path: Path) -> 
 
     db = str(tmp_path / "t.db")
     RAN.clear()
-    first = Agent(
-        model=ScriptedModel(two),
-        tools=[transfer],
-        interventions=[Ask()],
-        store=SQLiteStore(db),
-        session_id="pay-2",
-    )
+    first = asking(two, store=SQLiteStore(db), session_id="pay-2")
     bob, ann = (i.id for i in first("pay both").interrupts)
     store = RecordingStore(db)
-    again = Agent(
-        model=ScriptedModel(two),
-        tools=[transfer],
-        interventions=[Ask()],
-        store=store,
-        session_id="pay-2",
-    )
+    again = asking(two, store=store, session_id="pay-2")
     assert again.resume({bob: "approve"}).stop_reason == "interrupt"
     assert RAN == []
     assert store.appends == [(["interrupt_answered"], True, 0)]
-    later = Agent(
-        model=ScriptedModel(two),
-        tools=[transfer],
-        interventions=[Ask()],
-        store=SQLiteStore(db),
-        session_id="pay-2",
-    )
+    later = asking(two, store=SQLiteStore(db), session_id="pay-2")
     assert later.resume({ann: "approve"}).text == "done"
     assert RAN == [{"to": "bob", "amount": 5}, {"to": "ann", "amount": 5}]
 

@@ -5,6 +5,7 @@ import threading
 import time
 
 import pytest
+from history import assert_run_fails
 
 from tether import Agent, Execution, ToolContext, tool
 from tether.messages import Message
@@ -234,12 +235,7 @@ def test_a_hook_error_inside_a_parallel_group_stops_cleanly():
         if event.tool_call.arguments.get("name") == "boom":
             raise RuntimeError("policy store unreachable")
 
-    with pytest.raises(HookError) as info:
-        agent("go")
-    assert "fail_on_boom" in str(info.value)
-    assert "policy store unreachable" in str(info.value)
-    assert info.value.result is not None
-    assert info.value.result.stop_reason == "error"
+    assert_run_fails(agent, "go", HookError, "fail_on_boom", "policy store unreachable")
     results = agent.messages[2].tool_results
     assert len(results) == 2  # every call answered, history valid
     assert results[1].is_error

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -81,17 +79,7 @@ def test_an_edit_equal_to_the_models_arguments_is_not_checked_as_a_persons_edit(
 
 
 def _step(db: str, effects: Path, depth: int, *args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(SUPPORT / "agent_tree.py"), db, str(effects), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, "TETHER_TREE_DEPTH": str(depth)},
-    )
-    assert done.returncode == 0, done.stderr
-    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return out
+    return agent_tree.step(db, effects, *args, depth=depth)
 
 
 @pytest.mark.parametrize("depth", [2, 3])

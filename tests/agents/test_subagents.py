@@ -205,16 +205,7 @@ def test_a_denied_nested_confirm_reaches_the_child_as_a_denial(tmp_path: Path) -
 
 
 def _step(db: str, effects: Path, *args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(SUPPORT / "agent_tree.py"), db, str(effects), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return out
+    return agent_tree.step(db, effects, *args)
 
 
 def test_a_three_level_tree_is_answered_in_two_resumes_from_two_processes(

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 from typing import Any
 
 import pytest
+from fault_models import bedrock_at, claude_at, openai_at
 
 from tether import Agent, tool
 from tether.context.truncated import CONTINUE_PROMPT
@@ -14,7 +14,6 @@ from tether.events import ReplyTruncated
 from tether.models import AnthropicModel, BedrockModel, OpenAIModel, RetryPolicy, ScriptedModel
 
 FAST = RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.005, stale_timeout=20)
-_tags = itertools.count()
 
 
 @tool
@@ -79,31 +78,15 @@ def test_a_cut_tool_call_without_a_known_limit_goes_back_as_a_tool_error() -> No
 
 
 def _openai(fault: Any, plan: str) -> OpenAIModel:
-    return OpenAIModel(
-        f"{plan}~tr{next(_tags)}",
-        base_url=fault.url + "/v1",
-        api_key="sk-test",
-        retry=FAST,
-        max_tokens=1000,
-    )
+    return openai_at(fault, plan, tag="tr", retry=FAST, max_tokens=1000)
 
 
 def _claude(fault: Any, plan: str) -> AnthropicModel:
-    return AnthropicModel(
-        f"{plan}~tr{next(_tags)}", api_key="k", base_url=fault.url, retry=FAST, max_tokens=1000
-    )
+    return claude_at(fault, plan, tag="tr", retry=FAST, max_tokens=1000)
 
 
 def _bedrock(fault: Any, plan: str) -> BedrockModel:
-    return BedrockModel(
-        f"{plan}~tr{next(_tags)}",
-        region="us-east-1",
-        endpoint_url=fault.url,
-        aws_access_key_id="AKIDTEST",
-        aws_secret_access_key="secret",
-        retry=FAST,
-        max_tokens=1000,
-    )
+    return bedrock_at(fault, plan, tag="tr", retry=FAST, max_tokens=1000)
 
 
 def _limit(wire: str, body: dict[str, Any]) -> int:

@@ -3,7 +3,7 @@
 from typing import Any
 
 import pytest
-from history import assert_history_valid
+from history import assert_history_valid, assert_run_fails
 from hook_agents import TOOL_TURN, make_agent
 from recording_script import Script
 
@@ -75,13 +75,13 @@ def test_writing_a_read_only_field_in_a_hook_fails_the_run() -> None:
         event.tool_call = event.tool_call
 
     agent.hooks.add(AfterToolCall, sneaky)
-    with pytest.raises(HookError) as info:
-        agent("hi")
-    assert "raised ReadOnlyFieldError during AfterToolCall" in str(info.value)
-    assert "AfterToolCall.tool_call is read-only" in str(info.value)
-    assert info.value.result is not None
-    assert info.value.result.stop_reason == "error"
-    assert_history_valid(agent.messages)
+    assert_run_fails(
+        agent,
+        "hi",
+        HookError,
+        "raised ReadOnlyFieldError during AfterToolCall",
+        "AfterToolCall.tool_call is read-only",
+    )
 
 
 def test_a_failing_after_invocation_hook_turns_the_run_into_an_error() -> None:
@@ -297,15 +297,12 @@ def test_after_model_call_retry_is_bounded() -> None:
         if event.attempt < 20:
             event.retry = True
 
-    with pytest.raises(RetryLimitError) as info:
-        agent("hi")
-    assert str(info.value) == (
+    error = assert_run_fails(agent, "hi", RetryLimitError)
+    assert str(error) == (
         "AfterModelCall hooks asked to retry the model call 3 times; "
         "the limit is 2 (Execution(max_retries=...))."
     )
     assert script.calls == 3
-    assert info.value.result is not None
-    assert info.value.result.stop_reason == "error"
     assert [m.role for m in agent.messages] == ["user"]
 
 

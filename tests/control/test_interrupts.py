@@ -279,6 +279,19 @@ def _confirms(*labels: str) -> list[InterventionHandler]:
     return handlers
 
 
+def _recording_deploy() -> tuple[list[str], Any]:
+    """A ``deploy`` tool and the list of the envs it ran for."""
+    runs: list[str] = []
+
+    @tool
+    def deploy(env: str) -> str:
+        """Deploy."""
+        runs.append(env)
+        return "deployed"
+
+    return runs, deploy
+
+
 def test_two_hooks_interrupting_one_tool_call_are_asked_in_one_suspension():
     runs: list[str] = []
 
@@ -302,13 +315,7 @@ def test_two_hooks_interrupting_one_tool_call_are_asked_in_one_suspension():
 
 
 def test_two_confirms_at_one_point_are_one_suspension_and_both_answers_count():
-    runs: list[str] = []
-
-    @tool
-    def deploy(env: str) -> str:
-        """Deploy."""
-        runs.append(env)
-        return "deployed"
+    runs, deploy = _recording_deploy()
 
     agent = Agent(
         model=two_turns(("deploy", {"env": "prod"})),
@@ -332,13 +339,7 @@ def test_a_deny_after_a_pending_confirm_denies_without_asking():
 
             return Deny("never on fridays")
 
-    runs: list[str] = []
-
-    @tool
-    def deploy(env: str) -> str:
-        """Deploy."""
-        runs.append(env)
-        return "deployed"
+    runs, deploy = _recording_deploy()
 
     agent = Agent(
         model=two_turns(("deploy", {"env": "prod"})),

@@ -4,7 +4,10 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import hook_agents
 import pytest
+from history import assert_run_fails
+from hook_agents import TOOL_TURN
 from recording_script import Script
 
 from tether import (
@@ -16,7 +19,6 @@ from tether import (
     RetryLimitError,
     ToolCall,
     ToolResult,
-    tool,
 )
 from tether.control import (
     AfterInvocation,
@@ -34,9 +36,7 @@ from tether.control import (
     Proceed,
     Transform,
 )
-from tether.models import ScriptedModel
 
-TOOL_TURN = {"tool_calls": [{"name": "add", "args": {"a": 1, "b": 2}}]}
 POINTS = [
     "before_invocation",
     "before_model_call",
@@ -54,23 +54,8 @@ EVENT_OF = {
 
 
 def make_agent(*turns: Any, runs: list[Any] | None = None, **kwargs: Any) -> tuple[Agent, Script]:
-    ran = runs if runs is not None else []
-
-    @tool
-    def add(a: int, b: int) -> int:
-        """Add."""
-        ran.append(("add", a, b))
-        return a + b
-
-    @tool
-    def secret() -> str:
-        """Read the secret."""
-        ran.append(("secret",))
-        return "the-secret-is-42"
-
-    script = kwargs.pop("script", None) or Script(*turns)
-    agent = Agent(model=ScriptedModel(script), tools=[add, secret], **kwargs)
-    return agent, script
+    """The shared hook agent with the tools add and secret."""
+    return hook_agents.make_agent(*turns, runs=runs, tools=("add", "secret"), **kwargs)
 
 
 def policy(
@@ -291,15 +276,12 @@ def test_guide_retries_after_a_model_call_are_bounded() -> None:
     agent, script = make_agent(
         script=Script(default="reply"), interventions=[nag], execution=Execution(max_retries=1)
     )
-    with pytest.raises(RetryLimitError) as info:
-        agent("hi")
-    assert str(info.value) == (
+    error = assert_run_fails(agent, "hi", RetryLimitError)
+    assert str(error) == (
         "AfterModelCall hooks asked to retry the model call 2 times; "
         "the limit is 1 (Execution(max_retries=...))."
     )
     assert script.calls == 2
-    assert info.value.result is not None
-    assert info.value.result.stop_reason == "error"
     assert [m.role for m in agent.messages] == ["user", "user"]
 
 

@@ -6,7 +6,9 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
+import hook_agents
 import pytest
+from hook_agents import TOOL_TURN
 from recording_script import Script
 
 from tether import (
@@ -16,7 +18,6 @@ from tether import (
     MiddlewareError,
     RunError,
     ToolResult,
-    tool,
 )
 from tether.control import BeforeModelCall, ModelMiddleware, ToolMiddleware, ToolRequest
 from tether.control.middleware import ModelCallNext, ModelItem, ToolCallNext, ToolItem
@@ -29,7 +30,7 @@ from tether.events import (
     ToolFinished,
 )
 from tether.messages import TextBlock, Usage
-from tether.models import ModelRequest, ModelResponse, ScriptedModel
+from tether.models import ModelRequest, ModelResponse
 
 
 @dataclass
@@ -40,21 +41,9 @@ class Notice:
     text: str
 
 
-TOOL_TURN = {"tool_calls": [{"name": "add", "args": {"a": 1, "b": 2}}]}
-
-
 def make_agent(*turns: Any, runs: list[Any] | None = None, **kwargs: Any) -> tuple[Agent, Script]:
-    ran = runs if runs is not None else []
-
-    @tool
-    def add(a: int, b: int) -> int:
-        """Add."""
-        ran.append(("add", a, b))
-        return a + b
-
-    script = kwargs.pop("script", None) or Script(*turns)
-    agent = Agent(model=ScriptedModel(script, chunk_size=4), tools=[add], **kwargs)
-    return agent, script
+    """The shared hook agent with only the tool add, streaming in 4-character chunks."""
+    return hook_agents.make_agent(*turns, runs=runs, tools=("add",), chunk_size=4, **kwargs)
 
 
 async def collect(agent: Agent, prompt: str) -> list[StreamEvent | Notice]:

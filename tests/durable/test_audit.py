@@ -147,25 +147,49 @@ TAMPER = {
 }
 
 
-async def fill(store: Any) -> None:
+async def fill(store: Any) -> Any:
     for n in range(6):
         await store.audit.append("test.note", {"n": n}, session_id="s")
-    assert (await store.audit.verify()).ok
+    report = await store.audit.verify()
+    assert report.ok
+    return report
+
+
+# SQLite checks the primary key per row: a reorder goes through a free seq
+REORDER_STEPS = (
+    "UPDATE audit SET seq = -1 WHERE seq = 2",
+    "UPDATE audit SET seq = 2 WHERE seq = 3",
+    "UPDATE audit SET seq = 3 WHERE seq = -1",
+)
+
+
+async def tampered_sqlite(tmp_path: Any, *statements: str) -> tuple[Any, str]:
+    """A SQLite store at ``tmp_path / "t.db"``, filled and closed, then ``statements`` run on
+    its file one by one; returns the path and the audit head it had before."""
+    db = tmp_path / "t.db"
+    store = SQLiteStore(db)
+    head = (await fill(store)).head
+    await store.close()
+    for sql in statements:
+        sqlite_exec(db, sql)
+    return db, head
+
+
+async def tampered_postgres(pg_dsn: str, *statements: str) -> None:
+    """The Postgres store at ``pg_dsn``, filled and closed, then ``statements`` run on it."""
+    psycopg = pytest.importorskip("psycopg")
+    store = PostgresStore(pg_dsn)
+    await fill(store)
+    await store.close()
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        for sql in statements:
+            conn.execute(sql)
 
 
 @pytest.mark.parametrize("kind", list(TAMPER))
 async def test_sqlite_tampering_is_detected(tmp_path, kind):
-    db = tmp_path / "t.db"
-    store = SQLiteStore(db)
-    await fill(store)
-    await store.close()
     sql, position, reason = TAMPER[kind]
-    if kind == "reorder":  # SQLite checks the primary key per row: go through a free seq
-        sqlite_exec(db, "UPDATE audit SET seq = -1 WHERE seq = 2")
-        sqlite_exec(db, "UPDATE audit SET seq = 2 WHERE seq = 3")
-        sqlite_exec(db, "UPDATE audit SET seq = 3 WHERE seq = -1")
-    else:
-        sqlite_exec(db, sql)
+    db, _ = await tampered_sqlite(tmp_path, *(REORDER_STEPS if kind == "reorder" else (sql,)))
     report = await SQLiteStore(db).audit.verify()
     assert not report.ok
     assert report.first_bad is not None
@@ -175,17 +199,9 @@ async def test_sqlite_tampering_is_detected(tmp_path, kind):
 
 @pytest.mark.parametrize("kind", list(TAMPER))
 async def test_postgres_tampering_is_detected(pg_dsn, kind):
-    psycopg = pytest.importorskip("psycopg")
-    store = PostgresStore(pg_dsn)
-    await fill(store)
-    await store.close()
     sql, position, reason = TAMPER[kind]
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        if kind == "reorder":  # the primary key is checked per row: go through a free seq
-            for step in ("-1 WHERE seq = 2", "2 WHERE seq = 3", "3 WHERE seq = -1"):
-                conn.execute(f"UPDATE audit SET seq = {step}")
-        else:
-            conn.execute(sql)
+    # the primary key is checked per row here too: the same steps through a free seq
+    await tampered_postgres(pg_dsn, *(REORDER_STEPS if kind == "reorder" else (sql,)))
     fresh = PostgresStore(pg_dsn)
     report = await fresh.audit.verify()
     await fresh.close()
@@ -219,13 +235,8 @@ COLUMN_TAMPER = {
 
 @pytest.mark.parametrize("kind", list(COLUMN_TAMPER))
 async def test_sqlite_column_tampering_is_detected(tmp_path, kind):
-    db = tmp_path / "t.db"
-    store = SQLiteStore(db)
-    await fill(store)
-    head = (await store.audit.verify()).head
-    await store.close()
     sql, reason = COLUMN_TAMPER[kind]
-    sqlite_exec(db, sql)
+    db, head = await tampered_sqlite(tmp_path, sql)
     fresh = SQLiteStore(db)
     report = await fresh.audit.verify()
     assert not report.ok
@@ -239,13 +250,8 @@ async def test_sqlite_column_tampering_is_detected(tmp_path, kind):
 
 @pytest.mark.parametrize("kind", list(COLUMN_TAMPER))
 async def test_postgres_column_tampering_is_detected(pg_dsn, kind):
-    psycopg = pytest.importorskip("psycopg")
-    store = PostgresStore(pg_dsn)
-    await fill(store)
-    await store.close()
     sql, reason = COLUMN_TAMPER[kind]
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        conn.execute(sql)
+    await tampered_postgres(pg_dsn, sql)
     fresh = PostgresStore(pg_dsn)
     report = await fresh.audit.verify()
     await fresh.close()
@@ -323,12 +329,8 @@ HEAD_DAMAGE = {
 async def test_a_damaged_head_is_a_clear_error_and_nothing_is_appended(tmp_path, kind):
     from tether.durable import AuditHeadCorrupt
 
-    db = tmp_path / "t.db"
-    store = SQLiteStore(db)
-    await fill(store)
-    await store.close()
     sql, detail = HEAD_DAMAGE[kind]
-    sqlite_exec(db, sql)
+    db, _ = await tampered_sqlite(tmp_path, sql)
     fresh = SQLiteStore(db)
     with pytest.raises(AuditHeadCorrupt, match="the audit head") as verify_error:
         await fresh.audit.verify()
@@ -340,14 +342,9 @@ async def test_a_damaged_head_is_a_clear_error_and_nothing_is_appended(tmp_path,
 
 
 async def test_postgres_missing_head_is_a_clear_error(pg_dsn):
-    psycopg = pytest.importorskip("psycopg")
     from tether.durable import AuditHeadCorrupt
 
-    store = PostgresStore(pg_dsn)
-    await fill(store)
-    await store.close()
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        conn.execute("DELETE FROM audit_head")
+    await tampered_postgres(pg_dsn, "DELETE FROM audit_head")
     fresh = PostgresStore(pg_dsn)
     try:
         with pytest.raises(AuditHeadCorrupt, match="is missing"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from fault_models import bedrock_at, claude_at
 
 from tether import Agent, tool
 from tether.events import ModelFallback, ModelRetry, TextDelta
@@ -37,21 +38,11 @@ def add(a: int, b: int) -> int:
 
 
 def claude(fault, plan: str, **kwargs) -> AnthropicModel:
-    return AnthropicModel(
-        f"{plan}~{next(_tags)}", api_key="k", base_url=fault.url, retry=FAST, **kwargs
-    )
+    return claude_at(fault, plan, retry=FAST, **kwargs)
 
 
 def bedrock(fault, plan: str, **kwargs) -> BedrockModel:
-    return BedrockModel(
-        f"{plan}~{next(_tags)}",
-        region="us-east-1",
-        endpoint_url=fault.url,
-        aws_access_key_id="AKIDTEST",
-        aws_secret_access_key="secret",
-        retry=FAST,
-        **kwargs,
-    )
+    return bedrock_at(fault, plan, retry=FAST, **kwargs)
 
 
 REQUEST = ModelRequest([Message.user("hi")], [add.spec()], "sys")

@@ -5,19 +5,18 @@ toolResult content, OpenAI chat a user message with image_url parts after the to
 from __future__ import annotations
 
 import base64
-import itertools
 
 import pytest
+from fault_models import bedrock_at, claude_at, openai_at
 
 from tether import Agent, tool
 from tether.errors import InputError
 from tether.messages import Image, Message, ToolResult
-from tether.models import AnthropicModel, BedrockModel, OpenAIModel, RetryPolicy
+from tether.models import RetryPolicy
 from tether.tools import ToolOutput
 
 FAST = RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.005, stale_timeout=20)
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
-_tags = itertools.count()
 
 
 @tool
@@ -39,7 +38,7 @@ def bodies(fault, model) -> list[dict]:
 
 
 def test_anthropic_gets_an_image_block_inside_the_tool_result(fault):
-    model = AnthropicModel(f"tools,text~{next(_tags)}", api_key="k", base_url=fault.url, retry=FAST)
+    model = claude_at(fault, "tools,text", retry=FAST)
     run(model)
     last = bodies(fault, model)[-1]["messages"][-1]
     assert last["role"] == "user"
@@ -52,14 +51,7 @@ def test_anthropic_gets_an_image_block_inside_the_tool_result(fault):
 
 
 def test_bedrock_gets_the_image_bytes_in_the_tool_result_content(fault):
-    model = BedrockModel(
-        f"tools,text~{next(_tags)}",
-        region="us-east-1",
-        endpoint_url=fault.url,
-        aws_access_key_id="AKIDTEST",
-        aws_secret_access_key="secret",
-        retry=FAST,
-    )
+    model = bedrock_at(fault, "tools,text", retry=FAST)
     run(model)
     last = bodies(fault, model)[-1]["messages"][-1]
     (block,) = last["content"]
@@ -71,9 +63,7 @@ def test_bedrock_gets_the_image_bytes_in_the_tool_result_content(fault):
 
 
 def test_openai_chat_gets_the_images_in_a_user_message_after_the_tool_messages(fault):
-    model = OpenAIModel(
-        f"tools,text~{next(_tags)}", api_key="sk-test", base_url=fault.url + "/v1", retry=FAST
-    )
+    model = openai_at(fault, "tools,text", retry=FAST)
     agent = Agent(model, tools=[add], store=None)
     assert agent("add them").stop_reason == "end_turn"
     messages = bodies(fault, model)[-1]["messages"]

@@ -13,7 +13,9 @@ from tether.durable import SQLiteStore
 CHILD = Path(__file__).parents[1] / "support" / "traced_resume_child.py"
 
 
-def step(tmp: Path, mode: str, *args: str) -> dict[str, Any]:
+def step(tmp: Path, mode: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """One step of traced_resume_child.py in its own process (under ``env`` when given);
+    it must succeed; returns the JSON line it printed last."""
     done = subprocess.run(
         [
             sys.executable,
@@ -26,6 +28,7 @@ def step(tmp: Path, mode: str, *args: str) -> dict[str, Any]:
         ],
         capture_output=True,
         text=True,
+        env=env,
         timeout=120,
         check=False,
     )

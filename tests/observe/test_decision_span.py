@@ -120,6 +120,17 @@ def cli(
     )
 
 
+def decided(*args: str) -> tuple[subprocess.CompletedProcess[str], Any, list[Any]]:
+    """``tether approvals *args`` (instrumented, exporting to a receiver), which must succeed:
+    (the process, its one decision span, the resources it was exported with)."""
+    with otlp_receiver() as (url, received):
+        done = cli(otel_env(url), *args)
+        assert done.returncode == 0, done.stderr
+        (span,) = wait_for(received, "approval confirm:AskFirst")
+        resources = [r for r, s in received.spans() if s.name == span.name]
+    return done, span, resources
+
+
 def context_of(span: dict[str, Any]) -> tuple[str, str]:
     ctx = span["context"]
     return ctx["trace_id"].removeprefix("0x"), ctx["span_id"].removeprefix("0x")
@@ -141,20 +152,10 @@ def test_a_cli_decision_is_a_span_in_the_suspended_trace_and_the_resume_continue
     interrupt, asked = suspended(tmp_path)
     trace_id, span_id = context_of(asked)
     approval_id = asyncio.run(pending_id(tmp_path / "t.db"))
-    with otlp_receiver() as (url, received):
-        done = cli(
-            otel_env(url),
-            "approve",
-            approval_id,
-            "--as",
-            "alice",
-            "--store",
-            str(tmp_path / "t.db"),
-        )
-        assert done.returncode == 0, done.stderr
-        assert f"approved {approval_id}" in done.stdout
-        (span,) = wait_for(received, "approval confirm:AskFirst")
-        resources = [r for r, s in received.spans() if s.name == span.name]
+    done, span, resources = decided(
+        "approve", approval_id, "--as", "alice", "--store", str(tmp_path / "t.db")
+    )
+    assert f"approved {approval_id}" in done.stdout
     assert hexid(span.trace_id) == trace_id
     assert hexid(span.parent_span_id) == span_id
     found = attrs(span)
@@ -190,11 +191,7 @@ def test_deny_and_an_edited_approval_are_recorded_as_such(tmp_path: Path) -> Non
     _, asked = suspended(tmp_path)
     db = str(tmp_path / "t.db")
     approval_id = asyncio.run(pending_id(tmp_path / "t.db"))
-    with otlp_receiver() as (url, received):
-        env = otel_env(url)
-        denied = cli(env, "deny", approval_id, "--as", "bob", "-n", "not today", "--store", db)
-        assert denied.returncode == 0, denied.stderr
-        (span,) = wait_for(received, "approval confirm:AskFirst")
+    _, span, _ = decided("deny", approval_id, "--as", "bob", "-n", "not today", "--store", db)
     found = attrs(span)
     assert (found["tether.approval.decision"], found["tether.approval.status"]) == (
         "deny",
@@ -208,20 +205,16 @@ def test_deny_and_an_edited_approval_are_recorded_as_such(tmp_path: Path) -> Non
     other.mkdir()
     _, asked = suspended(other)
     approval_id = asyncio.run(pending_id(other / "t.db"))
-    with otlp_receiver() as (url, received):
-        edited = cli(
-            otel_env(url),
-            "approve",
-            approval_id,
-            "--edit",
-            '{"pattern": "*.bak"}',
-            "--app",
-            "traced_resume_child:app_for_edits",
-            "--store",
-            str(other / "t.db"),
-        )
-        assert edited.returncode == 0, edited.stderr
-        (span,) = wait_for(received, "approval confirm:AskFirst")
+    _, span, _ = decided(
+        "approve",
+        approval_id,
+        "--edit",
+        '{"pattern": "*.bak"}',
+        "--app",
+        "traced_resume_child:app_for_edits",
+        "--store",
+        str(other / "t.db"),
+    )
     found = attrs(span)
     assert found["tether.approval.decision"] == "approve_edited"
     assert found["tether.approval.edited"] is True

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -20,8 +18,8 @@ from tether import Agent
 from tether.models import ScriptedModel
 from tether.observe import instrument
 
-from .test_continuity import CHILD
-from .test_decision_span import INSTRUMENT, TETHER, otel_env, pending_id
+from .test_continuity import step
+from .test_decision_span import cli, otel_env, pending_id
 from .test_spans import ADD, NoAdd, add
 
 PROJECT_KEY = "openinference.project.name"
@@ -91,40 +89,13 @@ def test_asked_decided_and_resumed_in_three_processes_is_one_trace_in_phoenix(
     env = otel_env(phoenix.url, OTEL_RESOURCE_ATTRIBUTES=f"{PROJECT_KEY}={name}")
 
     def child(*args: str) -> dict[str, Any]:
-        paths = [str(tmp_path / f) for f in ("t.db", "fx", "spans")]
-        done = subprocess.run(
-            [sys.executable, str(CHILD), *paths, "continue", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+        return step(tmp_path, "continue", *args, env=env)
 
     first = child("start")
     (interrupt,) = first["interrupts"]
     approval_id = asyncio.run(pending_id(tmp_path / "t.db"))
     store = str(tmp_path / "t.db")
-    decided = subprocess.run(
-        [
-            INSTRUMENT,
-            TETHER,
-            "approvals",
-            "approve",
-            approval_id,
-            "--as",
-            "alice",
-            "--store",
-            store,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    decided = cli(env, "approve", approval_id, "--as", "alice", "--store", store)
     assert decided.returncode == 0, decided.stderr
     assert child("resume", json.dumps({interrupt: "approve"}))["stop_reason"] == "end_turn"
 

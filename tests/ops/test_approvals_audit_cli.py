@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from ops_agents import SECRET, delete_agent, transfer_agent
+from ops_cli import ENV, cli
 from typer.testing import CliRunner
 
 from tether.durable import SQLiteStore
@@ -20,14 +21,6 @@ from tether.ops.approvals_cli import parse_age
 from tether.ops.cli import app
 
 TETHER = str(Path(sys.executable).with_name("tether"))
-ENV: dict[str, str | None] = {"COLUMNS": "250", "NO_COLOR": "1", "TETHER_STORE": None}
-
-
-def cli(*args: str) -> Any:
-    result = CliRunner(env=ENV).invoke(app, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    assert "Traceback" not in result.output
-    return result
 
 
 @pytest.fixture
@@ -258,34 +251,27 @@ def test_approve_edit_loads_the_app_from_the_current_directory_and_checks_types_
 ):
     (tmp_path / "myapp.py").write_text(MYAPP)
     approval = pending(db)["transfer"]
-    coerced = _tether(
-        "approvals", "approve", approval.id, "--edit", '{"to": 42}',
-        "--app", "myapp:make_agent", "--store", db, cwd=tmp_path,
-    )  # fmt: skip
+
+    def approve_edited(edit: str, factory: str = "myapp:make_agent") -> Any:
+        args = ("approvals", "approve", approval.id, "--edit", edit, "--app", factory)
+        return _tether(*args, "--store", db, cwd=tmp_path)
+
+    coerced = approve_edited('{"to": 42}')
     assert coerced.returncode == 1, coerced.stdout + coerced.stderr
     assert "cannot import" not in coerced.stderr
     assert "edited arguments for tool 'transfer' are invalid" in coerced.stderr
     assert "argument 'to': expected a string, got 42" in coerced.stderr
-    as_text = _tether(
-        "approvals", "approve", approval.id, "--edit", '{"amount": "5"}',
-        "--app", "myapp:make_agent", "--store", db, cwd=tmp_path,
-    )  # fmt: skip
+    as_text = approve_edited('{"amount": "5"}')
     assert as_text.returncode == 1
     assert "argument 'amount': expected an integer, got '5'" in as_text.stderr
     assert asyncio.run(SQLiteStore(db).approvals.get(approval.id)).status == "pending"
     unchecked = cli("approvals", "approve", approval.id, "--edit", '{"amount": 5}', "--store", db)
     assert unchecked.exit_code == 2
     assert "pass --app module:factory" in unchecked.stderr
-    missing = _tether(
-        "approvals", "approve", approval.id, "--edit", '{"amount": 5}',
-        "--app", "nomodule:make", "--store", db, cwd=tmp_path,
-    )  # fmt: skip
+    missing = approve_edited('{"amount": 5}', "nomodule:make")
     assert missing.returncode == 1
     assert "cannot import 'nomodule' for nomodule:make" in missing.stderr
-    ok = _tether(
-        "approvals", "approve", approval.id, "--edit", '{"amount": 5}',
-        "--app", "myapp:make_agent", "--store", db, cwd=tmp_path,
-    )  # fmt: skip
+    ok = approve_edited('{"amount": 5}')
     assert ok.returncode == 0, ok.stdout + ok.stderr
     decided = asyncio.run(SQLiteStore(db).approvals.get(approval.id))
     assert (decided.status, decided.edited_args) == ("approved", {"amount": 5})

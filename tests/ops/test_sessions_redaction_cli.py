@@ -11,20 +11,10 @@ from typing import Any
 
 import pytest
 from ops_agents import SECRET, transfer_agent
+from ops_cli import cli
 from redacting_agents import ACCOUNT, AMOUNT, PAYEE, redacting_agent
-from typer.testing import CliRunner
 
 from tether.durable import SQLiteStore
-from tether.ops.cli import app
-
-ENV: dict[str, str | None] = {"COLUMNS": "250", "NO_COLOR": "1", "TETHER_STORE": None}
-
-
-def cli(*args: str) -> Any:
-    result = CliRunner(env=ENV).invoke(app, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    assert "Traceback" not in result.output
-    return result
 
 
 def run(agent_of: Any, path: Path, session: str, ran: list[Any] | None = None) -> None:

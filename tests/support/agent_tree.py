@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -160,6 +161,23 @@ def main() -> None:
             print(json.dumps({"error": type(exc).__name__, "message": str(exc)}), flush=True)
             return
     print(report(result), flush=True)
+
+
+def step(db: str | Path, effects: Path, *args: str, depth: int | None = None) -> dict[str, Any]:
+    """Run one step of this tree in a fresh process (``args``: start | resume ANSWERS_JSON);
+    the step must succeed; returns the JSON line it printed. ``depth`` sets TETHER_TREE_DEPTH."""
+    env = None if depth is None else {**os.environ, "TETHER_TREE_DEPTH": str(depth)}
+    done = subprocess.run(
+        [sys.executable, __file__, str(db), str(effects), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from tether import Agent, ToolContext, tool
@@ -119,26 +119,32 @@ def build(db: str, session_id: str, effects: str, target: int) -> Agent:
     return Agent(model=ScriptedModel(script), tools=[write], store=store, session_id=session_id)
 
 
-def main() -> None:
+def run_step(
+    build_agent: Callable[[str, str, str, int], Agent], prompt: str, *, history: bool = True
+) -> None:
+    """The child's step from its argv (DB SESSION EFFECTS MODE ANSWERS TARGET): build the
+    agent, start it with ``prompt`` or resume it, print ``RESULT <json>``; with ``history``
+    the result carries the agent's messages and state too."""
     db, session_id, effects, mode, answers, target = sys.argv[1:7]
-    agent = build(db, session_id, effects, int(target))
+    agent = build_agent(db, session_id, effects, int(target))
     if mode == "start":
-        result = agent.run(PROMPT)
+        result = agent.run(prompt)
     else:
         result = agent.resume(None if answers == "-" else json.loads(answers))
-    emit(
-        "RESULT "
-        + json.dumps(
-            {
-                "stop_reason": result.stop_reason,
-                "text": result.text,
-                "interrupts": [i.to_dict() for i in result.interrupts],
-                "messages": [m.to_dict() for m in agent.messages],
-                "state": agent.state,
-                "points": agent.store.points if isinstance(agent.store, CrashStore) else 0,
-            }
-        )
-    )
+    report: dict[str, Any] = {
+        "stop_reason": result.stop_reason,
+        "text": result.text,
+        "interrupts": [i.to_dict() for i in result.interrupts],
+    }
+    if history:
+        report["messages"] = [m.to_dict() for m in agent.messages]
+        report["state"] = agent.state
+    report["points"] = agent.store.points if isinstance(agent.store, CrashStore) else 0
+    emit("RESULT " + json.dumps(report))
+
+
+def main() -> None:
+    run_step(build, PROMPT)
 
 
 if __name__ == "__main__":

@@ -14,12 +14,10 @@ Stdout: ``ACK <seq> <kind> <session>``, ``AT ...``, ``RESULT <json>`` (as crash_
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from typing import Any
 
-from crash_child import CrashStore, emit
+from crash_child import CrashStore, run_step
 
 from tether import Agent, tool
 from tether.agents import as_tool
@@ -87,24 +85,7 @@ def build(db: str, session_id: str, effects: str, target: int) -> Agent:
 
 
 def main() -> None:
-    db, session_id, effects, mode, answers, target = sys.argv[1:7]
-    agent = build(db, session_id, effects, int(target))
-    if mode == "start":
-        result = agent.run(PROMPT)
-    else:
-        result = agent.resume(None if answers == "-" else json.loads(answers))
-    store = agent.store
-    emit(
-        "RESULT "
-        + json.dumps(
-            {
-                "stop_reason": result.stop_reason,
-                "text": result.text,
-                "interrupts": [i.to_dict() for i in result.interrupts],
-                "points": store.points if isinstance(store, CrashStore) else 0,
-            }
-        )
-    )
+    run_step(build, PROMPT, history=False)
 
 
 if __name__ == "__main__":

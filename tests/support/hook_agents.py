@@ -1,7 +1,8 @@
-"""A small agent with two recording tools, shared by the hook and intervention tests."""
+"""A small agent with recording tools, shared by the hook, intervention and middleware tests."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from recording_script import Script
@@ -12,8 +13,17 @@ from tether.models import ScriptedModel
 TOOL_TURN = {"tool_calls": [{"name": "add", "args": {"a": 1, "b": 2}}]}
 
 
-def make_agent(*turns: Any, runs: list[Any] | None = None, **kwargs: Any) -> tuple[Agent, Script]:
-    """An agent with the tools add / sub / counter; ``runs`` records every tool run."""
+def make_agent(
+    *turns: Any,
+    runs: list[Any] | None = None,
+    tools: Sequence[str] = ("add", "sub"),
+    chunk_size: int | None = None,
+    **kwargs: Any,
+) -> tuple[Agent, Script]:
+    """An agent with the named tools out of add / sub / secret; ``runs`` records every tool run.
+
+    ``chunk_size`` is passed to the ScriptedModel when given (its own default otherwise).
+    """
     ran = runs if runs is not None else []
 
     @tool
@@ -28,6 +38,18 @@ def make_agent(*turns: Any, runs: list[Any] | None = None, **kwargs: Any) -> tup
         ran.append(("sub", a, b))
         return a - b
 
+    @tool
+    def secret() -> str:
+        """Read the secret."""
+        ran.append(("secret",))
+        return "the-secret-is-42"
+
+    available = {"add": add, "sub": sub, "secret": secret}
     script = kwargs.pop("script", None) or Script(*turns)
-    agent = Agent(model=ScriptedModel(script), tools=[add, sub], **kwargs)
+    model = (
+        ScriptedModel(script)
+        if chunk_size is None
+        else ScriptedModel(script, chunk_size=chunk_size)
+    )
+    agent = Agent(model=model, tools=[available[name] for name in tools], **kwargs)
     return agent, script

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
 import uvicorn
-from ops_agents import delete_agent, transfer_agent
+from ops_agents import delete_agent, transfer_agent, validating_agent
 from starlette.applications import Starlette
 
-from tether.durable import Store
+from tether.durable import SQLiteStore, Store
+from tether.ops.server import create_app
 
 # every route that serves store data (or the API description); `/` and /static/* are the
 # public page shell and hold no data
@@ -118,3 +121,34 @@ async def seed(store: Store) -> tuple[dict[str, str], str]:
     assert await store.approvers.remove("gone")
     [approval] = await store.approvals.pending(session_id="pay-1")
     return tokens, approval.id
+
+
+def get_ok(url: str, token: str) -> Any:
+    """GET ``url`` as ``token``, which must answer 200; the parsed body."""
+    status, body = call("GET", url, token)
+    assert status == 200, body
+    return body
+
+
+async def decide_ok(url: str, token: str, approval_id: str, body: dict[str, Any]) -> None:
+    """POST a decision on ``approval_id`` as ``token``, which must be accepted (200)."""
+    decision = f"{url}/api/approvals/{approval_id}/decision"
+    status, answer = await asyncio.to_thread(call, "POST", decision, token, body)
+    assert status == 200, answer
+
+
+@asynccontextmanager
+async def seeded_live_server(
+    path: Path,
+) -> AsyncIterator[tuple[str, Store, dict[str, str], str]]:
+    """A SQLite store at ``path`` seeded by seed() and a live server on it (--app: the
+    validating agent): (url, the store, tokens, pay-1's approval id); the store is closed
+    after the server."""
+    store = SQLiteStore(path)
+    tokens, approval_id = await seed(store)
+    app = create_app(SQLiteStore(path), close_store=True, app_factory=validating_agent)
+    try:
+        with live_server(app) as url:
+            yield url, store, tokens, approval_id
+    finally:
+        await store.close()

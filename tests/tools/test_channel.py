@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -37,6 +38,22 @@ def kinds(events: list[StreamEvent]) -> list[str]:
     return out
 
 
+def streamed(
+    agent: Agent, on_event: Callable[[list[StreamEvent]], None] | None = None
+) -> list[StreamEvent]:
+    """``agent.stream("go")`` to its end; ``on_event`` sees the events so far after each one."""
+
+    async def main() -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        async for event in agent.stream("go"):
+            events.append(event)
+            if on_event is not None:
+                on_event(events)
+        return events
+
+    return asyncio.run(main())
+
+
 def test_progress_is_yielded_while_the_tool_still_runs() -> None:
     release = asyncio.Event()
 
@@ -49,16 +66,12 @@ def test_progress_is_yielded_while_the_tool_still_runs() -> None:
 
     agent = Agent(model=calling("work"), tools=[work])
 
-    async def main() -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        async for event in agent.stream("go"):
-            events.append(event)
-            if isinstance(event, ToolProgress):
-                assert not release.is_set()  # the tool is still waiting
-                release.set()
-        return events
+    def on_event(events: list[StreamEvent]) -> None:
+        if isinstance(events[-1], ToolProgress):
+            assert not release.is_set()  # the tool is still waiting
+            release.set()
 
-    events = asyncio.run(main())
+    events = streamed(agent, on_event)
     [progress] = [e for e in events if isinstance(e, ToolProgress)]
     assert progress == ToolProgress("work", "c1", "", 1, 2, "half way")
     assert kinds(events) == ["ToolStarted c1", "progress c1 1", "ToolFinished c1"]
@@ -78,16 +91,12 @@ def test_a_sync_tool_reports_from_its_thread_while_it_blocks() -> None:
 
     agent = Agent(model=calling("work"), tools=[work])
 
-    async def main() -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        async for event in agent.stream("go"):
-            events.append(event)
-            if isinstance(event, ToolProgress):
-                assert not release.is_set()
-                release.set()
-        return events
+    def on_event(events: list[StreamEvent]) -> None:
+        if isinstance(events[-1], ToolProgress):
+            assert not release.is_set()
+            release.set()
 
-    events = asyncio.run(main())
+    events = streamed(agent, on_event)
     assert kinds(events) == ["ToolStarted c1", "progress c1 0.5", "ToolFinished c1"]
 
 
@@ -104,18 +113,14 @@ def test_parallel_calls_interleave_and_each_ends_after_its_own_events() -> None:
 
     agent = Agent(model=calling("step", "step"), tools=[step])
 
-    async def main() -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        async for event in agent.stream("go"):
-            events.append(event)
-            seen = kinds(events)
-            if seen.count("progress c1 1") + seen.count("progress c2 1") == 2:
-                gates["c2"].set()  # c2 finishes first
-            if "ToolFinished c2" in seen:
-                gates["c1"].set()
-        return events
+    def on_event(events: list[StreamEvent]) -> None:
+        seen = kinds(events)
+        if seen.count("progress c1 1") + seen.count("progress c2 1") == 2:
+            gates["c2"].set()  # c2 finishes first
+        if "ToolFinished c2" in seen:
+            gates["c1"].set()
 
-    seen = kinds(asyncio.run(main()))
+    seen = kinds(streamed(agent, on_event))
     assert seen[:2] == ["ToolStarted c1", "ToolStarted c2"]
     assert sorted(seen[2:4]) == ["progress c1 1", "progress c2 1"]
     assert seen[4:] == ["progress c2 2", "ToolFinished c2", "progress c1 2", "ToolFinished c1"]
@@ -148,7 +153,7 @@ def test_nothing_of_a_timed_out_call_is_yielded_after_its_result() -> None:
 
     agent = Agent(model=calling("stubborn", "sibling"), tools=[stubborn, sibling])
     try:
-        events = asyncio.run(_collect(agent))
+        events = streamed(agent)
     finally:
         stop.set()
     seen = kinds(events)
@@ -173,17 +178,13 @@ def test_nothing_of_a_cancelled_call_is_yielded_after_its_result() -> None:
 
     agent = Agent(model=calling("long"), tools=[long])
 
-    async def main() -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        async for event in agent.stream("go"):
-            events.append(event)
-            if isinstance(event, ToolProgress):
-                agent.cancel()
-            if isinstance(event, ToolFinished):
-                assert kept[0].progress(2) is False  # ended: refused, never yielded
-        return events
+    def on_event(events: list[StreamEvent]) -> None:
+        if isinstance(events[-1], ToolProgress):
+            agent.cancel()
+        if isinstance(events[-1], ToolFinished):
+            assert kept[0].progress(2) is False  # ended: refused, never yielded
 
-    events = asyncio.run(main())
+    events = streamed(agent, on_event)
     assert kinds(events) == ["ToolStarted c1", "progress c1 1", "ToolFinished c1"]
     [finished] = [e for e in events if isinstance(e, ToolFinished)]
     assert finished.result.status == "cancelled"
@@ -204,7 +205,7 @@ def test_a_flood_of_progress_is_bounded_and_keeps_the_latest(
         return "flooded"
 
     agent = Agent(model=calling("flood"), tools=[flood])
-    events = asyncio.run(_collect(agent))
+    events = streamed(agent)
     values = [e.progress for e in events if isinstance(e, ToolProgress)]
     assert values == [1, 2, 3, 4, 5, 6, 7, 8, 10_000]  # the queue, then the latest held
     assert kinds(events)[-1] == "ToolFinished c1"
@@ -277,7 +278,7 @@ def test_emit_refuses_a_final_result_and_another_thread() -> None:
         return "ok"
 
     agent = Agent(model=calling("bad"), tools=[bad])
-    events = asyncio.run(_collect(agent))
+    events = streamed(agent)
     assert isinstance(events[-1], FinalResult)
     assert events[-1].result.text == "done"
     [error] = errors
@@ -293,10 +294,6 @@ def test_a_context_outside_a_run_streams_nothing() -> None:
     ctx = ToolContext(ToolCall("c1", "t", {}), agent, {}, CancelSignal())
     assert ctx.progress(1) is False
     assert asyncio.run(ctx.emit(Steered("x"))) is False
-
-
-async def _collect(agent: Agent) -> list[StreamEvent]:
-    return [e async for e in agent.stream("go")]
 
 
 @pytest.mark.parametrize(
@@ -316,7 +313,7 @@ def test_progress_refuses_what_is_not_a_number_or_text(args: tuple[Any, ...], me
         return "unreachable"
 
     agent = Agent(model=calling("odd"), tools=[odd])
-    events = asyncio.run(_collect(agent))
+    events = streamed(agent)
     [finished] = [e for e in events if isinstance(e, ToolFinished)]
     assert finished.result.content == f"Error: InputError: tool 'odd': {message}"
     assert not any(isinstance(e, ToolProgress) for e in events)

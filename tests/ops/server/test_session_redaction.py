@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_server import call, live_server, seed
-from ops_agents import SECRET, transfer_agent, validating_agent
+from live_server import call, decide_ok, get_ok, live_server, seed, seeded_live_server
+from ops_agents import SECRET, transfer_agent
 from redacting_agents import ACCOUNT, AMOUNT, PAYEE, make_agent, redacting_agent
 
 from tether.durable import SQLiteStore
@@ -29,12 +29,6 @@ async def _suspended(path: Path) -> dict[str, str]:
         await store.close()
 
 
-def _get(url: str, token: str) -> Any:
-    status, body = call("GET", url, token)
-    assert status == 200, body
-    return body
-
-
 @pytest.mark.parametrize("with_app", [False, True], ids=["no-app", "app"])
 async def test_a_custom_redactor_applies_to_every_part_of_the_session_view(
     tmp_path: Path, with_app: bool
@@ -44,10 +38,10 @@ async def test_a_custom_redactor_applies_to_every_part_of_the_session_view(
     options: dict[str, Any] = {"app_factory": make_agent} if with_app else {}
     with live_server(create_app(SQLiteStore(path), close_store=True, **options)) as url:
         [row] = (
-            await asyncio.to_thread(_get, f"{url}/api/approvals?session=pay-r", tokens["alice"])
+            await asyncio.to_thread(get_ok, f"{url}/api/approvals?session=pay-r", tokens["alice"])
         )["approvals"]
         assert row["arguments"] == {"to": "***", "amount": "***", "api_token": "***"}
-        session = await asyncio.to_thread(_get, f"{url}/api/sessions/pay-r", tokens["viewer"])
+        session = await asyncio.to_thread(get_ok, f"{url}/api/sessions/pay-r", tokens["viewer"])
     [waiting] = session["waiting_for"]
     assert waiting["tool_call"]["arguments"] == row["arguments"]
     [call_block] = [b for b in session["messages"][-1]["content"] if b["type"] == "tool_call"]
@@ -70,22 +64,15 @@ async def test_the_transcript_shows_the_edited_arguments_that_ran_and_who_edited
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "e.db"
-    store = SQLiteStore(path)
-    tokens, approval_id = await seed(store)
-    with live_server(
-        create_app(SQLiteStore(path), close_store=True, app_factory=validating_agent)
-    ) as url:
+    async with seeded_live_server(path) as (url, store, tokens, approval_id):
         edit = {"decision": "approve", "edited_args": {"amount": 7}, "note": "only 7"}
-        decision = f"{url}/api/approvals/{approval_id}/decision"
-        status, body = await asyncio.to_thread(call, "POST", decision, tokens["alice"], edit)
-        assert status == 200, body
-        before = await asyncio.to_thread(_get, f"{url}/api/sessions/pay-1", tokens["viewer"])
+        await decide_ok(url, tokens["alice"], approval_id, edit)
+        before = await asyncio.to_thread(get_ok, f"{url}/api/sessions/pay-1", tokens["viewer"])
         ran: list[dict[str, Any]] = []
         answers = await store.approvals.answers_for("pay-1")
         await transfer_agent(SQLiteStore(path), "pay-1", ran).resume_async(answers)
         assert ran == [{"to": "bob", "amount": 7, "api_token": SECRET}]
-        after = await asyncio.to_thread(_get, f"{url}/api/sessions/pay-1", tokens["viewer"])
-    await store.close()
+        after = await asyncio.to_thread(get_ok, f"{url}/api/sessions/pay-1", tokens["viewer"])
     for session in (before, after):  # decided (not yet resumed), then ran
         calls = [b for m in session["messages"] for b in m["content"] if b["type"] == "tool_call"]
         [transfer] = calls
@@ -102,15 +89,10 @@ async def test_the_transcript_shows_the_edited_arguments_that_ran_and_who_edited
 
 async def test_an_edit_of_a_masked_value_is_refused_over_http(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
-    store = SQLiteStore(path)
-    tokens, approval_id = await seed(store)
-    with live_server(
-        create_app(SQLiteStore(path), close_store=True, app_factory=validating_agent)
-    ) as url:
+    async with seeded_live_server(path) as (url, store, tokens, approval_id):
         decision = f"{url}/api/approvals/{approval_id}/decision"
         edit = {"decision": "approve", "edited_args": {"api_token": "sk-new-0000111"}}
         status, body = await asyncio.to_thread(call, "POST", decision, tokens["alice"], edit)
         assert status == 400
         assert "may not set 'api_token'" in body["error"]
         assert (await store.approvals.get(approval_id)).status == "pending"
-    await store.close()

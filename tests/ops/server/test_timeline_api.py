@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_server import call, live_server, seed
-from ops_agents import SECRET, transfer_agent, validating_agent
+from live_server import call, decide_ok, get_ok, live_server, seed, seeded_live_server
+from ops_agents import SECRET, transfer_agent
 from redacting_agents import ACCOUNT, AMOUNT, PAYEE, make_agent, redacting_agent
 
 from tether import Agent, tool
@@ -19,41 +19,25 @@ from tether.ops.server import create_app
 from tether.session import fold
 
 
-def _get(url: str, token: str) -> Any:
-    status, body = call("GET", url, token)
-    assert status == 200, body
-    return body
-
-
-async def _decide(url: str, token: str, approval_id: str, body: dict[str, Any]) -> None:
-    decision = f"{url}/api/approvals/{approval_id}/decision"
-    status, answer = await asyncio.to_thread(call, "POST", decision, token, body)
-    assert status == 200, answer
-
-
 async def test_the_timeline_shows_each_step_in_order_with_the_edit_and_the_approver(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "t.db"
-    store = SQLiteStore(path)
-    tokens, approval_id = await seed(store)
-    app = create_app(SQLiteStore(path), close_store=True, app_factory=validating_agent)
-    with live_server(app) as url:
+    async with seeded_live_server(path) as (url, store, tokens, approval_id):
         edit = {"decision": "approve", "edited_args": {"amount": 5}, "note": "only 5"}
-        await _decide(url, tokens["alice"], approval_id, edit)
-        waiting = await asyncio.to_thread(_get, f"{url}/api/timeline/pay-1", tokens["viewer"])
+        await decide_ok(url, tokens["alice"], approval_id, edit)
+        waiting = await asyncio.to_thread(get_ok, f"{url}/api/timeline/pay-1", tokens["viewer"])
         answers = await store.approvals.answers_for("pay-1")
         ran: list[dict[str, Any]] = []
         await transfer_agent(SQLiteStore(path), "pay-1", ran).resume_async(answers)
-        done = await asyncio.to_thread(_get, f"{url}/api/timeline/pay-1", tokens["viewer"])
+        done = await asyncio.to_thread(get_ok, f"{url}/api/timeline/pay-1", tokens["viewer"])
         # a snapshot starts what load() returns: the timeline still reads the whole journal
         record = await store.load("pay-1")
         assert record is not None
         snapshot = [("snapshot", fold(record).to_snapshot())]
         await store.append("pay-1", record.version, snapshot)  # type: ignore[arg-type]
         assert (await store.load("pay-1")).snapshot is not None  # type: ignore[union-attr]
-        after = await asyncio.to_thread(_get, f"{url}/api/timeline/pay-1", tokens["viewer"])
-    await store.close()
+        after = await asyncio.to_thread(get_ok, f"{url}/api/timeline/pay-1", tokens["viewer"])
     assert ran == [{"to": "bob", "amount": 5, "api_token": SECRET}]
     assert [s["title"] for s in after["steps"]] == [s["title"] for s in done["steps"]]
 
@@ -133,12 +117,12 @@ async def test_a_failing_and_a_denied_tool_call_are_marked_failed(tmp_path: Path
     tokens, approval_id = await seed(store)
     await _failing_agent(store).invoke_async("try")
     with live_server(create_app(SQLiteStore(path), close_store=True)) as url:
-        await _decide(url, tokens["alice"], approval_id, {"decision": "deny", "note": "no"})
+        await decide_ok(url, tokens["alice"], approval_id, {"decision": "deny", "note": "no"})
         answers = await store.approvals.answers_for("pay-1")
         await transfer_agent(SQLiteStore(path), "pay-1", []).resume_async(answers)
-        denied = await asyncio.to_thread(_get, f"{url}/api/timeline/pay-1", tokens["viewer"])
+        denied = await asyncio.to_thread(get_ok, f"{url}/api/timeline/pay-1", tokens["viewer"])
         failing = await asyncio.to_thread(
-            _get, f"{url}/api/timeline/team%2Ff%2F1", tokens["viewer"]
+            get_ok, f"{url}/api/timeline/team%2Ff%2F1", tokens["viewer"]
         )
     await store.close()
     [transfer] = [s for s in denied["steps"] if s["kind"] == "tool"]
@@ -161,7 +145,7 @@ async def test_the_custom_redactor_masks_the_timeline_too(tmp_path: Path, with_a
     await store.close()
     options: dict[str, Any] = {"app_factory": make_agent} if with_app else {}
     with live_server(create_app(SQLiteStore(path), close_store=True, **options)) as url:
-        timeline = await asyncio.to_thread(_get, f"{url}/api/timeline/pay-r", tokens["viewer"])
+        timeline = await asyncio.to_thread(get_ok, f"{url}/api/timeline/pay-r", tokens["viewer"])
     text = json.dumps(timeline)
     for value in (PAYEE, str(AMOUNT), SECRET):
         assert value not in text, value  # arguments, the model's text, the reason
@@ -189,18 +173,20 @@ async def test_timeline_errors_name_the_session_and_roles_apply(seeded_server: A
 
 async def test_the_sessions_list_pages_filters_and_counts(seeded_server: Any) -> None:
     url, tokens = seeded_server.url, seeded_server.tokens
-    page = await asyncio.to_thread(_get, f"{url}/api/sessions?limit=1", tokens["viewer"])
+    page = await asyncio.to_thread(get_ok, f"{url}/api/sessions?limit=1", tokens["viewer"])
     assert (page["total"], page["offset"], page["limit"], len(page["sessions"])) == (2, 0, 1, 1)
-    second = await asyncio.to_thread(_get, f"{url}/api/sessions?limit=1&offset=1", tokens["viewer"])
+    second = await asyncio.to_thread(
+        get_ok, f"{url}/api/sessions?limit=1&offset=1", tokens["viewer"]
+    )
     ids = {page["sessions"][0]["session_id"], second["sessions"][0]["session_id"]}
     assert ids == {"pay-1", "del-1"}
-    found = await asyncio.to_thread(_get, f"{url}/api/sessions?q=pay", tokens["viewer"])
+    found = await asyncio.to_thread(get_ok, f"{url}/api/sessions?q=pay", tokens["viewer"])
     [row] = found["sessions"]
     assert (row["session_id"], row["status"], row["pending_approvals"]) == ("pay-1", "suspended", 1)
     assert (row["model_calls"], row["tool_calls"]) == (1, 0)
     assert row["total_tokens"] == row["input_tokens"] + row["output_tokens"] > 0
     assert row["age_seconds"] >= row["idle_seconds"] >= 0
-    none = await asyncio.to_thread(_get, f"{url}/api/sessions?status=completed", tokens["viewer"])
+    none = await asyncio.to_thread(get_ok, f"{url}/api/sessions?status=completed", tokens["viewer"])
     assert (none["total"], none["sessions"]) == (0, [])
     status, body = await asyncio.to_thread(
         call, "GET", f"{url}/api/sessions?q={'x' * 201}", tokens["viewer"]
@@ -244,7 +230,7 @@ async def test_the_audit_export_streams_jsonl_with_the_chain_status(tmp_path: Pa
         route = f"{url}/api/audit/export?session=pay-1"
         status, headers, text = await asyncio.to_thread(_export, route, tokens["auditor"])
         listed = await asyncio.to_thread(
-            _get, f"{url}/api/audit?session=pay-1&limit=10000", tokens["auditor"]
+            get_ok, f"{url}/api/audit?session=pay-1&limit=10000", tokens["auditor"]
         )
         _, _, everything = await asyncio.to_thread(
             _export, f"{url}/api/audit/export", tokens["admin"]
@@ -281,14 +267,16 @@ async def test_the_audit_export_streams_jsonl_with_the_chain_status(tmp_path: Pa
 async def test_an_approval_links_to_its_timeline_and_the_step_back(seeded_server: Any) -> None:
     url, tokens = seeded_server.url, seeded_server.tokens
     approval = await asyncio.to_thread(
-        _get, f"{url}/api/approvals/{seeded_server.approval_id}", tokens["viewer"]
+        get_ok, f"{url}/api/approvals/{seeded_server.approval_id}", tokens["viewer"]
     )
     assert approval["links"] == {"timeline": "/api/timeline/pay-1", "page": "/#timeline=pay-1"}
-    timeline = await asyncio.to_thread(_get, url + approval["links"]["timeline"], tokens["viewer"])
+    timeline = await asyncio.to_thread(
+        get_ok, url + approval["links"]["timeline"], tokens["viewer"]
+    )
     [step] = [s for s in timeline["steps"] if s["approval_id"] == approval["id"]]
     assert step["kind"] == "interrupt"
     audit = await asyncio.to_thread(
-        _get, f"{url}/api/audit?session=pay-1&limit=10000", tokens["auditor"]
+        get_ok, f"{url}/api/audit?session=pay-1&limit=10000", tokens["auditor"]
     )
     linked = {r["seq"]: r["event"] for r in audit["records"] if r["seq"] in step["audit_seqs"]}
     assert "approval.requested" in linked.values()

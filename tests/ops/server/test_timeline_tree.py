@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from live_server import call, live_server, seed
+import agent_tree
+from live_server import get_ok, live_server, seed
 from typer.testing import CliRunner
 
 from tether import Agent, Execution, tool
@@ -23,21 +22,11 @@ from tether.models import ScriptedModel
 from tether.ops.cli import app
 from tether.ops.server import create_app
 
-SUPPORT = Path(__file__).parents[2] / "support"
 ENV: dict[str, str | None] = {"COLUMNS": "240", "NO_COLOR": "1", "TETHER_STORE": None}
 
 
 def _tree_step(db: Path, effects: Path, *args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(SUPPORT / "agent_tree.py"), str(db), str(effects), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return out
+    return agent_tree.step(db, effects, *args)
 
 
 async def _approve_all(db: Path, session_id: str) -> dict[str, Any]:
@@ -54,12 +43,6 @@ def _cli(session_id: str, db: Path) -> Any:
     return CliRunner(env=ENV).invoke(app, ["sessions", "timeline", session_id, "--store", str(db)])
 
 
-def _get(url: str, token: str) -> Any:
-    status, body = call("GET", url, token)
-    assert status == 200, body
-    return body
-
-
 async def test_sub_agents_are_nested_under_the_tool_calls_that_ran_them(tmp_path: Path) -> None:
     db, effects = tmp_path / "tree.db", tmp_path / "effects.txt"
     first = await asyncio.to_thread(_tree_step, db, effects, "start")
@@ -71,7 +54,7 @@ async def test_sub_agents_are_nested_under_the_tool_calls_that_ran_them(tmp_path
     tokens, _ = await seed(store)
     await store.close()
     with live_server(create_app(SQLiteStore(db), close_store=True)) as url:
-        t = await asyncio.to_thread(_get, f"{url}/api/timeline/tree-1", tokens["viewer"])
+        t = await asyncio.to_thread(get_ok, f"{url}/api/timeline/tree-1", tokens["viewer"])
     steps = t["steps"]
     assert [s["index"] for s in steps] == list(range(len(steps)))
     # the planner's researcher call, the researcher's session right under it
@@ -149,7 +132,7 @@ async def test_a_compaction_is_a_row_with_its_tokens_manager_and_summary(tmp_pat
     tokens, _ = await seed(store)
     await store.close()
     with live_server(create_app(SQLiteStore(db), close_store=True)) as url:
-        t = await asyncio.to_thread(_get, f"{url}/api/timeline/c-1", tokens["viewer"])
+        t = await asyncio.to_thread(get_ok, f"{url}/api/timeline/c-1", tokens["viewer"])
     rows = [s for s in t["steps"] if s["kind"] == "compaction"]
     assert len(rows) == result.usage.compressions
     first = rows[0]
