@@ -9,8 +9,9 @@ tree ends. ``in_doubt`` interrupts (lifted from a coder to the top) are answered
 human would: skip when the line is in the file, retry when it is not.
 
 Checked, per tree: every line written exactly once (at most once by the runtime, and
-the human's answers complete it), every entry acknowledged in any session still there
-with the same kind, no session journaled past its last acknowledged entry, every
+the human's answers complete it), every entry committed in any session (printed by the
+child's store right after its group commit; every acknowledged entry is one) still
+there with the same kind, no session journaled past its last committed entry, every
 session completed with a well-formed conversation, the top's answer built from every
 coder's; and the lane's audit chain intact with no tool execution recorded twice. The
 first kill of each tree is a different point, so together they cover every point of a
@@ -47,6 +48,7 @@ class TreeReport:
     tree: str
     kills: list[tuple[str, str]] = field(default_factory=list)  # (where, detail)
     acked: dict[tuple[str, int], str] = field(default_factory=dict)
+    durable: dict[tuple[str, int], str] = field(default_factory=dict)  # committed (printed)
     lost: list[str] = field(default_factory=list)
     unacked: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -138,17 +140,22 @@ def drive(db: Path, index: int, first_target: int, points: int, tmp: Path) -> Tr
         run: Run = run_child(db, tree, effects, mode, answers, target, child=CHILD)
         journals = tree_journals(db, tree)
         report.acked.update({(sid, seq): kind for sid, seq, kind in run.session_acks})
+        report.durable.update({(sid, seq): kind for sid, seq, kind in run.durable})
         for (sid, seq), kind in report.acked.items():
+            if report.durable.get((sid, seq)) != kind:
+                report.problems.append(f"{sid} seq {seq} ({kind}) acknowledged, never committed")
+        for (sid, seq), kind in report.durable.items():
             entries = {s: k for s, k, _ in journals.get(sid, ("missing", 0, []))[2]}
             if entries.get(seq) != kind:
                 report.lost.append(f"{sid} seq {seq} ({kind}): now {entries.get(seq)}")
         if run.at is not None:
-            # One loop thread runs the whole tree: at any point nothing else is appending,
-            # so every session's journal ends at its last acknowledged entry.
+            # The child's gate: at a kill point no group commit is half done, so every
+            # session's journal ends at its last committed (printed) entry; a commit of
+            # several sessions' appends may hold entries not yet acknowledged.
             for sid, (_, version, _) in journals.items():
-                newest = max((seq for s, seq in report.acked if s == sid), default=0)
+                newest = max((seq for s, seq in report.durable if s == sid), default=0)
                 if version != newest:
-                    report.unacked.append(f"{sid}: version {version}, acked {newest}, {run.at}")
+                    report.unacked.append(f"{sid}: version {version}, committed {newest}, {run.at}")
             report.kills.append((run.at[1], run.at[2]))
             if report.runs == 1:
                 report.first_kill = run.at[0]
@@ -228,7 +235,7 @@ def test_sigkill_anywhere_in_a_three_level_tree_repeats_no_side_effect(tmp_path:
         f"per full run, {time.monotonic() - started:.1f} s\n"
         f"kills by point: {dict(sorted(Counter(w for w, _ in kills).items()))}\n"
         f"in_doubt answers: {dict(doubts)}; duplicated side effects: {duplicates}; "
-        f"lost acknowledged entries: {len(lost)}; unacknowledged entries surviving: "
+        f"lost committed entries: {len(lost)}; uncommitted entries surviving: "
         f"{len(unacked)}"
     )
     assert lost == [], "\n".join(lost)

@@ -1,7 +1,8 @@
 """What both crash campaigns (tests/reliability) share: run a child that may be killed at a
 point, and check a lane's audit records.
 
-A child prints ``ACK <seq> <kind> <session>`` per acknowledged entry, ``COMMITTED <n>``
+A child prints ``DURABLE <seq> <kind> <session>`` per committed entry (right after its
+group commit), ``ACK <seq> <kind> <session>`` per acknowledged entry, ``COMMITTED <n>``
 per append, ``AT <point> <where> <detail>`` when it reaches its kill point (it is then
 killed with SIGKILL) and ``RESULT <json>`` at its end (tests/support/crash_child.py).
 """
@@ -30,6 +31,7 @@ CHILD_TIMEOUT = 60.0
 class Run:
     acks: list[tuple[int, str]] = field(default_factory=list)
     session_acks: list[tuple[str, int, str]] = field(default_factory=list)  # (session, seq, kind)
+    durable: list[tuple[str, int, str]] = field(default_factory=list)  # committed, same shape
     commits: int = 0  # appends acknowledged (one commit may carry several entries)
     at: tuple[int, str, str] | None = None  # (point, where, detail) when killed
     result: dict[str, Any] | None = None
@@ -56,6 +58,9 @@ def run_child(
                     seq, kind, sid = rest.split(" ")
                     run.acks.append((int(seq), kind))
                     run.session_acks.append((sid, int(seq), kind))
+                elif head == "DURABLE":
+                    seq, kind, sid = rest.split(" ")
+                    run.durable.append((sid, int(seq), kind))
                 elif head == "COMMITTED":
                     run.commits += 1
                 elif head == "AT":

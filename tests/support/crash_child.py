@@ -11,8 +11,9 @@ fsynced, result not yet journaled). At the target point the child prints ``AT`` 
 blocks until the parent kills it.
 
 Stdout protocol, one line each, flushed before the child continues:
-``ACK <seq> <kind> <session>`` for every acknowledged entry, ``AT <point> <where> <detail>``,
-``RESULT <json>`` at the end.
+``DURABLE <seq> <kind> <session>`` for every entry committed (printed right after its
+group commit, before any caller hears of it), ``ACK <seq> <kind> <session>`` for every
+acknowledged entry, ``AT <point> <where> <detail>``, ``RESULT <json>`` at the end.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 
 from tether import Agent, ToolContext, tool
 from tether.durable import SQLiteStore
+from tether.durable.sqlite_io import offloaded
 from tether.models import ScriptedModel
 
 PROMPT = "write the lines"
@@ -50,30 +52,70 @@ def emit(line: str) -> None:
 
 
 class CrashStore(SQLiteStore):
-    """An SQLiteStore that reports acknowledged entries and blocks at the target point."""
+    """An SQLiteStore that reports acknowledged and committed entries and blocks at the
+    target point.
+
+    The store's writes run on its writer thread in group commits: ``commit`` points are
+    reached there (inside the append's part of the group commit), ``ack`` and ``effect``
+    points on the threads that called. A gate keeps the two apart: a point waits for a
+    group commit in progress to finish (and print its ``DURABLE`` lines), and the point
+    that stops the child keeps the gate, so no later group commit can start before the
+    kill. What the journal holds at a kill is thus exactly what was printed ``DURABLE``.
+    """
 
     def __init__(self, path: str, target: int) -> None:
         super().__init__(path)
         self.target = target
         self.points = 0
-        self._count = threading.Lock()
-        self._appending: str | None = None
+        self._gate = threading.RLock()
+        self._marked = threading.local()  # the append the writer thread runs, if any
+        self._committing: list[tuple[str, list[Any]]] = []  # writer thread only
 
     def point(self, where: str, detail: str) -> None:
-        with self._count:
-            self.points += 1
-            hit = self.points == self.target
-        if hit:
-            emit(f"AT {self.target} {where} {detail}")
-            while True:  # the parent sends SIGKILL
-                time.sleep(60)
+        self._gate.acquire()
+        self.points += 1
+        if self.points != self.target:
+            self._gate.release()
+            return
+        emit(f"AT {self.target} {where} {detail}")
+        while True:  # the parent sends SIGKILL; the gate stays taken
+            time.sleep(60)
+
+    @contextlib.contextmanager
+    def _batch(self, durable: bool) -> Iterator[Any]:
+        with self._gate:
+            self._committing = []
+            with super()._batch(durable) as batch:
+                yield batch
+            for session_id, written in self._committing:
+                for entry in written:
+                    emit(f"DURABLE {entry.seq} {entry.kind} {session_id}")
+            self._committing = []
 
     @contextlib.contextmanager
     def _tx(self, begin: str = "BEGIN IMMEDIATE", *, durable: bool = False) -> Iterator[Any]:
         with super()._tx(begin, durable=durable) as conn:
             yield conn
-            if self._appending is not None:
-                self.point("commit", self._appending)
+            appending = getattr(self._marked, "kinds", None)
+            if appending is not None:
+                self.point("commit", appending)
+
+    @offloaded("write", durable_kw="durable")
+    async def _append_marked(
+        self,
+        session_id: str,
+        expected_version: int,
+        entries: Sequence[tuple[Any, dict[str, Any]]],
+        **options: Any,
+    ) -> Any:
+        # on the writer thread, inside a group commit: SQLiteStore.append runs inline
+        self._marked.kinds = ",".join(kind for kind, _ in entries)
+        try:
+            written = await super().append(session_id, expected_version, entries, **options)
+        finally:
+            self._marked.kinds = None
+        self._committing.append((session_id, written))
+        return written
 
     async def append(
         self,
@@ -82,11 +124,7 @@ class CrashStore(SQLiteStore):
         entries: Sequence[tuple[Any, dict[str, Any]]],
         **options: Any,
     ) -> Any:
-        self._appending = ",".join(kind for kind, _ in entries)
-        try:
-            written = await super().append(session_id, expected_version, entries, **options)
-        finally:
-            self._appending = None
+        written = await self._append_marked(session_id, expected_version, entries, **options)
         for entry in written:
             emit(f"ACK {entry.seq} {entry.kind} {session_id}")
         emit(f"COMMITTED {len(written)}")

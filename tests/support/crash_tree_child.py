@@ -4,12 +4,14 @@ planner -> researcher -> coder: the researcher runs two coders in parallel, then
 third; each coder calls the non-idempotent ``write`` (appends its line to EFFECTS).
 Every agent's session lives in one CrashStore (tests/support/crash_child.py): the kill
 points (``commit``, ``ack`` per journal append of any session of the tree, ``effect``
-per write) are counted across the whole tree, in order. Everything runs on one event
-loop thread (``write`` is async), so the points are deterministic and, at each, nothing
-else can be appending.
+per write) are counted across the whole tree, in order. The agents run on one event loop
+thread (``write`` is async), the store's group commits on its writer thread; the store's
+gate holds a point until a group commit in progress has printed its ``DURABLE`` lines,
+and keeps any later one from starting once the child stops at its point.
 
 Usage: python crash_tree_child.py DB SESSION EFFECTS MODE ANSWERS TARGET (as crash_child.py)
-Stdout: ``ACK <seq> <kind> <session>``, ``AT ...``, ``RESULT <json>`` (as crash_child.py).
+Stdout: ``DURABLE ...``, ``ACK <seq> <kind> <session>``, ``AT ...``, ``RESULT <json>`` (as
+crash_child.py).
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
 """SQLiteStore: the embedded default (stdlib sqlite3, WAL).
 
-Calls run inline on the calling thread (``blocks_loop``: a server runs them in threads).
-Writes go through one connection, reads through another, so in WAL mode a read never
-waits behind a write that waits for another process's lock.
+Calls run off the event loop, on the store's writer and reader threads
+(:mod:`tether.durable.sqlite_io`): concurrent writes share group commits. Writes go
+through one connection, reads through another, so in WAL mode a read never waits
+behind a write that waits for another process's lock.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
@@ -29,9 +31,11 @@ from tether.durable.errors import (
     StoreUnavailable,
 )
 from tether.durable.schema import SQLITE_MIGRATIONS
+from tether.durable.sqlite_io import Batch, StoreThreads, current_batch, offloaded
 from tether.durable.sqlite_ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit, write_sidecar
 from tether.durable.store import (
     STORE_SCHEMA,
+    EncodedEntry,
     Holder,
     Lease,
     SessionRecord,
@@ -85,14 +89,16 @@ class SQLiteStore(WorkerSide):
     ``durable=True`` commits with ``synchronous=FULL`` (survive power loss). Write
     transactions use ``BEGIN IMMEDIATE`` so concurrent processes serialize; a write that
     waits longer than ``busy_timeout`` for another's lock raises :class:`StoreBusy`.
+    Calls run on the store's writer and reader threads, never on the event loop; the
+    writes queued at one time share one group commit (:mod:`tether.durable.sqlite_io`).
 
     ``read_only=True`` writes nothing, ever: no pragma, no migration (a schema older than
     this tether reads is refused with :class:`SchemaTooOld`), every write refused. A
     forensic copy or a read-only mount can be read and verified as it is.
     """
 
-    blocks_loop: ClassVar[bool] = True
-    """Its coroutines do blocking file I/O: a server runs them off its event loop."""
+    blocks_loop: ClassVar[bool] = False
+    """Its calls run on the store's threads: awaiting one never blocks the event loop."""
 
     def __init__(
         self,
@@ -111,6 +117,9 @@ class SQLiteStore(WorkerSide):
         # an in-memory database is private to its connection: reads share the writer
         self._one_conn = self.path == ":memory:" or self.path.startswith("file::memory:")
         self._holder = Holder()
+        self._io_owner = self
+        self._threads: StoreThreads | None = None
+        self._threads_lock = threading.Lock()
         self.approvals = SQLiteApprovals(self)
         self.audit = SQLiteAudit(self)
         self.approvers = SQLiteApprovers(self)
@@ -136,7 +145,7 @@ class SQLiteStore(WorkerSide):
             if self.read_only:
                 self._check_schema(conn)
             elif migrate:
-                conn.execute("PRAGMA journal_mode = WAL")
+                self._use_wal(conn)
                 conn.execute("PRAGMA synchronous = NORMAL")
                 self._migrate(conn)
         except BaseException as exc:
@@ -145,6 +154,85 @@ class SQLiteStore(WorkerSide):
                 raise self._unavailable(exc) from exc
             raise
         return conn
+
+    def _use_wal(self, conn: sqlite3.Connection) -> None:
+        """Switch the file to WAL (it stays so). Switching needs an exclusive lock and
+        SQLite answers "locked" at once, without its busy handler, while another
+        connection (a second store object, another process) opens the same new file:
+        retry until ``busy_timeout``."""
+        import sqlite3
+
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+            return
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in _BUSY_CODES:
+                    raise
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.005)
+
+    def _io_threads(self) -> StoreThreads:
+        with self._threads_lock:
+            if self._threads is None:
+                self._threads = StoreThreads(self)
+            return self._threads
+
+    @contextmanager
+    def _batch(self, durable: bool) -> Iterator[Batch]:
+        """One group commit (run by the writer thread): ``BEGIN IMMEDIATE`` ... ``COMMIT``,
+        fsync'd (FULL) when ``durable``; each call inside it gets a savepoint (``_tx``)."""
+        import sqlite3
+
+        if self.read_only:
+            raise StoreError(
+                f"SQLite store {self.path!r} was opened read-only: nothing can be written to it "
+                "(open it without read_only to write)"
+            )
+        with self._writing() as conn:
+            if durable:
+                conn.execute("PRAGMA synchronous = FULL")
+            try:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                except sqlite3.Error as exc:
+                    raise self._failed(exc) from exc
+                try:
+                    yield Batch(self, conn, durable)
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                try:
+                    conn.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise self._failed(exc, "; commit failed, nothing was written") from exc
+            finally:
+                if durable:
+                    conn.execute("PRAGMA synchronous = NORMAL")
+
+    @contextmanager
+    def _in_batch(self, batch: Batch, durable: bool) -> Iterator[sqlite3.Connection]:
+        """A call's part of a group commit: a savepoint that a failure rolls back alone."""
+        if durable and not batch.durable:
+            raise StoreError("internal: a durable write ran in a group commit that is not fsync'd")
+        conn = batch.conn
+        name = f"call{batch.savepoints}"
+        batch.savepoints += 1
+        conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+            raise
+        conn.execute(f"RELEASE {name}")
 
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
@@ -170,7 +258,10 @@ class SQLiteStore(WorkerSide):
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
         """The read connection under its lock (the writer's, for an in-memory database)."""
-        if self._one_conn:
+        batch = current_batch(self)
+        if batch is not None:  # inside a group commit: read what it wrote so far
+            yield batch.conn
+        elif self._one_conn:
             with self._lock:
                 yield self._writer()
         else:
@@ -246,6 +337,11 @@ class SQLiteStore(WorkerSide):
                 f"SQLite store {self.path!r} was opened read-only: nothing can be written to it "
                 "(open it without read_only to write)"
             )
+        batch = current_batch(self)
+        if batch is not None:
+            with self._in_batch(batch, durable) as conn:
+                yield conn
+            return
         with self._reading() if begin == "BEGIN" else self._writing() as conn:
             if durable:
                 conn.execute("PRAGMA synchronous = FULL")
@@ -279,6 +375,7 @@ class SQLiteStore(WorkerSide):
         except sqlite3.Error as exc:
             raise self._failed(exc) from exc
 
+    @offloaded("read")
     async def change_marker(self) -> tuple[int, int]:
         """Changes whenever anything is committed to the file, by any connection of any
         process (``PRAGMA data_version``), without reading a table."""
@@ -288,6 +385,7 @@ class SQLiteStore(WorkerSide):
 
     # -- Store API --------------------------------------------------------------
 
+    @offloaded("write")
     async def create(
         self, session_id: str, *, metadata: dict[str, Any] | None = None
     ) -> SessionRecord:
@@ -304,6 +402,7 @@ class SQLiteStore(WorkerSide):
         assert record is not None
         return record
 
+    @offloaded("read")
     async def load(
         self, session_id: str, *, known_version: int | None = None
     ) -> SessionRecord | None:
@@ -350,7 +449,26 @@ class SQLiteStore(WorkerSide):
         lease: Lease | None = None,
         sidecar: Sidecar | None = None,
     ) -> list[Entry]:
+        # validated and encoded by the caller: the writer thread, which every session of
+        # the store shares, runs only the SQL
         encoded = encode_entries(session_id, expected_version, entries, status)
+        now = await self._write_entries(
+            session_id, expected_version, encoded, status, lease, sidecar, durable=durable
+        )
+        return [decode_entry(session_id, e.seq, e.kind, e.text, now, ENTRY_SCHEMA) for e in encoded]
+
+    @offloaded("write", durable_kw="durable")
+    async def _write_entries(
+        self,
+        session_id: str,
+        expected_version: int,
+        encoded: list[EncodedEntry],
+        status: SessionStatus | None,
+        lease: Lease | None,
+        sidecar: Sidecar | None,
+        *,
+        durable: bool,
+    ) -> float:
         now = time.time()
         version = expected_version + len(encoded)
         snap = max((e.seq for e in encoded if e.kind == "snapshot"), default=0)
@@ -372,7 +490,7 @@ class SQLiteStore(WorkerSide):
             )
             if sidecar:
                 write_sidecar(conn, sidecar)
-        return [decode_entry(session_id, e.seq, e.kind, e.text, now, ENTRY_SCHEMA) for e in encoded]
+        return now
 
     def _diagnose(
         self,
@@ -393,6 +511,7 @@ class SQLiteStore(WorkerSide):
             raise LeaseLost(session_id, "another holder took it or it was released")
         raise LeaseLost(session_id, "it expired")
 
+    @offloaded("read")
     async def read_entries(
         self, session_id: str, after_seq: int = 0, *, until_seq: int | None = None
     ) -> list[Entry]:
@@ -409,6 +528,7 @@ class SQLiteStore(WorkerSide):
             ).fetchall()
         return [decode_entry(session_id, r[0], r[1], r[2], r[3], r[4]) for r in raw]
 
+    @offloaded("write")
     async def acquire_lease(
         self, session_id: str, *, ttl: float = 30.0, create: bool = False
     ) -> Lease:
@@ -445,6 +565,7 @@ class SQLiteStore(WorkerSide):
         self._holder.held[session_id] = lease.token
         return lease
 
+    @offloaded("write")
     async def renew_lease(self, lease: Lease, *, ttl: float = 30.0) -> Lease:
         check_ttl(ttl)
         renewed = self._holder.lease(lease.session_id, lease.token, time.time() + ttl)
@@ -457,6 +578,7 @@ class SQLiteStore(WorkerSide):
                 raise LeaseLost(lease.session_id, "another holder took it or it was released")
         return renewed
 
+    @offloaded("write")
     async def release_lease(self, lease: Lease) -> None:
         with self._errors(), self._tx() as conn:
             conn.execute(
@@ -467,6 +589,7 @@ class SQLiteStore(WorkerSide):
         if self._holder.held.get(lease.session_id) == lease.token:
             del self._holder.held[lease.session_id]
 
+    @offloaded("write")
     async def set_status(self, session_id: str, status: SessionStatus) -> None:
         check_status(status)
         with self._errors(), self._tx() as conn:
@@ -477,6 +600,7 @@ class SQLiteStore(WorkerSide):
             if cur.rowcount != 1:
                 raise SessionNotFound(session_id)
 
+    @offloaded("read")
     async def list_sessions(
         self, *, status: SessionStatus | None = None, limit: int = 100
     ) -> list[SessionSummary]:
@@ -501,6 +625,7 @@ class SQLiteStore(WorkerSide):
             for r in rows
         ]
 
+    @offloaded("read")
     async def session_page(
         self,
         *,
@@ -514,6 +639,7 @@ class SQLiteStore(WorkerSide):
 
         return await sqlite_page(self, status, search, offset, limit)
 
+    @offloaded("write")
     async def delete(self, session_id: str) -> None:
         with self._errors(), self._tx() as conn:
             conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
@@ -522,17 +648,27 @@ class SQLiteStore(WorkerSide):
 
     # -- workers (tether.durable.claims) ---------------------------------------------------
 
+    @offloaded("write")
     async def claim_ready(
         self, *, limit: int, ttl: float = 30.0, exclude: Collection[str] = ()
     ) -> list[Lease]:
         """Take the lease of up to ``limit`` sessions ready to resume (or crashed)."""
         return await sqlite_claim(self, limit, ttl, exclude)
 
+    @offloaded("write")
     async def mark_ready(self, session_id: str) -> bool:
         """Set a ``suspended`` session ``ready`` (a worker handing a paused run back)."""
         return await sqlite_mark_ready(self, session_id)
 
     async def close(self) -> None:
+        with self._threads_lock:
+            threads, self._threads = self._threads, None
+        if threads is not None:
+            await threads.drain()  # the calls already handed over finish first
+            threads.stop()
+        await asyncio.get_running_loop().run_in_executor(None, self._close_connections)
+
+    def _close_connections(self) -> None:
         with self._read_lock:
             if self._reader is not None:
                 self._reader.close()

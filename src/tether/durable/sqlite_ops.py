@@ -31,6 +31,7 @@ from tether.durable.approvers import (
     parse_token,
 )
 from tether.durable.audit import INSERT_COLS, ROW_COLS, AuditBase, AuditEvent, StoredRow, chain
+from tether.durable.sqlite_io import offloaded
 from tether.durable.store import Sidecar, sidecar_audit
 
 if TYPE_CHECKING:
@@ -99,11 +100,14 @@ def _decision_values(a: Approval) -> tuple[Any, ...]:
 class SQLiteAudit(AuditBase):
     def __init__(self, store: SQLiteStore) -> None:
         self._store = store
+        self._io_owner = store
 
+    @offloaded("write")
     async def _append(self, items: Sequence[AuditEvent]) -> list[StoredRow]:
         with self._store._errors(), self._store._tx() as conn:
             return append_audit(conn, items)
 
+    @offloaded("read")
     async def _rows(
         self, session_id: str | None, after: int, limit: int | None
     ) -> tuple[list[StoredRow], Sequence[Any] | None]:
@@ -122,7 +126,9 @@ class SQLiteApprovals(ApprovalsBase):
     def __init__(self, store: SQLiteStore) -> None:
         super().__init__(store)
         self._sql = store
+        self._io_owner = store
 
+    @offloaded("write")
     async def _insert(self, approval: Approval, audit: AuditEvent) -> Approval:
         with self._sql._errors(), self._sql._tx() as conn:
             existing = insert_approval(conn, approval)
@@ -131,6 +137,7 @@ class SQLiteApprovals(ApprovalsBase):
             append_audit(conn, [audit])
         return approval
 
+    @offloaded("read")
     async def _query(
         self,
         *,
@@ -161,6 +168,7 @@ class SQLiteApprovals(ApprovalsBase):
             ).fetchall()
         return [approval_from_row(r) for r in rows]
 
+    @offloaded("write")
     async def _decide(self, decided: Approval, audit: AuditEvent) -> Approval:
         conflict: Approval | None = None
         with self._sql._errors(), self._sql._tx() as conn:
@@ -202,6 +210,7 @@ class SQLiteApprovals(ApprovalsBase):
         conn.execute(_READY, (now, approval.session_id, approval.session_id))
         return expired
 
+    @offloaded("write")
     async def _expire(self, now: float) -> list[Approval]:
         with self._sql._errors(), self._sql._tx() as conn:
             due = conn.execute(
@@ -215,7 +224,9 @@ class SQLiteApprovals(ApprovalsBase):
 class SQLiteApprovers:
     def __init__(self, store: SQLiteStore) -> None:
         self._sql = store
+        self._io_owner = store
 
+    @offloaded("write")
     async def add(self, name: str, roles: tuple[str, ...] | list[str]) -> IssuedToken:
         roles = tuple(roles)
         check_approver(name, roles)
@@ -231,6 +242,7 @@ class SQLiteApprovers:
             )
         return IssuedToken(approver, token)
 
+    @offloaded("read")
     async def verify(self, token: str) -> Approver | None:
         parsed = parse_token(token)
         if parsed is None:
@@ -244,6 +256,7 @@ class SQLiteApprovers:
             return None
         return Approver(row[0], tuple(row[1].split(",")), parsed[0], float(row[3]))
 
+    @offloaded("read")
     async def all(self) -> list[Approver]:
         with self._sql._errors(), self._sql._tx("BEGIN") as conn:
             rows = conn.execute(
@@ -251,6 +264,7 @@ class SQLiteApprovers:
             ).fetchall()
         return [Approver(r[0], tuple(r[1].split(",")), r[2], float(r[3])) for r in rows]
 
+    @offloaded("write")
     async def remove(self, name: str) -> bool:
         with self._sql._errors(), self._sql._tx() as conn:
             return conn.execute("DELETE FROM approvers WHERE name = ?", (name,)).rowcount > 0

@@ -1,10 +1,10 @@
 """The one place where the server calls its store: off the event loop when the store blocks.
 
-:class:`~tether.durable.SQLiteStore` does its file I/O inside its coroutines, on the
-calling thread; awaited on the server's loop, one slow query (or a lock held by another
-process) would stall every request. Such stores declare ``blocks_loop = True`` and
-their calls run in a small pool of threads, each with its own event loop. Stores that
-really await (PostgreSQL, memory) are awaited on the server's loop as they are.
+A store whose coroutines do their I/O on the calling thread would stall every request
+while one slow query (or a lock held by another process) runs. Such a store declares
+``blocks_loop = True`` and its calls run in a small pool of threads, each with its own
+event loop. The built-in stores all really await (SQLite hands its calls to its own
+threads, PostgreSQL and memory await) and are awaited on the server's loop as they are.
 """
 
 from __future__ import annotations

@@ -1,0 +1,297 @@
+"""SQLiteStore's I/O threads: the event loop never waits on SQLite.
+
+Every store call is a coroutine whose body is synchronous SQLite work (``@offloaded``).
+The call hands it to one of the store's two threads and awaits a future the thread
+settles through the caller's loop (a :class:`_Releaser`, below):
+
+- the writer thread runs write calls in *group commits*: it takes every call queued
+  (up to ``MAX_BATCH``), opens one ``BEGIN IMMEDIATE``, runs each call inside its own
+  ``SAVEPOINT`` (a call that fails rolls back alone), then commits once (``FULL``,
+  one fsync, if any call asked for ``durable``). No caller hears back before that
+  commit: an acknowledged write is committed, as before. Concurrent appends of many
+  sessions sharing the store thus share one transaction and one fsync.
+- the reader thread runs reads on the read connection (WAL: they never wait for
+  the writer).
+
+A group commit finishes hundreds of calls at once. Settling all their futures in one
+loop turn would run hundreds of task steps back to back (a stall of tens of ms for
+every other coroutine); the loop settles at most ``RELEASE_PER_TURN`` of them per turn
+instead, so timers and I/O get a turn in between.
+
+A thread stops after ``IDLE_S`` seconds without work and starts again on demand, so
+an abandoned store leaves no thread behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import functools
+import queue
+import threading
+import weakref
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
+
+from tether.durable.errors import StoreError
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from tether.durable.sqlite import SQLiteStore
+
+MAX_BATCH = 256
+IDLE_S = 10.0
+RELEASE_PER_TURN = 16
+
+P = ParamSpec("P")
+T = TypeVar("T")
+Kind = Literal["read", "write"]
+
+
+@dataclass
+class Batch:
+    """The group commit the writer thread is running (thread-local while it runs)."""
+
+    store: SQLiteStore
+    conn: sqlite3.Connection
+    durable: bool
+    savepoints: int = 0
+
+
+@dataclass
+class _Job:
+    coro: Coroutine[Any, Any, Any]
+    future: asyncio.Future[Any]
+    releaser: _Releaser
+    durable: bool = False
+    value: Any = None
+    error: BaseException | None = None
+    bare: bool = False
+    """Run outside any transaction (``drain``'s marker)."""
+
+
+_local = threading.local()
+
+
+def current_batch(store: SQLiteStore) -> Batch | None:
+    """The group commit of ``store`` this thread is running, if any."""
+    batch: Batch | None = getattr(_local, "batch", None)
+    return batch if batch is not None and batch.store is store else None
+
+
+def _on_store_thread() -> bool:
+    return bool(getattr(_local, "store_thread", False))
+
+
+def offloaded(
+    kind: Kind, *, durable_kw: str | None = None
+) -> Callable[[Callable[P, Coroutine[Any, Any, T]]], Callable[P, Coroutine[Any, Any, T]]]:
+    """Run the decorated store coroutine (synchronous inside) on the store's ``kind``
+    thread; called from a store thread, it runs inline. ``durable_kw``: the keyword
+    argument that asks for an fsync'd commit."""
+
+    def wrap(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
+        @functools.wraps(fn)
+        async def run(*args: P.args, **kwargs: P.kwargs) -> T:
+            coro = fn(*args, **kwargs)
+            if _on_store_thread():
+                return await coro
+            store: SQLiteStore = args[0]._io_owner  # type: ignore[attr-defined]
+            durable = bool(kwargs.get(durable_kw)) if durable_kw else False
+            threads = store._io_threads()
+            return await threads.submit(kind, coro, durable)  # type: ignore[no-any-return]
+
+        return run
+
+    return wrap
+
+
+class StoreThreads:
+    """The writer and reader threads of one SQLiteStore."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+        self._lanes = {"write": _Lane(self, "write"), "read": _Lane(self, "read")}
+        # an in-memory database has one connection: its reads go through the writer
+        self._read_lane = "write" if store._one_conn else "read"
+        self._releasers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Releaser] = (
+            weakref.WeakKeyDictionary()
+        )
+        self.commits = 0
+        """Group commits run so far (a test reads it to see that calls shared commits)."""
+
+    def _job(self, coro: Coroutine[Any, Any, Any], durable: bool = False) -> _Job:
+        loop = asyncio.get_running_loop()
+        releaser = self._releasers.get(loop)
+        if releaser is None:
+            releaser = self._releasers[loop] = _Releaser(loop)
+        return _Job(coro, loop.create_future(), releaser, durable)
+
+    def submit(
+        self, kind: Kind, coro: Coroutine[Any, Any, Any], durable: bool
+    ) -> asyncio.Future[Any]:
+        job = self._job(coro, durable)
+        self._lanes[kind if kind == "write" else self._read_lane].put(job)
+        return job.future
+
+    async def drain(self) -> None:
+        """Return once every call handed over before this one is done."""
+        waits = []
+        for lane in {self._lanes["write"], self._lanes[self._read_lane]}:
+            job = self._job(_nothing())
+            job.bare = True
+            lane.put(job)
+            waits.append(job.future)
+        await asyncio.gather(*waits)
+
+    def stop(self) -> None:
+        """Let the threads end once their queued calls are done (they restart on demand)."""
+        for lane in self._lanes.values():
+            lane.stop()
+
+
+class _Lane:
+    def __init__(self, owner: StoreThreads, kind: str) -> None:
+        self._owner = owner
+        self._kind = kind
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def put(self, job: _Job) -> None:
+        with self._lock:
+            self._jobs.put(job)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._work, name=f"tether-sqlite-{self._kind}", daemon=True
+                )
+                self._thread.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._thread is not None:
+                self._jobs.put(None)
+
+    def _work(self) -> None:
+        _local.store_thread = True
+        while True:
+            try:
+                job = self._jobs.get(timeout=IDLE_S)
+            except queue.Empty:
+                job = None
+            if job is None:
+                with self._lock:
+                    if self._jobs.empty():
+                        self._thread = None
+                        return
+                continue
+            jobs = [job]
+            if self._kind == "write":
+                while len(jobs) < MAX_BATCH:
+                    try:
+                        more = self._jobs.get_nowait()
+                    except queue.Empty:
+                        break
+                    if more is None:
+                        self._jobs.put(None)  # stop after this batch
+                        break
+                    jobs.append(more)
+                calls = [one for one in jobs if not one.bare]
+                if calls:
+                    self._group_commit(calls)
+                for one in jobs:
+                    if one.bare:
+                        _drive(one)
+            else:
+                for one in jobs:
+                    _drive(one)
+            _release(jobs)
+            del job, jobs
+
+    def _group_commit(self, jobs: list[_Job]) -> None:
+        store = self._owner._store
+        try:
+            with store._batch(any(j.durable for j in jobs)) as batch:
+                _local.batch = batch
+                try:
+                    for job in jobs:
+                        _drive(job)
+                finally:
+                    _local.batch = None
+            self._owner.commits += 1
+        except BaseException as exc:  # BEGIN or COMMIT failed: nothing of the batch is saved
+            for job in jobs:
+                job.coro.close()  # one never started must not warn
+                if job.error is None:
+                    job.value, job.error = None, exc
+
+
+async def _nothing() -> None:
+    return None
+
+
+def _drive(job: _Job) -> None:
+    """Run a store coroutine that never suspends (its body is synchronous SQLite work)."""
+    try:
+        job.coro.send(None)
+    except StopIteration as stop:
+        job.value = stop.value
+        return
+    except BaseException as exc:
+        job.error = exc
+        return
+    job.coro.close()
+    job.error = StoreError("internal: a SQLite store call waited on the event loop")
+
+
+def _release(jobs: list[_Job]) -> None:
+    """Hand finished calls back to their loops (from a store thread)."""
+    by_loop: dict[_Releaser, list[_Job]] = {}
+    for job in jobs:
+        by_loop.setdefault(job.releaser, []).append(job)
+    for releaser, done in by_loop.items():
+        releaser.post(done)
+
+
+class _Releaser:
+    """Settles the futures of finished calls on one loop, ``RELEASE_PER_TURN`` per turn."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._ready: collections.deque[_Job] = collections.deque()
+        self._lock = threading.Lock()
+        self._scheduled = False
+
+    def post(self, jobs: list[_Job]) -> None:
+        """From a store thread: queue ``jobs`` and make sure the loop drains the queue."""
+        with self._lock:
+            self._ready.extend(jobs)
+            if self._scheduled:
+                return
+            self._scheduled = True
+        with contextlib.suppress(RuntimeError):  # the caller's loop is gone
+            self._loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        ready = self._ready
+        for _ in range(RELEASE_PER_TURN):
+            try:
+                job = ready.popleft()
+            except IndexError:
+                break
+            future = job.future
+            if future.done():  # its caller was cancelled
+                continue
+            if job.error is None:
+                future.set_result(job.value)
+            else:
+                future.set_exception(job.error)
+            job.value = job.error = None
+        with self._lock:
+            if not ready:
+                self._scheduled = False
+                return
+        self._loop.call_soon(self._drain)  # the rest next turn, after timers and I/O
