@@ -185,7 +185,7 @@ class SQLiteStore(WorkerSide):
     @contextmanager
     def _batch(self, durable: bool) -> Iterator[Batch]:
         """One group commit (run by the writer thread): ``BEGIN IMMEDIATE`` ... ``COMMIT``,
-        fsync'd (FULL) when ``durable``; each call inside it gets a savepoint (``_tx``)."""
+        fsync'd (FULL) when ``durable``; each call inside it runs in ``_in_batch``."""
         import sqlite3
 
         if self.read_only:
@@ -201,12 +201,17 @@ class SQLiteStore(WorkerSide):
                     conn.execute("BEGIN IMMEDIATE")
                 except sqlite3.Error as exc:
                     raise self._failed(exc) from exc
+                batch = Batch(self, conn, durable)
                 try:
-                    yield Batch(self, conn, durable)
+                    yield batch
                 except BaseException:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
+                if batch.lost is not None:  # calls that had succeeded were rolled back too
+                    raise batch.lost
+                if not conn.in_transaction:  # begun again after a failed call, and failed
+                    return
                 try:
                     conn.execute("COMMIT")
                 except sqlite3.Error as exc:
@@ -219,16 +224,41 @@ class SQLiteStore(WorkerSide):
 
     @contextmanager
     def _in_batch(self, batch: Batch, durable: bool) -> Iterator[sqlite3.Connection]:
-        """A call's part of a group commit: a savepoint that a failure rolls back alone."""
+        """A call's part of a group commit, which a failure rolls back alone: a savepoint,
+        or for the first call (nothing else in the transaction yet) none - its failure
+        rolls the transaction back and begins it again for the calls after it."""
+        import sqlite3
+
         if durable and not batch.durable:
             raise StoreError("internal: a durable write ran in a group commit that is not fsync'd")
+        if batch.broken is not None:
+            raise batch.broken
         conn = batch.conn
+        if not batch.holds_work:
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                except sqlite3.Error as exc:
+                    batch.broken = self._failed(exc)
+                raise
+            batch.holds_work = True
+            return
         name = f"call{batch.savepoints}"
         batch.savepoints += 1
         conn.execute(f"SAVEPOINT {name}")
         try:
             yield conn
-        except BaseException:
+        except BaseException as exc:
+            if not conn.in_transaction:  # SQLite rolled it all back (I/O error, disk full)
+                batch.broken = batch.lost = StoreError(
+                    f"SQLite store {self.path!r}: a write failed and SQLite rolled back the "
+                    f"whole group commit ({exc}); nothing of it was written"
+                )
+                raise
             conn.execute(f"ROLLBACK TO {name}")
             conn.execute(f"RELEASE {name}")
             raise

@@ -59,6 +59,15 @@ class Batch:
     conn: sqlite3.Connection
     durable: bool
     savepoints: int = 0
+    holds_work: bool = False
+    """Whether a call's writes are in the open transaction (the next call needs a
+    savepoint to roll back alone; the first needs none)."""
+    broken: BaseException | None = None
+    """Set when the transaction could not be begun again after a call rolled it back:
+    the calls left fail with it."""
+    lost: BaseException | None = None
+    """Set when SQLite rolled back the whole transaction under calls that had succeeded:
+    every call of the group commit fails with it."""
 
 
 @dataclass
