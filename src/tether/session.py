@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from tether.context.compaction import Compaction
 from tether.control.interrupts import Interrupt, interrupt_id
+from tether.eager import run_eagerly
 from tether.errors import PersistenceError, TetherError
 from tether.messages import JSONValue, Message, ToolCall, ToolResult
 from tether.result import StopReason
@@ -393,7 +395,13 @@ class SessionJournal:
     async def _settled(self, appending: Awaitable[list[Entry]]) -> list[Entry]:
         """Await a store write that really waits (e.g. PostgreSQL): one handed to the store
         cannot be taken back, so a cancelled caller first learns how it ended (the next
-        append's version depends on it), then stops."""
+        append's version depends on it), then stops. A write that finishes in its first
+        step (a store that ran it inline) needs no task."""
+        if inspect.iscoroutine(appending):
+            finished, rest = run_eagerly(appending)
+            if finished:
+                return rest  # type: ignore[return-value]
+            appending = rest
         write = asyncio.ensure_future(appending)
         try:
             return await asyncio.shield(write)

@@ -1,5 +1,5 @@
-"""SQLiteStore off the event loop: its calls run on the store's threads, concurrent writes
-share group commits, a failing call in a group commit rolls back alone, a group commit
+"""SQLiteStore off the event loop: calls that can wait run on the store's threads (a lone
+call that cannot runs inline), concurrent writes share group commits, a failing call in a group commit rolls back alone, a group commit
 wakes its callers a few per loop turn, a cancelled caller's write still counts, and store
 objects opening one new file at once all succeed."""
 
@@ -48,17 +48,60 @@ def message(text: str) -> dict[str, Any]:
     return {"message": {"role": "user", "content": [{"type": "text", "text": text}]}}
 
 
-async def test_store_calls_run_off_the_event_loop_thread(tmp_path: Path) -> None:
+async def test_calls_that_can_wait_run_off_the_event_loop_thread(tmp_path: Path) -> None:
+    """Opening the connections (file I/O, WAL set-up) and fsync'd commits never run on the
+    loop's thread."""
+    store = WatchedStore(str(tmp_path / "s.db"))
+    lease = await store.acquire_lease("s1", create=True)  # opens the write connection
+    record = await store.load("s1")  # opens the read connection
+    first = set(store.threads)
+    store.threads.clear()
+    await store.append("s1", 0, [("tool_intent", {"call_id": "c"})], durable=True, lease=lease)
+    assert record is not None
+    assert threading.get_ident() not in first
+    assert store.threads
+    assert threading.get_ident() not in store.threads
+    await store.close()
+
+
+async def test_a_lone_call_that_cannot_wait_runs_inline(tmp_path: Path) -> None:
+    """Connections open, nothing handed over, locks free, not fsync'd: the call runs where
+    it is awaited (no thread hop), in a group commit of its own."""
     store = WatchedStore(str(tmp_path / "s.db"))
     lease = await store.acquire_lease("s1", create=True)
+    assert await store.load("s1") is not None
+    store.threads.clear()
+    store.batches.clear()
     await store.append("s1", 0, [("message", message("hi"))], lease=lease)
     record = await store.load("s1")
     await store.audit.append_many([AuditEvent("note", {"n": 1}, "s1")])
-    await store.release_lease(lease)
     assert record is not None
     assert len(record.entries) == 1
-    assert store.threads
-    assert threading.get_ident() not in store.threads
+    assert store.threads == {threading.get_ident()}
+    assert store.batches == [False, False]
+    await store.close()
+
+
+async def test_a_burst_in_one_loop_turn_goes_to_the_threads_past_the_inline_budget(
+    tmp_path: Path,
+) -> None:
+    """Inline calls may take INLINE_BUDGET_S of a loop turn; the rest of a burst goes to
+    the writer thread, where it shares group commits."""
+    store = WatchedStore(str(tmp_path / "s.db"))
+    sessions = [f"s{i}" for i in range(200)]
+    leases = [await store.acquire_lease(sid, create=True) for sid in sessions]
+    await asyncio.sleep(0)
+    store.batches.clear()
+    store.threads.clear()
+    await asyncio.gather(
+        *(
+            store.append(sid, 0, [("message", message(sid))], lease=lease)
+            for sid, lease in zip(sessions, leases, strict=True)
+        )
+    )
+    assert threading.get_ident() in store.threads  # the first calls ran inline
+    assert len(store.threads) > 1  # the rest on the writer thread
+    assert len(store.batches) < len(sessions) / 2  # most shared group commits
     await store.close()
 
 
@@ -279,3 +322,22 @@ def test_store_objects_opening_one_new_file_at_once_all_work(tmp_path: Path) -> 
         check = SQLiteStore(path)
         assert len(asyncio.run(check.list_sessions())) == 6
         asyncio.run(check.close())
+
+
+async def test_the_writer_thread_checkpoints_the_wal_not_the_commits(tmp_path: Path) -> None:
+    """The write connection never checkpoints at COMMIT (that could run on the loop); the
+    writer thread does every CHECKPOINT_EVERY commits, so the WAL does not keep growing."""
+    path = str(tmp_path / "c.db")
+    store = SQLiteStore(path)
+    await store.create("a")
+    for version in range(300):
+        await store.append("a", version, [("message", message("x" * 200))])
+        await asyncio.sleep(0)
+    await store._io_threads().drain()
+    assert store._conn is not None
+    assert store._conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+    other = sqlite3.connect(path)
+    _, frames, _ = other.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    other.close()
+    assert frames < 750, frames  # ~5 frames per commit: only those after the checkpoint
+    await store.close()

@@ -31,7 +31,13 @@ from tether.durable.errors import (
     StoreUnavailable,
 )
 from tether.durable.schema import SQLITE_MIGRATIONS
-from tether.durable.sqlite_io import Batch, StoreThreads, current_batch, offloaded
+from tether.durable.sqlite_io import (
+    Batch,
+    StoreThreads,
+    current_batch,
+    offloaded,
+    running_inline,
+)
 from tether.durable.sqlite_ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit, write_sidecar
 from tether.durable.store import (
     STORE_SCHEMA,
@@ -111,9 +117,9 @@ class SQLiteStore(WorkerSide):
         self.busy_timeout = busy_timeout
         self.read_only = read_only
         self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # RLock: an inline call takes it, then _writing()
         self._reader: sqlite3.Connection | None = None
-        self._read_lock = threading.Lock()
+        self._read_lock = threading.RLock()
         # an in-memory database is private to its connection: reads share the writer
         self._one_conn = self.path == ":memory:" or self.path.startswith("file::memory:")
         self._holder = Holder()
@@ -147,6 +153,11 @@ class SQLiteStore(WorkerSide):
             elif migrate:
                 self._use_wal(conn)
                 conn.execute("PRAGMA synchronous = NORMAL")
+                # no checkpoint at COMMIT (one may run inline, on the event loop): the
+                # writer thread checkpoints every CHECKPOINT_EVERY commits instead
+                conn.execute("PRAGMA wal_autocheckpoint = 0")
+                # no waiting inside SQLite: _begin_immediate waits, and only off the loop
+                conn.execute("PRAGMA busy_timeout = 0")
                 self._migrate(conn)
         except BaseException as exc:
             conn.close()
@@ -176,6 +187,30 @@ class SQLiteStore(WorkerSide):
                     raise
                 time.sleep(0.005)
 
+    def _begin_immediate(self, conn: sqlite3.Connection) -> None:
+        """``BEGIN IMMEDIATE`` on the write connection, whose ``busy_timeout`` is 0: while
+        another connection holds the write lock this waits here, up to ``busy_timeout``
+        - except in a call run inline on the event loop, which gives up at once (and
+        goes to the writer thread)."""
+        import sqlite3
+
+        deadline = 0.0
+        pause = 0.001
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+                if code not in _BUSY_CODES or running_inline():
+                    raise self._failed(exc) from exc
+                now = time.monotonic()
+                deadline = deadline or now + self.busy_timeout
+                if now >= deadline:
+                    raise self._failed(exc) from exc
+                time.sleep(min(pause, deadline - now))
+                pause = min(pause * 2, 0.025)
+
     def _io_threads(self) -> StoreThreads:
         with self._threads_lock:
             if self._threads is None:
@@ -197,10 +232,7 @@ class SQLiteStore(WorkerSide):
             if durable:
                 conn.execute("PRAGMA synchronous = FULL")
             try:
-                try:
-                    conn.execute("BEGIN IMMEDIATE")
-                except sqlite3.Error as exc:
-                    raise self._failed(exc) from exc
+                self._begin_immediate(conn)
                 batch = Batch(self, conn, durable)
                 try:
                     yield batch
@@ -227,7 +259,6 @@ class SQLiteStore(WorkerSide):
         """A call's part of a group commit, which a failure rolls back alone: a savepoint,
         or for the first call (nothing else in the transaction yet) none - its failure
         rolls the transaction back and begins it again for the calls after it."""
-        import sqlite3
 
         if durable and not batch.durable:
             raise StoreError("internal: a durable write ran in a group commit that is not fsync'd")
@@ -241,9 +272,9 @@ class SQLiteStore(WorkerSide):
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 try:
-                    conn.execute("BEGIN IMMEDIATE")
-                except sqlite3.Error as exc:
-                    batch.broken = self._failed(exc)
+                    self._begin_immediate(conn)
+                except StoreError as exc:
+                    batch.broken = exc
                 raise
             batch.holds_work = True
             return
@@ -339,7 +370,7 @@ class SQLiteStore(WorkerSide):
             raise SchemaTooOld(f"SQLite store {self.path!r}", found, STORE_SCHEMA)
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
-        conn.execute("BEGIN IMMEDIATE")
+        self._begin_immediate(conn)
         try:
             conn.execute("CREATE TABLE IF NOT EXISTS tether_schema (version INTEGER NOT NULL)")
             found = conn.execute("SELECT max(version) FROM tether_schema").fetchone()[0] or 0
@@ -376,10 +407,13 @@ class SQLiteStore(WorkerSide):
             if durable:
                 conn.execute("PRAGMA synchronous = FULL")
             try:
-                try:
-                    conn.execute(begin)
-                except sqlite3.Error as exc:
-                    raise self._failed(exc) from exc
+                if begin == "BEGIN IMMEDIATE" and not self._one_conn:
+                    self._begin_immediate(conn)
+                else:
+                    try:
+                        conn.execute(begin)
+                    except sqlite3.Error as exc:
+                        raise self._failed(exc) from exc
                 try:
                     yield conn
                 except BaseException:

@@ -1,17 +1,25 @@
 """SQLiteStore's I/O threads: the event loop never waits on SQLite.
 
 Every store call is a coroutine whose body is synchronous SQLite work (``@offloaded``).
-The call hands it to one of the store's two threads and awaits a future the thread
-settles through the caller's loop (a :class:`_Releaser`, below):
+A call that could wait is handed to one of the store's two threads and awaits a
+future the thread settles through the caller's loop (a :class:`_Releaser`, below):
 
 - the writer thread runs write calls in *group commits*: it takes every call queued
-  (up to ``MAX_BATCH``), opens one ``BEGIN IMMEDIATE``, runs each call inside its own
-  ``SAVEPOINT`` (a call that fails rolls back alone), then commits once (``FULL``,
-  one fsync, if any call asked for ``durable``). No caller hears back before that
-  commit: an acknowledged write is committed, as before. Concurrent appends of many
-  sessions sharing the store thus share one transaction and one fsync.
+  (up to ``MAX_BATCH``), opens one ``BEGIN IMMEDIATE``, runs each call after the first
+  inside its own ``SAVEPOINT`` (a call that fails rolls back alone), then commits once
+  (``FULL``, one fsync, if any call asked for ``durable``). No caller hears back
+  before that commit: an acknowledged write is committed, as before. Concurrent
+  appends of many sessions sharing the store thus share one transaction and one fsync.
 - the reader thread runs reads on the read connection (WAL: they never wait for
   the writer).
+
+A call that cannot wait runs inline instead (:meth:`StoreThreads.try_inline`): not
+fsync'd, its connection open, nothing handed over to its thread, and the write lock
+free at once - the write connection's ``busy_timeout`` is 0, so SQLite answers "busy"
+instead of waiting, and only the writer thread waits for a lock. Inline work is capped
+at ``INLINE_BUDGET_S`` per loop turn, so a burst of calls in one turn goes to the
+writer and shares its group commits. The write connection never checkpoints at
+``COMMIT``; the writer thread checkpoints every ``CHECKPOINT_EVERY`` commits.
 
 A group commit finishes hundreds of calls at once. Settling all their futures in one
 loop turn would run hundreds of task steps back to back (a stall of tens of ms for
@@ -30,12 +38,13 @@ import contextlib
 import functools
 import queue
 import threading
+import time
 import weakref
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
-from tether.durable.errors import StoreError
+from tether.durable.errors import StoreBusy, StoreError
 
 if TYPE_CHECKING:
     import sqlite3
@@ -45,6 +54,10 @@ if TYPE_CHECKING:
 MAX_BATCH = 256
 IDLE_S = 10.0
 RELEASE_PER_TURN = 16
+INLINE_BUDGET_S = 0.001
+"""Inline store work allowed per store per loop turn (the rest goes to the threads)."""
+CHECKPOINT_EVERY = 256
+"""Commits between two WAL checkpoints, which the writer thread runs."""
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -73,8 +86,9 @@ class Batch:
 @dataclass
 class _Job:
     coro: Coroutine[Any, Any, Any]
-    future: asyncio.Future[Any]
-    releaser: _Releaser
+    future: asyncio.Future[Any] | None
+    """None for a call run inline (nobody waits on it)."""
+    releaser: _Releaser | None
     durable: bool = False
     value: Any = None
     error: BaseException | None = None
@@ -95,6 +109,11 @@ def _on_store_thread() -> bool:
     return bool(getattr(_local, "store_thread", False))
 
 
+def running_inline() -> bool:
+    """Whether this thread runs a store call inline, on its event loop (it must not wait)."""
+    return bool(getattr(_local, "inline", False))
+
+
 def offloaded(
     kind: Kind, *, durable_kw: str | None = None
 ) -> Callable[[Callable[P, Coroutine[Any, Any, T]]], Callable[P, Coroutine[Any, Any, T]]]:
@@ -111,6 +130,11 @@ def offloaded(
             store: SQLiteStore = args[0]._io_owner  # type: ignore[attr-defined]
             durable = bool(kwargs.get(durable_kw)) if durable_kw else False
             threads = store._io_threads()
+            if not durable:
+                ran, value = threads.try_inline(kind, coro)
+                if ran:
+                    return value  # type: ignore[no-any-return]
+                coro = fn(*args, **kwargs)  # it would have waited: the thread runs it afresh
             return await threads.submit(kind, coro, durable)  # type: ignore[no-any-return]
 
         return run
@@ -132,28 +156,78 @@ class StoreThreads:
         self.commits = 0
         """Group commits run so far (a test reads it to see that calls shared commits)."""
 
-    def _job(self, coro: Coroutine[Any, Any, Any], durable: bool = False) -> _Job:
+    def _loop_side(self) -> _Releaser:
         loop = asyncio.get_running_loop()
         releaser = self._releasers.get(loop)
         if releaser is None:
             releaser = self._releasers[loop] = _Releaser(loop)
-        return _Job(coro, loop.create_future(), releaser, durable)
+        return releaser
+
+    def _job(
+        self, coro: Coroutine[Any, Any, Any], durable: bool = False
+    ) -> tuple[_Job, asyncio.Future[Any]]:
+        releaser = self._loop_side()
+        future = releaser.loop.create_future()
+        return _Job(coro, future, releaser, durable), future
+
+    def try_inline(self, kind: Kind, coro: Coroutine[Any, Any, Any]) -> tuple[bool, Any]:
+        """Run a call that cannot wait right here, on the caller's thread: (True, value).
+
+        Only when nothing is handed over to the lane (order and group commits stay as
+        they are), its connection is open and free, this loop turn has inline budget
+        left, and a write gets the write lock at once. Anything else - a lock held by
+        another connection, a connection to open - is (False, None): ``coro`` is closed
+        and the call goes to the thread, which may wait. Reads take no lock in WAL mode.
+        Raises what the call raised."""
+        side = self._loop_side()
+        if side.spent >= INLINE_BUDGET_S:
+            coro.close()
+            return False, None
+        store = self._store
+        write = kind == "write" or self._read_lane == "write"
+        lane = self._lanes["write" if write else "read"]
+        conn = store._conn if write else store._reader
+        lock = store._lock if write else store._read_lock
+        if lane.pending or conn is None or not lock.acquire(blocking=False):
+            coro.close()
+            return False, None
+        started = time.perf_counter()
+        was_store_thread = _on_store_thread()
+        job = _Job(coro, None, None)
+        try:
+            _local.store_thread = _local.inline = True
+            if kind == "write":
+                lane._group_commit([job])
+            else:
+                _drive(job)
+        finally:
+            _local.store_thread = was_store_thread
+            _local.inline = False
+            lock.release()
+            side.spend(time.perf_counter() - started)
+        if isinstance(job.error, StoreBusy):  # it would have waited for a lock
+            return False, None
+        if job.error is not None:
+            raise job.error
+        if kind == "write":
+            lane.count_inline_commit()
+        return True, job.value
 
     def submit(
         self, kind: Kind, coro: Coroutine[Any, Any, Any], durable: bool
     ) -> asyncio.Future[Any]:
-        job = self._job(coro, durable)
+        job, future = self._job(coro, durable)
         self._lanes[kind if kind == "write" else self._read_lane].put(job)
-        return job.future
+        return future
 
     async def drain(self) -> None:
         """Return once every call handed over before this one is done."""
         waits = []
         for lane in {self._lanes["write"], self._lanes[self._read_lane]}:
-            job = self._job(_nothing())
+            job, future = self._job(_nothing())
             job.bare = True
             lane.put(job)
-            waits.append(job.future)
+            waits.append(future)
         await asyncio.gather(*waits)
 
     def stop(self) -> None:
@@ -169,9 +243,14 @@ class _Lane:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self.pending = 0
+        """Calls handed over and not yet answered (an inline call must not pass them)."""
+        self._uncheckpointed = 0
+        self._checkpoint_queued = False
 
     def put(self, job: _Job) -> None:
         with self._lock:
+            self.pending += 1
             self._jobs.put(job)
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -218,7 +297,28 @@ class _Lane:
                 for one in jobs:
                     _drive(one)
             _release(jobs)
+            with self._lock:
+                self.pending -= len(jobs)
+            if self._kind == "write" and self._uncheckpointed >= CHECKPOINT_EVERY:
+                self._checkpoint()
             del job, jobs
+
+    def count_inline_commit(self) -> None:
+        """After a commit run inline: past ``CHECKPOINT_EVERY`` commits, wake this lane's
+        thread to checkpoint (the connection does none itself: it would on the loop)."""
+        if self._uncheckpointed >= CHECKPOINT_EVERY and not self._checkpoint_queued:
+            self._checkpoint_queued = True
+            job, _ = self._owner._job(_nothing())
+            job.bare = True
+            self.put(job)
+
+    def _checkpoint(self) -> None:
+        """Copy the WAL back into the database (PASSIVE: waits for nobody)."""
+        self._uncheckpointed = 0
+        self._checkpoint_queued = False
+        store = self._owner._store
+        with contextlib.suppress(Exception), store._writing() as conn:  # retried next time
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _group_commit(self, jobs: list[_Job]) -> None:
         store = self._owner._store
@@ -231,6 +331,7 @@ class _Lane:
                 finally:
                     _local.batch = None
             self._owner.commits += 1
+            self._uncheckpointed += 1
         except BaseException as exc:  # BEGIN or COMMIT failed: nothing of the batch is saved
             for job in jobs:
                 job.coro.close()  # one never started must not warn
@@ -260,7 +361,8 @@ def _release(jobs: list[_Job]) -> None:
     """Hand finished calls back to their loops (from a store thread)."""
     by_loop: dict[_Releaser, list[_Job]] = {}
     for job in jobs:
-        by_loop.setdefault(job.releaser, []).append(job)
+        if job.releaser is not None:
+            by_loop.setdefault(job.releaser, []).append(job)
     for releaser, done in by_loop.items():
         releaser.post(done)
 
@@ -269,10 +371,20 @@ class _Releaser:
     """Settles the futures of finished calls on one loop, ``RELEASE_PER_TURN`` per turn."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+        self.loop = loop
         self._ready: collections.deque[_Job] = collections.deque()
         self._lock = threading.Lock()
         self._scheduled = False
+        self.spent = 0.0
+        """Seconds of inline store calls in this loop turn (reset at the next turn)."""
+
+    def spend(self, seconds: float) -> None:
+        if self.spent == 0.0:
+            self.loop.call_soon(self._new_turn)
+        self.spent += seconds or 1e-9
+
+    def _new_turn(self) -> None:
+        self.spent = 0.0
 
     def post(self, jobs: list[_Job]) -> None:
         """From a store thread: queue ``jobs`` and make sure the loop drains the queue."""
@@ -282,7 +394,7 @@ class _Releaser:
                 return
             self._scheduled = True
         with contextlib.suppress(RuntimeError):  # the caller's loop is gone
-            self._loop.call_soon_threadsafe(self._drain)
+            self.loop.call_soon_threadsafe(self._drain)
 
     def _drain(self) -> None:
         ready = self._ready
@@ -292,7 +404,7 @@ class _Releaser:
             except IndexError:
                 break
             future = job.future
-            if future.done():  # its caller was cancelled
+            if future is None or future.done():  # its caller was cancelled
                 continue
             if job.error is None:
                 future.set_result(job.value)
@@ -303,4 +415,4 @@ class _Releaser:
             if not ready:
                 self._scheduled = False
                 return
-        self._loop.call_soon(self._drain)  # the rest next turn, after timers and I/O
+        self.loop.call_soon(self._drain)  # the rest next turn, after timers and I/O
