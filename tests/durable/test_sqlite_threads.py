@@ -51,16 +51,45 @@ def message(text: str) -> dict[str, Any]:
 async def test_calls_that_can_wait_run_off_the_event_loop_thread(tmp_path: Path) -> None:
     """Opening the connections (file I/O, WAL set-up) and fsync'd commits never run on the
     loop's thread."""
-    store = WatchedStore(str(tmp_path / "s.db"))
+    path = str(tmp_path / "s.db")
+    store = WatchedStore(path)
     lease = await store.acquire_lease("s1", create=True)  # opens the write connection
-    record = await store.load("s1")  # opens the read connection
-    first = set(store.threads)
+    opened = set(store.threads)
     store.threads.clear()
     await store.append("s1", 0, [("tool_intent", {"call_id": "c"})], durable=True, lease=lease)
+    fsynced = set(store.threads)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # the next write waits on the writer thread ...
+    write = asyncio.create_task(store.append("s1", 1, [("message", message("m"))], lease=lease))
+    await asyncio.sleep(0.02)
+    store.threads.clear()
+    record = await store.load("s1")  # ... so this read opens the read connection on its own
+    read = set(store.threads)
+    other.execute("COMMIT")
+    other.close()
+    await write
     assert record is not None
-    assert threading.get_ident() not in first
-    assert store.threads
-    assert threading.get_ident() not in store.threads
+    assert store._reader is not None
+    for threads in (opened, fsynced, read):
+        assert threads
+        assert threading.get_ident() not in threads
+    await store.close()
+
+
+async def test_a_short_lived_store_reads_on_its_write_connection(tmp_path: Path) -> None:
+    """Before the read connection is open, an inline read borrows the write connection:
+    a store object used for a few calls never starts its reader thread."""
+    path = str(tmp_path / "s.db")
+    first = SQLiteStore(path)
+    await first.create("s1")
+    await first.close()
+    store = WatchedStore(path)
+    await store.acquire_lease("s1")
+    store.threads.clear()
+    record = await store.load("s1")
+    assert record is not None
+    assert store.threads == {threading.get_ident()}
+    assert store._reader is None
     await store.close()
 
 
@@ -72,8 +101,11 @@ async def test_a_lone_call_that_cannot_wait_runs_inline(tmp_path: Path) -> None:
     assert await store.load("s1") is not None
     store.threads.clear()
     store.batches.clear()
+    await asyncio.sleep(0)  # each call in a loop turn of its own: the inline budget is fresh
     await store.append("s1", 0, [("message", message("hi"))], lease=lease)
+    await asyncio.sleep(0)
     record = await store.load("s1")
+    await asyncio.sleep(0)
     await store.audit.append_many([AuditEvent("note", {"n": 1}, "s1")])
     assert record is not None
     assert len(record.entries) == 1

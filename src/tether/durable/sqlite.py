@@ -36,6 +36,7 @@ from tether.durable.sqlite_io import (
     StoreThreads,
     current_batch,
     offloaded,
+    reads_on_writer,
     running_inline,
 )
 from tether.durable.sqlite_ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit, write_sidecar
@@ -310,7 +311,9 @@ class SQLiteStore(WorkerSide):
         """The read connection; call under ``_read_lock``. The schema is made first, by the
         writer."""
         if self._reader is None:
-            if not self.read_only:  # a read-only store never opens a writer
+            # the schema first (a read-only store never opens a writer); once the write
+            # connection exists it is made, and its lock may be held by a write that waits
+            if not self.read_only and self._conn is None:
                 with self._lock:
                     self._writer()
             self._reader = self._open(migrate=False)
@@ -322,7 +325,7 @@ class SQLiteStore(WorkerSide):
         batch = current_batch(self)
         if batch is not None:  # inside a group commit: read what it wrote so far
             yield batch.conn
-        elif self._one_conn:
+        elif self._one_conn or reads_on_writer(self):
             with self._lock:
                 yield self._writer()
         else:

@@ -109,6 +109,11 @@ def _on_store_thread() -> bool:
     return bool(getattr(_local, "store_thread", False))
 
 
+def reads_on_writer(store: SQLiteStore) -> bool:
+    """Whether this thread runs an inline read of ``store`` on its write connection."""
+    return getattr(_local, "lent", None) is store
+
+
 def running_inline() -> bool:
     """Whether this thread runs a store call inline, on its event loop (it must not wait)."""
     return bool(getattr(_local, "inline", False))
@@ -184,7 +189,10 @@ class StoreThreads:
             coro.close()
             return False, None
         store = self._store
-        write = kind == "write" or self._read_lane == "write"
+        # a read before the read connection is open borrows the write connection (a
+        # short-lived store object then never starts its reader thread)
+        borrow = kind == "read" and store._reader is None
+        write = kind == "write" or borrow or self._read_lane == "write"
         lane = self._lanes["write" if write else "read"]
         conn = store._conn if write else store._reader
         lock = store._lock if write else store._read_lock
@@ -196,6 +204,7 @@ class StoreThreads:
         job = _Job(coro, None, None)
         try:
             _local.store_thread = _local.inline = True
+            _local.lent = store if borrow else None
             if kind == "write":
                 lane._group_commit([job])
             else:
@@ -203,6 +212,7 @@ class StoreThreads:
         finally:
             _local.store_thread = was_store_thread
             _local.inline = False
+            _local.lent = None
             lock.release()
             side.spend(time.perf_counter() - started)
         if isinstance(job.error, StoreBusy):  # it would have waited for a lock
@@ -296,9 +306,9 @@ class _Lane:
             else:
                 for one in jobs:
                     _drive(one)
-            _release(jobs)
-            with self._lock:
+            with self._lock:  # done: a call awaited after these may run inline
                 self.pending -= len(jobs)
+            _release(jobs)
             if self._kind == "write" and self._uncheckpointed >= CHECKPOINT_EVERY:
                 self._checkpoint()
             del job, jobs
