@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from history import assert_cancelled_write_counted
 
 from tether import Agent
 from tether.durable import SessionConflict, SQLiteStore
 from tether.durable.audit import AuditEvent
 from tether.durable.sqlite_io import RELEASE_PER_TURN, Batch
 from tether.models import ScriptedModel
-from tether.persistence import close_session, open_session
+from tether.persistence import open_session
 
 
 class WatchedStore(SQLiteStore):
@@ -312,14 +313,7 @@ async def test_a_journal_append_cancelled_in_flight_still_counts(tmp_path: Path)
     await asyncio.sleep(0.01)
     other.execute("COMMIT")
     other.close()
-    with pytest.raises(asyncio.CancelledError):
-        await write
-    await journal.append("status", {"status": "idle"})
-    await close_session(agent, journal)
-    record = await store.load("c")
-    assert record is not None
-    assert [e.data["status"] for e in record.entries] == ["running", "idle"]
-    await store.close()
+    await assert_cancelled_write_counted(agent, journal, write)
 
 
 def test_store_objects_opening_one_new_file_at_once_all_work(tmp_path: Path) -> None:

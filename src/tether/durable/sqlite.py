@@ -188,6 +188,17 @@ class SQLiteStore(WorkerSide):
                     raise
                 time.sleep(0.005)
 
+    def _commit(self, conn: sqlite3.Connection) -> None:
+        """COMMIT, or roll back and raise: nothing of the transaction was written."""
+        import sqlite3
+
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise self._failed(exc, "; commit failed, nothing was written") from exc
+
     def _begin_immediate(self, conn: sqlite3.Connection) -> None:
         """``BEGIN IMMEDIATE`` on the write connection, whose ``busy_timeout`` is 0: while
         another connection holds the write lock this waits here, up to ``busy_timeout``
@@ -222,7 +233,6 @@ class SQLiteStore(WorkerSide):
     def _batch(self, durable: bool) -> Iterator[Batch]:
         """One group commit (run by the writer thread): ``BEGIN IMMEDIATE`` ... ``COMMIT``,
         fsync'd (FULL) when ``durable``; each call inside it runs in ``_in_batch``."""
-        import sqlite3
 
         if self.read_only:
             raise StoreError(
@@ -243,14 +253,8 @@ class SQLiteStore(WorkerSide):
                     raise
                 if batch.lost is not None:  # calls that had succeeded were rolled back too
                     raise batch.lost
-                if not conn.in_transaction:  # begun again after a failed call, and failed
-                    return
-                try:
-                    conn.execute("COMMIT")
-                except sqlite3.Error as exc:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise self._failed(exc, "; commit failed, nothing was written") from exc
+                if conn.in_transaction:  # else begun again after a failed call, and failed
+                    self._commit(conn)
             finally:
                 if durable:
                     conn.execute("PRAGMA synchronous = NORMAL")
@@ -423,12 +427,7 @@ class SQLiteStore(WorkerSide):
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
-                try:
-                    conn.execute("COMMIT")
-                except sqlite3.Error as exc:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise self._failed(exc, "; commit failed, nothing was written") from exc
+                self._commit(conn)
             finally:
                 if durable:
                     conn.execute("PRAGMA synchronous = NORMAL")
