@@ -49,7 +49,7 @@ from tether.durable.errors import StoreBusy, StoreError
 if TYPE_CHECKING:
     import sqlite3
 
-    from tether.durable.sqlite import SQLiteStore
+    from tether.durable.sqlite_conn import SQLiteConnections
 
 MAX_BATCH = 256
 IDLE_S = 10.0
@@ -68,7 +68,7 @@ Kind = Literal["read", "write"]
 class Batch:
     """The group commit the writer thread is running (thread-local while it runs)."""
 
-    store: SQLiteStore
+    store: SQLiteConnections
     conn: sqlite3.Connection
     durable: bool
     savepoints: int = 0
@@ -99,7 +99,7 @@ class _Job:
 _local = threading.local()
 
 
-def current_batch(store: SQLiteStore) -> Batch | None:
+def current_batch(store: SQLiteConnections) -> Batch | None:
     """The group commit of ``store`` this thread is running, if any."""
     batch: Batch | None = getattr(_local, "batch", None)
     return batch if batch is not None and batch.store is store else None
@@ -109,7 +109,7 @@ def _on_store_thread() -> bool:
     return bool(getattr(_local, "store_thread", False))
 
 
-def reads_on_writer(store: SQLiteStore) -> bool:
+def reads_on_writer(store: SQLiteConnections) -> bool:
     """Whether this thread runs an inline read of ``store`` on its write connection."""
     return getattr(_local, "lent", None) is store
 
@@ -132,7 +132,7 @@ def offloaded(
             coro = fn(*args, **kwargs)
             if _on_store_thread():
                 return await coro
-            store: SQLiteStore = args[0]._io_owner  # type: ignore[attr-defined]
+            store: SQLiteConnections = args[0]._io_owner  # type: ignore[attr-defined]
             durable = bool(kwargs.get(durable_kw)) if durable_kw else False
             threads = store._io_threads()
             if not durable:
@@ -150,7 +150,7 @@ def offloaded(
 class StoreThreads:
     """The writer and reader threads of one SQLiteStore."""
 
-    def __init__(self, store: SQLiteStore) -> None:
+    def __init__(self, store: SQLiteConnections) -> None:
         self._store = store
         self._lanes = {"write": _Lane(self, "write"), "read": _Lane(self, "read")}
         # an in-memory database has one connection: its reads go through the writer
