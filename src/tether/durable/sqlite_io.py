@@ -160,6 +160,8 @@ class StoreThreads:
         )
         self.commits = 0
         """Group commits run so far (a test reads it to see that calls shared commits)."""
+        self.checkpoints = 0
+        """WAL checkpoints the writer thread ran (read by a test)."""
 
     def _loop_side(self) -> _Releaser:
         loop = asyncio.get_running_loop()
@@ -329,6 +331,7 @@ class _Lane:
         store = self._owner._store
         with contextlib.suppress(Exception), store._writing() as conn:  # retried next time
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            self._owner.checkpoints += 1
 
     def _group_commit(self, jobs: list[_Job]) -> None:
         store = self._owner._store
