@@ -93,7 +93,7 @@ class _Job:
     value: Any = None
     error: BaseException | None = None
     bare: bool = False
-    """Run outside any transaction (``drain``'s marker)."""
+    """Run outside any transaction (``drain``'s marker, a checkpoint's wake-up)."""
 
 
 _local = threading.local()
@@ -122,9 +122,10 @@ def running_inline() -> bool:
 def offloaded(
     kind: Kind, *, durable_kw: str | None = None
 ) -> Callable[[Callable[P, Coroutine[Any, Any, T]]], Callable[P, Coroutine[Any, Any, T]]]:
-    """Run the decorated store coroutine (synchronous inside) on the store's ``kind``
+    """Run the decorated store coroutine (synchronous inside) where it is awaited when
+    it cannot wait (:meth:`StoreThreads.try_inline`), else on the store's ``kind``
     thread; called from a store thread, it runs inline. ``durable_kw``: the keyword
-    argument that asks for an fsync'd commit."""
+    argument that asks for an fsync'd commit (always the writer thread)."""
 
     def wrap(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
         @functools.wraps(fn)
