@@ -136,6 +136,15 @@ def context_of(span: dict[str, Any]) -> tuple[str, str]:
     return ctx["trace_id"].removeprefix("0x"), ctx["span_id"].removeprefix("0x")
 
 
+def child_attrs(span: Any, asked: dict[str, Any]) -> dict[str, Any]:
+    """Check that the exported ``span`` is a child of the suspended run's ``asked`` span
+    (same trace, its parent); return its attributes."""
+    trace_id, span_id = context_of(asked)
+    assert hexid(span.trace_id) == trace_id
+    assert hexid(span.parent_span_id) == span_id
+    return attrs(span)
+
+
 def wait_for(received: Any, name: str, timeout: float = 20) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -150,15 +159,13 @@ def test_a_cli_decision_is_a_span_in_the_suspended_trace_and_the_resume_continue
     tmp_path: Path,
 ) -> None:
     interrupt, asked = suspended(tmp_path)
-    trace_id, span_id = context_of(asked)
+    trace_id = context_of(asked)[0]
     approval_id = asyncio.run(pending_id(tmp_path / "t.db"))
     done, span, resources = decided(
         "approve", approval_id, "--as", "alice", "--store", str(tmp_path / "t.db")
     )
     assert f"approved {approval_id}" in done.stdout
-    assert hexid(span.trace_id) == trace_id
-    assert hexid(span.parent_span_id) == span_id
-    found = attrs(span)
+    found = child_attrs(span, asked)
     assert found["tether.approval.decided_by"] == "alice"
     assert found["tether.approval.decision"] == "approve"
     assert found["tether.approval.status"] == "approved"
@@ -273,10 +280,7 @@ def test_an_http_decision_is_a_span_in_the_suspended_trace(
     )
     assert status == 200, body
     (span,) = wait_for(received, "approval confirm:AskFirst")
-    trace_id, span_id = context_of(asked)
-    assert hexid(span.trace_id) == trace_id
-    assert hexid(span.parent_span_id) == span_id
-    found = attrs(span)
+    found = child_attrs(span, asked)
     assert found["tether.approval.via"] == "http"
     assert found["tether.approval.decided_by"] == "alice"
     assert found["tether.approval.decision"] == "approve"

@@ -33,7 +33,12 @@ from tether.durable import SQLiteStore
 
 CHILD = Path(__file__).parents[1] / "support" / "crash_child.py"
 sys.path.insert(0, str(CHILD.parent))
-from crash_campaign import check_audit, in_doubt_answers, run_child  # noqa: E402
+from crash_campaign import (  # noqa: E402
+    check_audit,
+    in_doubt_answers,
+    next_run,
+    run_child,
+)
 from crash_child import LINES, SCRIPT  # noqa: E402
 
 SEED = 1303
@@ -119,21 +124,16 @@ def drive(lane_db: Path, index: int, first_target: int, points: int, tmp: Path) 
                 report.first_kill = run.at[0]
             if status == "completed":
                 break  # killed after the final append was acknowledged
-            # No prompt saved yet: the invocation was never accepted, send it again.
-            accepted = any(kind == "message" for _, kind, _ in entries)
-            mode, answers = ("resume" if accepted else "start"), None
-        elif run.returncode != 0 or run.result is None:
-            report.problems.append(f"run {report.runs} ({mode}) failed: {run.stderr[-2000:]}")
+        step = next_run(
+            run,
+            report,
+            mode,
+            entries,
+            lambda asked, seen=entries: answer_in_doubt(asked, seen, effects, report),
+        )
+        if step is None:
             break
-        elif run.result["stop_reason"] == "end_turn":
-            report.final = run.result
-            break
-        elif run.result["stop_reason"] == "interrupt":
-            answers = answer_in_doubt(run.result["interrupts"], entries, effects, report)
-            mode = "resume"
-        else:
-            report.problems.append(f"run {report.runs} stopped with {run.result['stop_reason']}")
-            break
+        mode, answers = step
         target = 0
         if kills_left and rng.random() < 0.75:
             kills_left -= 1

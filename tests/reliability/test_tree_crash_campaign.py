@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crash_campaign import Run, check_audit, in_doubt_answers, run_child
+from crash_campaign import Run, check_audit, in_doubt_answers, next_run, run_child
 from crash_tree_child import FINAL, LINES
 
 from tether.durable import SQLiteStore
@@ -57,7 +57,7 @@ class TreeReport:
     duplicates: int = 0  # side effects that ran more than once
     first_kill: int = 0
     sessions: list[str] = field(default_factory=list)
-    text: str | None = None
+    final: dict[str, Any] | None = None
 
 
 Journals = dict[str, tuple[str, int, list[tuple[int, str, dict[str, Any]]]]]
@@ -161,21 +161,16 @@ def drive(db: Path, index: int, first_target: int, points: int, tmp: Path) -> Tr
                 report.first_kill = run.at[0]
             if journals.get(tree, ("missing",))[0] == "completed":
                 break  # killed after the tree's final append was acknowledged
-            top = journals.get(tree, ("missing", 0, []))[2]
-            accepted = any(kind == "message" for _, kind, _ in top)
-            mode, answers = ("resume" if accepted else "start"), None
-        elif run.returncode != 0 or run.result is None:
-            report.problems.append(f"run {report.runs} ({mode}) failed: {run.stderr[-2000:]}")
+        step = next_run(
+            run,
+            report,
+            mode,
+            journals.get(tree, ("missing", 0, []))[2],
+            lambda asked, seen=journals: answer_in_doubt(asked, seen, effects, report),
+        )
+        if step is None:
             break
-        elif run.result["stop_reason"] == "end_turn":
-            report.text = run.result["text"]
-            break
-        elif run.result["stop_reason"] == "interrupt":
-            answers = answer_in_doubt(run.result["interrupts"], journals, effects, report)
-            mode = "resume"
-        else:
-            report.problems.append(f"run {report.runs} stopped with {run.result['stop_reason']}")
-            break
+        mode, answers = step
         target = 0
         if extra:
             extra = False

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,3 +162,32 @@ def in_doubt_answers(
             answers[interrupt["id"]] = "retry"
             in_doubt["retry"] += 1
     return answers
+
+
+def next_run(
+    run: Run,
+    report: Any,
+    mode: str,
+    entries: list[tuple[int, str, dict[str, Any]]],
+    answer: Callable[[list[dict[str, Any]]], Any],
+) -> tuple[str, Any] | None:
+    """The next run's (mode, answers), or None when the lane is done.
+
+    Killed: resume, or start again if no prompt was saved (``entries``, the journal
+    that holds it, has no message: the invocation was never accepted). Not killed: its
+    run ended (result to ``report.final``) or failed (a line in ``report.problems``), or
+    it suspended on interrupts: resume with the human's answers (``answer``)."""
+    if run.at is not None:
+        accepted = any(kind == "message" for _, kind, _ in entries)
+        return ("resume" if accepted else "start"), None
+    if run.returncode != 0 or run.result is None:
+        report.problems.append(f"run {report.runs} ({mode}) failed: {run.stderr[-2000:]}")
+        return None
+    reason = run.result["stop_reason"]
+    if reason == "interrupt":
+        return "resume", answer(run.result["interrupts"])
+    if reason == "end_turn":
+        report.final = run.result
+    else:
+        report.problems.append(f"run {report.runs} stopped with {reason}")
+    return None

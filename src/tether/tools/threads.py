@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import queue
 import threading
 import weakref
@@ -70,15 +71,7 @@ class ToolThreads(Executor):
                 return _SKIPPED
             return fn(*args, **kwargs)
 
-        def settle(value: Any, error: BaseException | None) -> None:
-            if value is _SKIPPED:
-                result.cancel()
-            elif error is None:
-                result.set_result(value)
-            else:
-                result.set_exception(error)
-
-        self._put((run, settle))
+        self._put((run, functools.partial(_settle, result)))
         return result
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
@@ -146,7 +139,11 @@ def _unless_cancelled(future: asyncio.Future[Any], call: Callable[[], Any]) -> C
     return run
 
 
-def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
+def _settle(
+    future: asyncio.Future[Any] | Future[Any], value: Any, error: BaseException | None
+) -> None:
+    """Give ``future`` (of a loop, or of ``submit``) the call's outcome; a call skipped
+    because it was cancelled before it ran cancels it; one already done is left alone."""
     if future.done():
         return
     if value is _SKIPPED:
