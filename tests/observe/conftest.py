@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,7 +64,7 @@ def otel() -> Iterator[Otel]:
 
 
 @pytest.fixture(scope="session")
-def phoenix(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Any:
+def phoenix(private_dir: Path, request: pytest.FixtureRequest) -> Any:
     """A real Phoenix server for the session (tests/support/phoenix_backend.py)."""
     from phoenix_backend import PIN, executable, phoenix_server, venv
 
@@ -73,7 +74,9 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReq
             f"Phoenix is not installed in {venv()}: `make phoenix` creates that venv with "
             f"{PIN} (its pins clash with ours, so it is not in the dev extra)"
         )
-    with phoenix_server(tmp_path_factory.mktemp("phoenix"), command) as server:
+    workdir = private_dir / "phoenix"
+    workdir.mkdir()
+    with phoenix_server(workdir, command) as server:
         reporter = request.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             reporter.write_line(f"phoenix serve answered in {server.started_in_s:.1f} s")
