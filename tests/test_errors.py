@@ -338,3 +338,20 @@ def test_a_store_path_string_leaves_no_file_behind(tmp_path: Path) -> None:
     assert not target.exists()
     agent = Agent(model=ScriptedModel(["ok"]), store=SQLiteStore(str(target)), session_id="s")
     assert agent("hi").text == "ok"
+
+
+def test_every_core_error_is_exported_from_tether() -> None:
+    """Every exception class errors.py defines can be caught as ``tether.<Name>``."""
+    import tether.errors as errors
+
+    defined = {
+        name
+        for name, value in vars(errors).items()
+        if isinstance(value, type)
+        and issubclass(value, TetherError)
+        and value.__module__ == "tether.errors"
+    }
+    missing = sorted(defined - set(tether.__all__))
+    assert missing == []
+    for name in defined:
+        assert getattr(tether, name) is getattr(errors, name)

@@ -32,8 +32,9 @@ from tether.messages import JSONValue, Message
 from tether.models.base import Model
 from tether.result import Result
 from tether.session_ids import validate_session_id
-from tether.tools import Tool, ToolSource, expand_tools, tool_sources
+from tether.tools import Tool, ToolSource
 from tether.tools.context import CancelSignal
+from tether.tools.source import expand_tools, tool_sources
 from tether.tools.threads import ToolThreads
 
 if TYPE_CHECKING:

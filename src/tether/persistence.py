@@ -11,7 +11,7 @@ from tether.durable.errors import SessionBusy
 from tether.errors import AnswerError, SessionStateError
 from tether.messages import JSONValue, ToolCall, ToolResult
 from tether.session import IN_DOUBT, SessionJournal, fold
-from tether.tools import format_tool_output
+from tether.tools.output import format_tool_output
 
 _RUNNING: dict[tuple[int, str], str] = {}
 """(store object, session id) pairs run by an Agent of this process, with the lease holder."""

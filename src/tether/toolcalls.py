@@ -16,16 +16,11 @@ from tether.errors import MiddlewareError, RetryLimitError, ToolArgumentError
 from tether.events import StreamEvent, ToolFinished, ToolStarted
 from tether.messages import ToolCall, ToolResult
 from tether.run_state import RunState
-from tether.tools import (
-    Tool,
-    ToolContext,
-    ToolOutput,
-    describe_available,
-    format_tool_output,
-    plan_batches,
-    repair_tool_name,
-)
+from tether.tools import Tool, ToolContext, ToolOutput
 from tether.tools.channel import Outlet, ToolChannel
+from tether.tools.output import format_tool_output
+from tether.tools.planner import plan_batches
+from tether.tools.repair import describe_available, repair_tool_name
 
 if TYPE_CHECKING:
     from tether.agent import Agent

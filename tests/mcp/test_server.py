@@ -14,7 +14,9 @@ from tether.errors import ConfigurationError
 from tether.mcp import MCPServer, MCPTool
 from tether.messages import ToolCall
 from tether.models import ScriptedModel
-from tether.tools import as_tool, expand_tools, plan_batches, tool
+from tether.tools import as_tool, tool
+from tether.tools.planner import plan_batches
+from tether.tools.source import expand_tools
 
 from .conftest import TIME_SERVER, fixture_args
 

@@ -1,6 +1,9 @@
+import importlib
 import os
 import subprocess
 import sys
+
+import pytest
 
 import tether.tools
 
@@ -15,14 +18,30 @@ def test_public_names() -> None:
         "as_tool",
         "clarify",
         "delegate",
-        "describe_available",
-        "expand_tools",
-        "format_tool_output",
-        "plan_batches",
-        "repair_tool_name",
         "tool",
-        "tool_sources",
     }
+
+
+LOOP_INTERNALS = {
+    "describe_available": "tether.tools.repair",
+    "repair_tool_name": "tether.tools.repair",
+    "plan_batches": "tether.tools.planner",
+    "format_tool_output": "tether.tools.output",
+    "expand_tools": "tether.tools.source",
+    "tool_sources": "tether.tools.source",
+}
+
+
+@pytest.mark.parametrize(("name", "module"), sorted(LOOP_INTERNALS.items()))
+def test_loop_internals_still_import_with_a_deprecation_warning(name: str, module: str) -> None:
+    with pytest.warns(DeprecationWarning, match=f"import it from {module}"):
+        value = getattr(tether.tools, name)
+    assert value is getattr(importlib.import_module(module), name)
+
+
+def test_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = tether.tools.nope  # type: ignore[attr-defined]
 
 
 def test_import_does_not_load_pydantic() -> None:

@@ -7,7 +7,7 @@ import uuid
 
 from pydantic import BaseModel
 
-from tether.tools import format_tool_output
+from tether.tools.output import format_tool_output
 
 
 class Point(BaseModel):

@@ -2,7 +2,8 @@ import os
 from typing import Any
 
 from tether.messages import ToolCall
-from tether.tools import Tool, plan_batches, tool
+from tether.tools import Tool, tool
+from tether.tools.planner import plan_batches
 
 
 @tool(read_only=True, path_params="path")

@@ -1,6 +1,6 @@
 import pytest
 
-from tether.tools import describe_available, repair_tool_name
+from tether.tools.repair import describe_available, repair_tool_name
 
 TOOLS = ["read_file", "write_file", "list_dir", "search", "rm"]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tether.errors import ConfigurationError
-from tether.tools import Tool, ToolSource, as_tool, expand_tools, tool, tool_sources
+from tether.tools import Tool, ToolSource, as_tool, tool
+from tether.tools.source import expand_tools, tool_sources
 
 
 class Pair:

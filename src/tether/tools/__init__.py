@@ -1,20 +1,21 @@
-"""Tools: ``@tool``, schemas from type hints, argument coercion, name repair, batch planning.
+"""Tools: ``@tool``, schemas from type hints, tool sources, the opt-in clarify and delegate.
 
 Importing this package is cheap: pydantic is loaded only when the first tool is created.
+The loop's internals (name repair, batch planning, output formatting, source expansion)
+live in their own modules and are not part of this package's names.
 """
 
 from __future__ import annotations
 
+import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from tether.tools.base import Tool
 from tether.tools.context import CancelSignal, ToolContext
 from tether.tools.decorator import as_tool, tool
 from tether.tools.media import ToolOutput
-from tether.tools.output import format_tool_output
-from tether.tools.planner import plan_batches
-from tether.tools.repair import describe_available, repair_tool_name
-from tether.tools.source import ToolSource, expand_tools, tool_sources
+from tether.tools.source import ToolSource
 
 if TYPE_CHECKING:
     from tether.agents.delegate import DelegateTool
@@ -36,6 +37,30 @@ def delegate(**options: Any) -> DelegateTool:
     return build(**options)
 
 
+# Loop internals once exported here: still importable for one release, with a warning.
+_MOVED = {
+    "describe_available": "tether.tools.repair",
+    "repair_tool_name": "tether.tools.repair",
+    "plan_batches": "tether.tools.planner",
+    "format_tool_output": "tether.tools.output",
+    "expand_tools": "tether.tools.source",
+    "tool_sources": "tether.tools.source",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tether.tools' has no attribute {name!r}")
+    warnings.warn(
+        f"tether.tools.{name} is a loop internal and leaves tether.tools in the next release; "
+        f"import it from {module}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(module), name)
+
+
 __all__ = [
     "CancelSignal",
     "Tool",
@@ -45,11 +70,5 @@ __all__ = [
     "as_tool",
     "clarify",
     "delegate",
-    "describe_available",
-    "expand_tools",
-    "format_tool_output",
-    "plan_batches",
-    "repair_tool_name",
     "tool",
-    "tool_sources",
 ]

@@ -93,7 +93,7 @@ def as_tool(obj: Tool | Callable[..., Any]) -> Tool:
     if not callable(obj) and callable(getattr(obj, "tools", None)):
         raise ConfigurationError(
             f"{obj!r:.80} offers several tools, not one: put it in an agent's tools list, "
-            "Agent(tools=[source, ...]), or expand it with tether.tools.expand_tools([...])"
+            "Agent(tools=[source, ...]), or expand it with tether.tools.source.expand_tools([...])"
         )
     if isinstance(obj, type) or not callable(obj):
         kind = f"the class {obj.__name__}" if isinstance(obj, type) else type(obj).__name__

@@ -16,7 +16,7 @@ from typing import Any
 from tether.errors import TetherError
 from tether.messages import ContentBlock, Message, TextBlock, ToolCall, ToolResult
 from tether.models.base import ModelResponse
-from tether.tools import format_tool_output
+from tether.tools.output import format_tool_output
 
 FINISH_REASONS: dict[str, str] = {
     "end_turn": "stop",
