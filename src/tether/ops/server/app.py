@@ -29,11 +29,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from tether.durable.approval_types import ApprovalNotFound
-from tether.durable.errors import StoreBusy, StoreError, StoreUnavailable
+from tether.durable.errors import StoreError
 from tether.ops.server.api import Api, AppFactory, error, ok
 from tether.ops.server.auth import CHALLENGE, Policy, authenticate
 from tether.ops.server.inbox import SECURITY_HEADERS, make_inbox
 from tether.ops.server.openapi import document
+from tether.ops.server.refusals import store_refusal
 
 if TYPE_CHECKING:
     from tether.durable import Store
@@ -99,11 +100,9 @@ def create_app(
         # the caller is authenticated here (auth.py answers store failures before that
         # without detail); the message names the store without its password
         log.warning("store error on %s %s: %s", request.method, request.url.path, exc)
-        if isinstance(exc, StoreBusy):
-            return error(503, str(exc), headers={"Retry-After": "1"})
-        if isinstance(exc, StoreUnavailable):
-            return error(503, str(exc), headers={"Retry-After": "5"})
-        return error(500, str(exc))
+        assert isinstance(exc, StoreError)
+        status, headers = store_refusal(exc)
+        return error(status, str(exc), headers=headers)
 
     handlers: dict[Any, Any] = {
         HTTPException: http_error,
