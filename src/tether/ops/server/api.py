@@ -4,7 +4,7 @@ Everything is read from the store on each request, every store call through
 :class:`~tether.ops.server.offload.StoreRunner` (off the event loop for SQLite); a
 decision names only the approval id, the decision, a note and edited arguments (merged
 over the real arguments that only the session journal holds, and validated through the
-app factory's Agent).
+app factory's Agent, built once per session: agents.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
 from starlette.exceptions import HTTPException
@@ -23,7 +23,9 @@ from tether.durable.approval_types import ApprovalConflict, ApprovalError
 from tether.durable.errors import CorruptEntry, StoreError
 from tether.durable.session_list import SEARCH_MAX
 from tether.durable.store import SESSION_STATUSES
+from tether.ops.app_loader import AppFactory
 from tether.ops.decision_trace import trace_decided, tracing_on
+from tether.ops.server.agents import SessionAgents
 from tether.ops.server.auth import Policy, allowed, authenticate, default_policy, subject
 from tether.ops.server.changes import ChangeFeed
 from tether.ops.server.json_body import parse_json
@@ -47,8 +49,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tether.server")
 
-AppFactory = Callable[..., "Agent"]
-"""``factory(session_id=...) -> Agent``: the session's tools, to validate edited arguments."""
 APPROVAL_STATUSES: Final = ("pending", "approved", "denied", "expired", "any")
 MAX_LIMIT: Final = 1000
 MAX_WAIT: Final = 25.0
@@ -122,7 +122,7 @@ class Api:
     ) -> None:
         self.store = store
         self.policy = policy or default_policy
-        self.app_factory = app_factory
+        self.agents = None if app_factory is None else SessionAgents(app_factory)
         self.run = StoreRunner(store)
         self.feed = ChangeFeed(self.run)
         self.refusals = RefusalLog(self._audit_append)
@@ -131,10 +131,12 @@ class Api:
         await self.run(self.store.audit.append, event, data, session_id=session)
 
     async def close(self, *, close_store: bool) -> None:
-        """Stop the long-poll poller, write pending refusal counts, close the store if
-        asked, stop the store threads."""
+        """Stop the long-poll poller, close the factory's agents, write pending refusal
+        counts, close the store if asked, stop the store threads."""
         try:
             await self.feed.close()
+            if self.agents is not None:
+                await self.agents.close()
             try:
                 await self.refusals.flush()
             except StoreError as exc:
@@ -204,18 +206,14 @@ class Api:
         decision, note, edited = await self._body(request)
         validate = None
         if edited is not None:
-            if self.app_factory is None:
+            if self.agents is None:
                 raise HTTPException(
                     400,
                     "edited arguments are refused: this server cannot check them against the "
                     "tool's schema; start it with --app module:factory (the factory building "
                     "the session's Agent), or approve without edits",
                 )
-            try:
-                validate = self.app_factory(session_id=current.session_id)
-            except Exception as exc:
-                log.error("app factory failed for session %s: %r", current.session_id, exc)
-                return error(503, f"cannot build the agent to validate edits: {exc}")
+            validate = await self._agent(current.session_id, "the agent to validate edits")
         started = time.time_ns()
         try:
             decided = await self.run(
@@ -312,7 +310,7 @@ class Api:
             view = fold(record)
         except (KeyError, ValueError, TypeError) as exc:  # a decoded entry fold cannot use
             return self._not_readable(session_id, exc)
-        redactor = self._redactor(session_id)
+        redactor = await self._redactor(session_id)
         approvals = await self.run(self.store.approvals.find, session_id=session_id, limit=10_000)
         shown = show_session(record, view, approvals, redactor=redactor)
         return ok(session_json(record, shown, tail))
@@ -330,26 +328,32 @@ class Api:
             return self._not_readable(session_id, exc)
         if data is None:
             raise HTTPException(404, f"no session {session_id!r} in this store")
-        redactor = self._redactor(session_id)
+        redactor = await self._redactor(session_id)
         try:
             timeline = timeline_of(data, redactor)
         except (KeyError, ValueError, TypeError) as exc:  # a decoded entry fold cannot use
             return self._not_readable(session_id, exc)
         return ok(timeline_json(timeline, data.record))
 
-    def _redactor(self, session_id: str) -> Redactor | None:
+    async def _redactor(self, session_id: str) -> Redactor | None:
         """The custom redactor of the session's Agent (``--app``), None without a factory."""
         from tether.durable.redaction import redactor_of
 
-        if self.app_factory is None:
+        if self.agents is None:
             return None
+        return redactor_of(
+            await self._agent(session_id, "the session's agent to apply its redactor")
+        )
+
+    async def _agent(self, session_id: str, what: str) -> Agent:
+        """The session's kept Agent (see agents.py); 503 naming ``what`` if the factory
+        fails."""
+        assert self.agents is not None
         try:
-            return redactor_of(self.app_factory(session_id=session_id))
+            return await self.agents.get(session_id)
         except Exception as exc:
             log.error("app factory failed for session %s: %r", session_id, exc)
-            raise HTTPException(
-                503, f"cannot build the session's agent to apply its redactor: {exc}"
-            ) from None
+            raise HTTPException(503, f"cannot build {what}: {exc}") from None
 
     # -- audit -------------------------------------------------------------------------
 

@@ -30,7 +30,8 @@ from starlette.routing import Route
 
 from tether.durable.approval_types import ApprovalNotFound
 from tether.durable.errors import StoreError
-from tether.ops.server.api import Api, AppFactory, error, ok
+from tether.ops.app_loader import AppFactory
+from tether.ops.server.api import Api, error, ok
 from tether.ops.server.auth import CHALLENGE, Policy, authenticate
 from tether.ops.server.inbox import SECURITY_HEADERS, make_inbox
 from tether.ops.server.openapi import document
@@ -53,7 +54,8 @@ def create_app(
     """The server for ``store``. ``policy(approver, approval) -> bool`` decides who may
     decide what (default: roles, see :func:`~tether.ops.server.auth.default_policy`);
     ``app_factory(session_id=...)`` builds the session's Agent to validate edited
-    arguments (without it, edits are refused). ``close_store`` closes it on shutdown."""
+    arguments and redact views (once per session, kept and closed on shutdown: agents.py;
+    without it, edits are refused). ``close_store`` closes it on shutdown."""
     api = Api(store, policy, app_factory)
     index, static = make_inbox(title)
     spec = document()
