@@ -2,9 +2,9 @@
 
 Everything is read from the store on each request, every store call through
 :class:`~tether.ops.server.offload.StoreRunner` (off the event loop for SQLite); a
-decision names only the approval id, the decision, a note and edited arguments (merged
-over the real arguments that only the session journal holds, and validated through the
-app factory's Agent, built once per session: agents.py).
+decision names only the approval id, the decision (decision_body.py), a note and edited
+arguments (merged over the real arguments that only the session journal holds, and
+validated through the app factory's Agent, built once per session: agents.py).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from tether.ops.decision_trace import trace_decided, tracing_on
 from tether.ops.server.agents import SessionAgents
 from tether.ops.server.auth import Policy, allowed, authenticate, default_policy, subject
 from tether.ops.server.changes import ChangeFeed
+from tether.ops.server.decision_body import read_decision
 from tether.ops.server.json_body import parse_json
 from tether.ops.server.offload import StoreRunner
 from tether.ops.server.refusals import RefusalLog
@@ -52,8 +53,6 @@ log = logging.getLogger("tether.server")
 APPROVAL_STATUSES: Final = ("pending", "approved", "denied", "expired", "any")
 MAX_LIMIT: Final = 1000
 MAX_WAIT: Final = 25.0
-NOTE_MAX: Final = 2000
-DECISION_KEYS: Final = frozenset({"decision", "note", "edited_args"})
 
 
 NO_STORE: Final = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
@@ -203,9 +202,9 @@ class Api:
                 f"decide approvals for {subject(current)!r}; it needs a role like "
                 f"approve:{subject(current)} or admin",
             )
-        decision, note, edited = await self._body(request)
+        asked = read_decision(await self._body(request), current)
         validate = None
-        if edited is not None:
+        if asked.edited_args is not None:
             if self.agents is None:
                 raise HTTPException(
                     400,
@@ -219,10 +218,11 @@ class Api:
             decided = await self.run(
                 self.store.approvals.decide,
                 current.id,
-                decision,  # type: ignore[arg-type]
+                asked.store_decision,  # type: ignore[arg-type]
                 decided_by=approver.name,
-                note=note,
-                edited_args=edited,
+                note=asked.note,
+                edited_args=asked.edited_args,
+                response=asked.response,
                 validate=validate,
             )
         except ApprovalConflict as exc:
@@ -234,37 +234,18 @@ class Api:
             return error(409, str(exc), decided_by=None, status=current.status, decided_at=None)
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
-        log.info("approval %s %s by %s over HTTP", decided.id, decided.decision, approver.name)
+        log.info("approval %s %s by %s over HTTP", decided.id, asked.asked, approver.name)
         if tracing_on():
             await trace_decided(self.store, decided, via="http", started_ns=started, run=self.run)
         return ok(approval_json(decided, can_decide=False))
 
-    async def _body(self, request: Request) -> tuple[str, str | None, dict[str, Any] | None]:
+    async def _body(self, request: Request) -> Any:
         raw = b""
         async for chunk in request.stream():
             raw += chunk
             if len(raw) > MAX_BODY:
                 raise HTTPException(413, f"the body is larger than {MAX_BODY} bytes")
-        body = parse_json(raw)
-        if not isinstance(body, dict):
-            raise HTTPException(400, "the body must be a JSON object")
-        unknown = sorted(set(body) - DECISION_KEYS)
-        if unknown:
-            raise HTTPException(
-                400, f"unknown field(s) {unknown}; allowed: decision, note, edited_args"
-            )
-        decision = body.get("decision")
-        if decision not in ("approve", "deny"):
-            raise HTTPException(400, "'decision' must be 'approve' or 'deny'")
-        note = body.get("note")
-        if note is not None and (not isinstance(note, str) or len(note) > NOTE_MAX):
-            raise HTTPException(400, f"'note' must be a string of at most {NOTE_MAX} characters")
-        edited = body.get("edited_args")
-        if edited is not None and not isinstance(edited, dict):
-            raise HTTPException(400, "'edited_args' must be a JSON object")
-        if edited is not None and decision != "approve":
-            raise HTTPException(400, "'edited_args' go with an 'approve' decision")
-        return decision, note, edited
+        return parse_json(raw)
 
     # -- sessions ----------------------------------------------------------------------
 
