@@ -5,7 +5,8 @@ Routes (all ``/api/*`` and ``/openapi.json`` need a bearer token, see auth.py):
 * ``GET /`` - the web inbox (public page shell, holds no data); ``/static/inbox.js|css``
 * ``GET /openapi.json`` - the OpenAPI document
 * ``GET /api/approvals?session=&tool=&status=&limit=``, ``GET /api/approvals/{id}``
-* ``POST /api/approvals/{id}/decision`` - ``{"decision": "approve"|"deny", "note"?, "edited_args"?}``
+* ``POST /api/approvals/{id}/decision`` - ``{"decision": "approve"|"deny", "note"?, "edited_args"?}``;
+  a call a crash left in doubt: ``"retry"|"abort"``, or ``"skip"`` with ``"result"``
 * ``GET /api/sessions?status=&q=&offset=&limit=`` (a page with counts), ``GET
   /api/sessions/{id}?tail=``, ``GET /api/timeline/{id}`` (the id percent-encoded; it
   may contain ``/``)
