@@ -53,6 +53,7 @@ class SessionAgents:
             # a task of its own: a request cancelled while the factory runs leaves the
             # agent to be kept (and closed later), never lost unclosed
             task = asyncio.ensure_future(self._build(session_id))
+            task.add_done_callback(_retrieved)  # a failure with no request left waiting
             self._building[session_id] = task
         return await asyncio.shield(task)
 
@@ -88,3 +89,8 @@ def _close(agent: Agent, session_id: str) -> None:
         agent.close()
     except Exception as exc:  # the app's tool sources: log, and close the others
         log.error("closing the agent of session %s failed: %r", session_id, exc)
+
+
+def _retrieved(task: asyncio.Task[Agent]) -> None:
+    if not task.cancelled():
+        task.exception()
