@@ -2,7 +2,8 @@
 
 Routes (all ``/api/*`` and ``/openapi.json`` need a bearer token, see auth.py):
 
-* ``GET /`` - the web inbox (public page shell, holds no data); ``/static/inbox.js|css``
+* ``GET /`` - the web inbox (public page shell, holds no data); ``/static/inbox.js|css``,
+  ``/static/favicon.svg`` (the page's linked icon)
 * ``GET /openapi.json`` - the OpenAPI document
 * ``GET /api/approvals?session=&tool=&status=&limit=``, ``GET /api/approvals/{id}``
 * ``POST /api/approvals/{id}/decision`` - ``{"decision": "approve"|"deny", "note"?, "edited_args"?}``;
