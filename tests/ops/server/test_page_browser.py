@@ -53,6 +53,7 @@ async def test_a_call_in_doubt_is_answered_retry_skip_or_abort_in_the_page(tmp_p
             await sign_in(page, token)
             row = page.locator(f"#approvals tr[data-id='{ids['doubt-skip']}']")
             await row.wait_for()
+            assert "in doubt: may have run" in await row.inner_text()
             await row.locator("button.open").click()
             await page.wait_for_selector("#in-doubt-buttons", state="visible")
             # no plain Approve / Deny, nor an argument editor: its own answers, with why

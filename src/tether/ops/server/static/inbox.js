@@ -114,7 +114,8 @@ async function refresh() {
     row.dataset.id = a.id;
     if (selected && selected.id === a.id) row.className = "selected";
     const expires = a.expires_at === null ? "never" : "in " + age(Math.max(0, a.expires_at - now)) + " (" + a.on_expiry + ")";
-    const cells = [a.tool || "(" + a.source + ")", a.server || "-", a.session_id, json(a.arguments), json(a.reason), age(a.age_seconds), expires];
+    const tool = (a.tool || "(" + a.source + ")") + (a.may_have_run ? " (in doubt: may have run)" : "");
+    const cells = [tool, a.server || "-", a.session_id, json(a.arguments), json(a.reason), age(a.age_seconds), expires];
     cells.forEach((text, i) => row.append(el("td", text, i === 3 ? "args" : i === 1 ? "server" : undefined)));
     const open = el("button", a.can_decide ? "Open" : "View");
     open.type = "button";
