@@ -28,8 +28,9 @@ TIME_SERVER = str(Path(sys.executable).parent / "mcp-server-time")
 VIEWS = 6
 
 
-def time_servers() -> list[int]:
-    """Pids of this process's ``mcp-server-time`` children still running."""
+def time_servers(besides: frozenset[int] = frozenset()) -> list[int]:
+    """Pids of this process's ``mcp-server-time`` children still running (other than
+    ``besides``: ones another test of this process may have left)."""
     me = str(os.getpid())
     found = []
     for pid in os.listdir("/proc"):
@@ -41,14 +42,15 @@ def time_servers() -> list[int]:
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[1].split()
-        if fields[1] == me and fields[0] != "Z" and b"mcp-server-time" in cmdline:
+        alive = fields[1] == me and fields[0] != "Z"
+        if alive and b"mcp-server-time" in cmdline and int(pid) not in besides:
             found.append(int(pid))
     return found
 
 
-def wait_for_no_time_servers(timeout: float = 10) -> list[int]:
+def wait_for_no_time_servers(besides: frozenset[int], timeout: float = 10) -> list[int]:
     deadline = time.monotonic() + timeout
-    while (left := time_servers()) and time.monotonic() < deadline:
+    while (left := time_servers(besides)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return left
 
@@ -83,7 +85,7 @@ async def test_views_and_an_edit_call_the_factory_once_per_session_and_shutdown_
     store = SQLiteStore(db)
     tokens, approval_id = await seed(store)
     factory = CountingFactory()
-    assert time_servers() == []
+    before = frozenset(time_servers())
     took: list[float] = []
     with live_server(create_app(SQLiteStore(db), app_factory=factory, close_store=True)) as url:
 
@@ -103,8 +105,9 @@ async def test_views_and_an_edit_call_the_factory_once_per_session_and_shutdown_
         assert (status, decided["decision"]) == (200, "approve_edited")
         assert await asyncio.to_thread(views) == [200] * VIEWS
         assert factory.calls == ["pay-1"], "one agent for every view and the edit"
-        assert len(time_servers()) <= 1
-    assert wait_for_no_time_servers() == [], "the server's shutdown closes the agent it built"
+        assert len(time_servers(before)) <= 1
+    left = wait_for_no_time_servers(before)
+    assert left == [], "the server's shutdown closes the agent it built"
     # after the first view, no view pays for building an agent (or starting a process)
     assert max(took[1:]) < 1.0, took
     await store.close()
@@ -112,6 +115,7 @@ async def test_views_and_an_edit_call_the_factory_once_per_session_and_shutdown_
 
 async def test_concurrent_requests_share_one_build_and_the_oldest_agent_is_closed() -> None:
     factory = CountingFactory()
+    before = frozenset(time_servers())
     agents = SessionAgents(factory, size=2)
     try:
         first = await asyncio.gather(*(agents.get("s-1") for _ in range(5)))
@@ -124,10 +128,10 @@ async def test_concurrent_requests_share_one_build_and_the_oldest_agent_is_close
         assert await agents.get("s-1") is first[0]
         await agents.get("s-2")  # built again
         assert factory.calls == ["s-1", "s-2", "s-3", "s-2"]
-        assert len(time_servers()) <= 2
+        assert len(time_servers(before)) <= 2
     finally:
         await agents.close()
-    assert wait_for_no_time_servers() == []
+    assert wait_for_no_time_servers(before) == []
     assert agents.built == 4
 
 
