@@ -41,7 +41,8 @@ catch a built-in exception for the same mistake, the built-in is a second base.
     │   │                                           after the bounded compressions
     │   └── ToolLoopError                           the model kept calling unknown tools, or
     │                                               tools with arguments they refuse
-    └── StoreError (tether.durable)                 StoreUnavailable, SessionConflict,
+    └── StoreError (tether.durable)                 StoreUnavailable, StoreBusy, StoreFull,
+                                                    SessionConflict,
                                                     SessionBusy, LeaseLost, SchemaTooNew,
                                                     CorruptEntry, NotSerializable (TypeError),
                                                     SessionNotFound (KeyError), ApproverExists,

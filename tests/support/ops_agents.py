@@ -72,3 +72,45 @@ def validating_agent(session_id: str) -> Agent:
     from tether.durable import MemoryStore
 
     return transfer_agent(MemoryStore(), session_id, [])
+
+
+class Crash(BaseException):
+    """Stands in for the process dying mid-tool (nothing catches it)."""
+
+
+async def crash_mid_call(store: Store, session: str) -> None:
+    """A run whose non-idempotent ``effect(token)`` started (its intent journaled) when
+    the process died: the call is in doubt."""
+
+    @tool(name="effect")
+    async def effect(token: str) -> str:
+        """A side effect."""
+        raise Crash
+
+    agent = Agent(
+        model=ScriptedModel([{"tool_calls": [{"name": "effect", "args": {"token": SECRET}}]}]),
+        tools=[effect],
+        store=store,
+        session_id=session,
+    )
+    try:
+        await agent.invoke_async("go")
+    except Crash:
+        return
+    raise AssertionError("the run was expected to die mid-call")
+
+
+def effect_agent(store: Store, session: str, ran: list[str]) -> Agent:
+    """The recovered agent of :func:`crash_mid_call`: its resume asks about the call in
+    doubt (an ``in_doubt`` approval) and, once answered, ends with the tool's result."""
+
+    @tool(name="effect")
+    def effect(token: str = "") -> str:
+        """A side effect."""
+        ran.append(token)
+        return "effect done"
+
+    def script(messages: list[Any], tools: list[dict[str, Any]]) -> str:
+        return "finished: " + messages[-1].tool_results[0].content
+
+    return Agent(model=ScriptedModel(script), tools=[effect], store=store, session_id=session)

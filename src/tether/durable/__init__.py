@@ -19,6 +19,7 @@ from tether.durable.errors import (
     SessionNotFound,
     StoreBusy,
     StoreError,
+    StoreFull,
     StoreUnavailable,
 )
 
@@ -127,6 +128,7 @@ __all__ = [
     "Store",
     "StoreBusy",
     "StoreError",
+    "StoreFull",
     "StoreUnavailable",
     "VerifyReport",
     "args_sha256",

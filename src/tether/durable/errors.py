@@ -22,6 +22,13 @@ class StoreBusy(StoreError):
     retry_after: float = 1.0
 
 
+class StoreFull(StoreError):
+    """The disk (or the database's size limit) is full: the transaction was rolled back
+    and nothing was written. Retry once space is freed."""
+
+    retry_after: float = 30.0
+
+
 class SessionConflict(StoreError):
     """Compare-and-set failed: another writer appended since ``expected_version``."""
 

@@ -18,6 +18,7 @@ from tether.durable.errors import (
     SchemaTooOld,
     StoreBusy,
     StoreError,
+    StoreFull,
     StoreUnavailable,
 )
 from tether.durable.schema import SQLITE_MIGRATIONS
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 _BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (primary codes)
 _NOT_A_DATABASE = 26  # SQLITE_NOTADB
+_FULL = 13  # SQLITE_FULL: disk full, or the file reached max_page_count
 
 
 def read_only_uri(path: str) -> str:
@@ -271,12 +273,18 @@ class SQLiteConnections:
                 yield self._read_conn()
 
     def _failed(self, exc: sqlite3.Error, detail: str = "") -> StoreError:
-        """A StoreError for ``exc``: :class:`StoreBusy` when another connection holds a lock."""
+        """A StoreError for ``exc``: :class:`StoreBusy` when another connection holds a lock,
+        :class:`StoreFull` when the disk is full."""
         code = getattr(exc, "sqlite_errorcode", None)
         if code is not None and code & 0xFF in _BUSY_CODES:
             return StoreBusy(
                 f"SQLite store {self.path!r} is locked by another connection (waited "
                 f"{self.busy_timeout:g} s){detail}; nothing was written, retry in a moment"
+            )
+        if code is not None and code & 0xFF == _FULL:
+            return StoreFull(
+                f"SQLite store {self.path!r}: {exc}{detail}; the write was rolled back: "
+                "free disk space, then retry"
             )
         return StoreError(f"SQLite store {self.path!r}: {exc}{detail}")
 

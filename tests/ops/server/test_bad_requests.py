@@ -75,3 +75,18 @@ async def test_an_unreadable_journal_is_one_422_whatever_the_cause(tmp_path):
         )
         assert status == 200  # the other sessions are still shown
     await store.close()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"decision": "deny", "decision": "approve"}',
+        b'{"decision": "approve", "edited_args": {"amount": 5, "amount": 5000}}',
+    ],
+)
+def test_duplicate_keys_are_400_and_decide_nothing(seeded_server, body):
+    status, answer = call("POST", _decision(seeded_server), seeded_server.tokens["alice"], body)
+    assert status == 400
+    assert "appears more than once" in answer["error"]
+    assert "'decision'" in answer["error"] or "'amount'" in answer["error"]
+    _still_pending(seeded_server)

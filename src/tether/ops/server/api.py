@@ -2,9 +2,9 @@
 
 Everything is read from the store on each request, every store call through
 :class:`~tether.ops.server.offload.StoreRunner` (off the event loop for SQLite); a
-decision names only the approval id, the decision, a note and edited arguments (merged
-over the real arguments that only the session journal holds, and validated through the
-app factory's Agent).
+decision names only the approval id, the decision (decision_body.py), a note and edited
+arguments (merged over the real arguments that only the session journal holds, and
+validated through the app factory's Agent, built once per session: agents.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
 from starlette.exceptions import HTTPException
@@ -23,9 +23,12 @@ from tether.durable.approval_types import ApprovalConflict, ApprovalError
 from tether.durable.errors import CorruptEntry, StoreError
 from tether.durable.session_list import SEARCH_MAX
 from tether.durable.store import SESSION_STATUSES
+from tether.ops.app_loader import AppFactory
 from tether.ops.decision_trace import trace_decided, tracing_on
+from tether.ops.server.agents import SessionAgents
 from tether.ops.server.auth import Policy, allowed, authenticate, default_policy, subject
 from tether.ops.server.changes import ChangeFeed
+from tether.ops.server.decision_body import read_decision
 from tether.ops.server.json_body import parse_json
 from tether.ops.server.offload import StoreRunner
 from tether.ops.server.refusals import RefusalLog
@@ -47,13 +50,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tether.server")
 
-AppFactory = Callable[..., "Agent"]
-"""``factory(session_id=...) -> Agent``: the session's tools, to validate edited arguments."""
 APPROVAL_STATUSES: Final = ("pending", "approved", "denied", "expired", "any")
 MAX_LIMIT: Final = 1000
 MAX_WAIT: Final = 25.0
-NOTE_MAX: Final = 2000
-DECISION_KEYS: Final = frozenset({"decision", "note", "edited_args"})
 
 
 NO_STORE: Final = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
@@ -122,7 +121,7 @@ class Api:
     ) -> None:
         self.store = store
         self.policy = policy or default_policy
-        self.app_factory = app_factory
+        self.agents = None if app_factory is None else SessionAgents(app_factory)
         self.run = StoreRunner(store)
         self.feed = ChangeFeed(self.run)
         self.refusals = RefusalLog(self._audit_append)
@@ -131,10 +130,12 @@ class Api:
         await self.run(self.store.audit.append, event, data, session_id=session)
 
     async def close(self, *, close_store: bool) -> None:
-        """Stop the long-poll poller, write pending refusal counts, close the store if
-        asked, stop the store threads."""
+        """Stop the long-poll poller, close the factory's agents, write pending refusal
+        counts, close the store if asked, stop the store threads."""
         try:
             await self.feed.close()
+            if self.agents is not None:
+                await self.agents.close()
             try:
                 await self.refusals.flush()
             except StoreError as exc:
@@ -201,30 +202,27 @@ class Api:
                 f"decide approvals for {subject(current)!r}; it needs a role like "
                 f"approve:{subject(current)} or admin",
             )
-        decision, note, edited = await self._body(request)
+        asked = read_decision(await self._body(request), current)
         validate = None
-        if edited is not None:
-            if self.app_factory is None:
+        if asked.edited_args is not None:
+            if self.agents is None:
                 raise HTTPException(
                     400,
                     "edited arguments are refused: this server cannot check them against the "
                     "tool's schema; start it with --app module:factory (the factory building "
                     "the session's Agent), or approve without edits",
                 )
-            try:
-                validate = self.app_factory(session_id=current.session_id)
-            except Exception as exc:
-                log.error("app factory failed for session %s: %r", current.session_id, exc)
-                return error(503, f"cannot build the agent to validate edits: {exc}")
+            validate = await self._agent(current.session_id, "the agent to validate edits")
         started = time.time_ns()
         try:
             decided = await self.run(
                 self.store.approvals.decide,
                 current.id,
-                decision,  # type: ignore[arg-type]
+                asked.store_decision,  # type: ignore[arg-type]
                 decided_by=approver.name,
-                note=note,
-                edited_args=edited,
+                note=asked.note,
+                edited_args=asked.edited_args,
+                response=asked.response,
                 validate=validate,
             )
         except ApprovalConflict as exc:
@@ -236,37 +234,18 @@ class Api:
             return error(409, str(exc), decided_by=None, status=current.status, decided_at=None)
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
-        log.info("approval %s %s by %s over HTTP", decided.id, decided.decision, approver.name)
+        log.info("approval %s %s by %s over HTTP", decided.id, asked.asked, approver.name)
         if tracing_on():
             await trace_decided(self.store, decided, via="http", started_ns=started, run=self.run)
         return ok(approval_json(decided, can_decide=False))
 
-    async def _body(self, request: Request) -> tuple[str, str | None, dict[str, Any] | None]:
+    async def _body(self, request: Request) -> Any:
         raw = b""
         async for chunk in request.stream():
             raw += chunk
             if len(raw) > MAX_BODY:
                 raise HTTPException(413, f"the body is larger than {MAX_BODY} bytes")
-        body = parse_json(raw)
-        if not isinstance(body, dict):
-            raise HTTPException(400, "the body must be a JSON object")
-        unknown = sorted(set(body) - DECISION_KEYS)
-        if unknown:
-            raise HTTPException(
-                400, f"unknown field(s) {unknown}; allowed: decision, note, edited_args"
-            )
-        decision = body.get("decision")
-        if decision not in ("approve", "deny"):
-            raise HTTPException(400, "'decision' must be 'approve' or 'deny'")
-        note = body.get("note")
-        if note is not None and (not isinstance(note, str) or len(note) > NOTE_MAX):
-            raise HTTPException(400, f"'note' must be a string of at most {NOTE_MAX} characters")
-        edited = body.get("edited_args")
-        if edited is not None and not isinstance(edited, dict):
-            raise HTTPException(400, "'edited_args' must be a JSON object")
-        if edited is not None and decision != "approve":
-            raise HTTPException(400, "'edited_args' go with an 'approve' decision")
-        return decision, note, edited
+        return parse_json(raw)
 
     # -- sessions ----------------------------------------------------------------------
 
@@ -312,7 +291,7 @@ class Api:
             view = fold(record)
         except (KeyError, ValueError, TypeError) as exc:  # a decoded entry fold cannot use
             return self._not_readable(session_id, exc)
-        redactor = self._redactor(session_id)
+        redactor = await self._redactor(session_id)
         approvals = await self.run(self.store.approvals.find, session_id=session_id, limit=10_000)
         shown = show_session(record, view, approvals, redactor=redactor)
         return ok(session_json(record, shown, tail))
@@ -330,26 +309,32 @@ class Api:
             return self._not_readable(session_id, exc)
         if data is None:
             raise HTTPException(404, f"no session {session_id!r} in this store")
-        redactor = self._redactor(session_id)
+        redactor = await self._redactor(session_id)
         try:
             timeline = timeline_of(data, redactor)
         except (KeyError, ValueError, TypeError) as exc:  # a decoded entry fold cannot use
             return self._not_readable(session_id, exc)
         return ok(timeline_json(timeline, data.record))
 
-    def _redactor(self, session_id: str) -> Redactor | None:
+    async def _redactor(self, session_id: str) -> Redactor | None:
         """The custom redactor of the session's Agent (``--app``), None without a factory."""
         from tether.durable.redaction import redactor_of
 
-        if self.app_factory is None:
+        if self.agents is None:
             return None
+        return redactor_of(
+            await self._agent(session_id, "the session's agent to apply its redactor")
+        )
+
+    async def _agent(self, session_id: str, what: str) -> Agent:
+        """The session's kept Agent (see agents.py); 503 naming ``what`` if the factory
+        fails."""
+        assert self.agents is not None
         try:
-            return redactor_of(self.app_factory(session_id=session_id))
+            return await self.agents.get(session_id)
         except Exception as exc:
             log.error("app factory failed for session %s: %r", session_id, exc)
-            raise HTTPException(
-                503, f"cannot build the session's agent to apply its redactor: {exc}"
-            ) from None
+            raise HTTPException(503, f"cannot build {what}: {exc}") from None
 
     # -- audit -------------------------------------------------------------------------
 

@@ -2,10 +2,12 @@
 
 Routes (all ``/api/*`` and ``/openapi.json`` need a bearer token, see auth.py):
 
-* ``GET /`` - the web inbox (public page shell, holds no data); ``/static/inbox.js|css``
+* ``GET /`` - the web inbox (public page shell, holds no data); ``/static/inbox.js|css``,
+  ``/static/favicon.svg`` (the page's linked icon)
 * ``GET /openapi.json`` - the OpenAPI document
 * ``GET /api/approvals?session=&tool=&status=&limit=``, ``GET /api/approvals/{id}``
-* ``POST /api/approvals/{id}/decision`` - ``{"decision": "approve"|"deny", "note"?, "edited_args"?}``
+* ``POST /api/approvals/{id}/decision`` - ``{"decision": "approve"|"deny", "note"?, "edited_args"?}``;
+  a call a crash left in doubt: ``"retry"|"abort"``, or ``"skip"`` with ``"result"``
 * ``GET /api/sessions?status=&q=&offset=&limit=`` (a page with counts), ``GET
   /api/sessions/{id}?tail=``, ``GET /api/timeline/{id}`` (the id percent-encoded; it
   may contain ``/``)
@@ -29,11 +31,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from tether.durable.approval_types import ApprovalNotFound
-from tether.durable.errors import StoreBusy, StoreError, StoreUnavailable
-from tether.ops.server.api import Api, AppFactory, error, ok
+from tether.durable.errors import StoreError
+from tether.ops.app_loader import AppFactory
+from tether.ops.server.api import Api, error, ok
 from tether.ops.server.auth import CHALLENGE, Policy, authenticate
 from tether.ops.server.inbox import SECURITY_HEADERS, make_inbox
 from tether.ops.server.openapi import document
+from tether.ops.server.refusals import store_refusal
 
 if TYPE_CHECKING:
     from tether.durable import Store
@@ -52,7 +56,8 @@ def create_app(
     """The server for ``store``. ``policy(approver, approval) -> bool`` decides who may
     decide what (default: roles, see :func:`~tether.ops.server.auth.default_policy`);
     ``app_factory(session_id=...)`` builds the session's Agent to validate edited
-    arguments (without it, edits are refused). ``close_store`` closes it on shutdown."""
+    arguments and redact views (once per session, kept and closed on shutdown: agents.py;
+    without it, edits are refused). ``close_store`` closes it on shutdown."""
     api = Api(store, policy, app_factory)
     index, static = make_inbox(title)
     spec = document()
@@ -99,11 +104,9 @@ def create_app(
         # the caller is authenticated here (auth.py answers store failures before that
         # without detail); the message names the store without its password
         log.warning("store error on %s %s: %s", request.method, request.url.path, exc)
-        if isinstance(exc, StoreBusy):
-            return error(503, str(exc), headers={"Retry-After": "1"})
-        if isinstance(exc, StoreUnavailable):
-            return error(503, str(exc), headers={"Retry-After": "5"})
-        return error(500, str(exc))
+        assert isinstance(exc, StoreError)
+        status, headers = store_refusal(exc)
+        return error(status, str(exc), headers=headers)
 
     handlers: dict[Any, Any] = {
         HTTPException: http_error,

@@ -24,6 +24,7 @@ STATIC: Final = {
     "inbox.js": "text/javascript",
     "sessions.js": "text/javascript",
     "inbox.css": "text/css",
+    "favicon.svg": "image/svg+xml",
 }
 SECURITY_HEADERS: Final = {
     "Content-Security-Policy": (

@@ -88,6 +88,8 @@ SCHEMAS: dict[str, Any] = {
             "age_seconds",
             "can_decide",
             "takes_edits",
+            "actions",
+            "may_have_run",
         ],
         "properties": {
             "id": {"type": "string"},
@@ -116,6 +118,17 @@ SCHEMAS: dict[str, Any] = {
             "age_seconds": {"type": "number"},
             "can_decide": {"type": "boolean", "description": "the caller may decide it now"},
             "takes_edits": {"type": "boolean"},
+            "actions": {
+                "type": "array",
+                "items": {"enum": ["approve", "deny", "retry", "skip", "abort"]},
+                "description": "the decisions it takes: approve/deny, or for a call a crash "
+                "left in doubt retry/skip/abort",
+            },
+            "may_have_run": {
+                "type": "boolean",
+                "description": "a call a crash left in doubt: it started, its side effect "
+                "may have happened",
+            },
             "links": {
                 "type": "object",
                 "required": ["timeline", "page"],
@@ -151,6 +164,29 @@ SCHEMAS: dict[str, Any] = {
                 "additionalProperties": False,
                 "properties": {
                     "decision": {"const": "deny"},
+                    "note": {"type": "string", "maxLength": 2000},
+                },
+            },
+            {
+                "type": "object",
+                "required": ["decision"],
+                "additionalProperties": False,
+                "description": "a call left in doubt: run it again (its side effect may "
+                "happen twice) or stop the run",
+                "properties": {
+                    "decision": {"enum": ["retry", "abort"]},
+                    "note": {"type": "string", "maxLength": 2000},
+                },
+            },
+            {
+                "type": "object",
+                "required": ["decision", "result"],
+                "additionalProperties": False,
+                "description": "a call left in doubt that ran: the model gets 'result' as "
+                "its result and it is not run again",
+                "properties": {
+                    "decision": {"const": "skip"},
+                    "result": _ANY,
                     "note": {"type": "string", "maxLength": 2000},
                 },
             },
@@ -417,7 +453,8 @@ def document() -> dict[str, Any]:
         }},
         "/api/approvals/{approval_id}/decision": {"post": {
             "operationId": "decideApproval",
-            "summary": "Approve (optionally with edited arguments) or deny; the first decision wins",
+            "summary": "Approve (optionally with edited arguments) or deny; a call left in "
+            "doubt: retry, skip (with its result) or abort; the first decision wins",
             "parameters": [approval_id],
             "requestBody": {"required": True, "content": {JSON: {"schema": _ref("Decision")}}},
             "responses": _responses("Approval", "The decided approval", 400, 404, 409, 413),

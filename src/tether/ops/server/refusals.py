@@ -1,4 +1,5 @@
-"""Audit records of refused decisions, at most one per approver per window.
+"""Refusals: audit records of refused decisions (at most one per approver per window),
+and the HTTP answer when the store refuses a call (:func:`store_refusal`).
 
 A refused decision is worth an audit record, but an approver who may not decide
 (a viewer, say) could otherwise grow the audit log by one row per request. So the
@@ -15,8 +16,24 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from tether.durable.errors import StoreBusy, StoreError, StoreFull, StoreUnavailable
+
 REFUSAL_WINDOW: Final = 60.0
 """Seconds: at most one ``approval.refused`` record per approver in this time."""
+
+
+def store_refusal(exc: StoreError) -> tuple[int, dict[str, str]]:
+    """The status and headers answering ``exc``: 503 with ``Retry-After`` when nothing
+    was lost and a retry may succeed (a busy store, a full disk, a store out of reach),
+    else 500."""
+    if isinstance(exc, StoreBusy):
+        return 503, {"Retry-After": "1"}
+    if isinstance(exc, StoreFull):
+        return 503, {"Retry-After": str(round(exc.retry_after))}
+    if isinstance(exc, StoreUnavailable):
+        return 503, {"Retry-After": "5"}
+    return 500, {}
+
 
 Append = Callable[[str, dict[str, Any], str | None], Awaitable[object]]
 """``append(event, data, session_id)``: writes one audit record."""

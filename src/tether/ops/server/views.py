@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from tether.durable.redaction import redact_approval
+from tether.ops.server.decision_body import actions
 
 if TYPE_CHECKING:
     from tether.durable import Approval, SessionRecord
@@ -31,6 +32,9 @@ def approval_json(
     out["age_seconds"] = max(0.0, (time.time() if now is None else now) - a.requested_at)
     out["can_decide"] = can_decide
     out["takes_edits"] = a.source == "intervention" and a.tool is not None
+    out["actions"] = actions(a)
+    # a call a crash left in doubt started: its side effect may have happened already
+    out["may_have_run"] = a.source == "in_doubt"
     out["links"] = session_links(a.session_id)
     return out
 
@@ -93,7 +97,12 @@ def session_json(record: SessionRecord, shown: ShownSession, tail: int) -> dict[
     if view.pending is not None:
         calls, results = view.pending
         open_batch = [
-            {**_block(c, shown), "result": None if r is None else _block(r, shown)}
+            {
+                **_block(c, shown),
+                "result": None if r is None else _block(r, shown),
+                # started (intent journaled), no result saved: it may have run
+                "in_doubt": r is None and c.id in view.intents,
+            }
             for c, r in zip(calls, results, strict=True)
         ]
     lease = record.lease

@@ -114,7 +114,8 @@ async function refresh() {
     row.dataset.id = a.id;
     if (selected && selected.id === a.id) row.className = "selected";
     const expires = a.expires_at === null ? "never" : "in " + age(Math.max(0, a.expires_at - now)) + " (" + a.on_expiry + ")";
-    const cells = [a.tool || "(" + a.source + ")", a.server || "-", a.session_id, json(a.arguments), json(a.reason), age(a.age_seconds), expires];
+    const tool = (a.tool || "(" + a.source + ")") + (a.may_have_run ? " (in doubt: may have run)" : "");
+    const cells = [tool, a.server || "-", a.session_id, json(a.arguments), json(a.reason), age(a.age_seconds), expires];
     cells.forEach((text, i) => row.append(el("td", text, i === 3 ? "args" : i === 1 ? "server" : undefined)));
     const open = el("button", a.can_decide ? "Open" : "View");
     open.type = "button";
@@ -169,6 +170,13 @@ async function select(id) {
   $("d-args").textContent = visible(JSON.stringify(selected.arguments, null, 2));
   $("edit").value = visible(JSON.stringify(selected.arguments, null, 2)); // parses to the same value
   $("edit").disabled = !selected.takes_edits;
+  // a call a crash left in doubt may have run: its own answers, never a plain "Approve"
+  const doubt = Boolean(selected.may_have_run);
+  $("answer-confirm").hidden = doubt;
+  $("confirm-buttons").hidden = doubt;
+  $("answer-in-doubt").hidden = !doubt;
+  $("in-doubt-buttons").hidden = !doubt;
+  $("skip-result").value = "";
   $("note").value = "";
   $("d-view-only").hidden = selected.can_decide;
   $("detail").hidden = false;
@@ -192,7 +200,8 @@ async function showSession() {
   for (const c of s.open_batch || []) {
     if (c.result) { list.append(block("tool", c.result, callId)); continue; }
     const li = el("li");
-    li.append(el("span", "waiting", "role"), el("span", c.name + " (" + c.id + "): not run yet", "muted"));
+    if (c.in_doubt) li.append(el("span", "in doubt", "role"), el("span", c.name + " (" + c.id + "): started, no result saved: may have run", "doubt"));
+    else li.append(el("span", "waiting", "role"), el("span", c.name + " (" + c.id + "): not run yet", "muted"));
     if (c.id === callId) { li.classList.add("here"); li.append(el("span", "  ← waits for this decision", "muted")); }
     list.append(li);
   }
@@ -226,21 +235,29 @@ function editedArgs() {
   return Object.keys(changed).length ? changed : null;
 }
 
+const DECIDED = { approve: "Approved ", deny: "Denied ", retry: "Retry (the call runs again) for ", skip: "Skipped with your result: ", abort: "Aborted the run of " };
+const BUTTONS = ["approve", "deny", "retry", "skip", "abort"];
+
 async function decide(decision) {
   if (!selected) return;
   const target = selected;
   const body = { decision };
   const note = $("note").value.trim();
   if (note) body.note = note;
+  if (decision === "skip") {
+    const result = $("skip-result").value;
+    if (!result.trim()) { say("Skip needs a result: type what the call returned (the model reads it instead of running the call)."); return; }
+    body.result = result;
+  }
   try {
     const edited = decision === "approve" ? editedArgs() : null;
     if (edited) body.edited_args = edited;
   } catch (e) { say(e.message); return; }
-  for (const b of ["approve", "deny"]) $(b).disabled = true;
+  for (const b of BUTTONS) $(b).disabled = true;
   try {
     const done = await api("/api/approvals/" + encodeURIComponent(target.id) + "/decision", { method: "POST", body: JSON.stringify(body) });
-    recent.set(done.session_id, { approval: done.id, decision: done.decision, status: "?" });
-    say((done.decision === "deny" ? "Denied " : "Approved ") + done.id + " as " + done.decided_by + "; the session resumes when a worker picks it up.", true);
+    recent.set(done.session_id, { approval: done.id, decision: done.may_have_run ? decision : done.decision, status: "?" });
+    say(DECIDED[decision] + done.id + " as " + done.decided_by + "; the session resumes when a worker picks it up.", true);
     selected = null;
     $("detail").hidden = true;
     await refresh();
@@ -248,7 +265,7 @@ async function decide(decision) {
     if (err.status === 409) say("Conflict: " + err.message);
     else refused(err);
   } finally {
-    for (const b of ["approve", "deny"]) $(b).disabled = false;
+    for (const b of BUTTONS) $(b).disabled = false;
   }
 }
 
@@ -284,10 +301,10 @@ async function start() {
   }
   const linked = location.hash; // showSignedIn picks a tab, which clears the fragment
   showSignedIn(true);
-  if (linked && typeof openLinked === "function") { history.replaceState(null, "", linked); openLinked(); }
   cursor = null;
   signIns += 1;
-  poll(signIns);
+  poll(signIns); // first: nothing a link holds may keep the live updates from starting
+  if (linked && typeof openLinked === "function") { history.replaceState(null, "", linked); openLinked(); }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -301,6 +318,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("signout").addEventListener("click", () => { signOut(); say("Signed out.", true); });
   $("approve").addEventListener("click", () => decide("approve"));
   $("deny").addEventListener("click", () => decide("deny"));
+  for (const b of ["retry", "skip", "abort"]) $(b).addEventListener("click", () => decide(b));
   // recent sessions: also poll their status every 2 s until they are done
   setInterval(() => {
     if (token() && [...recent.values()].some((r) => !DONE.has(r.status))) refreshRecent().catch(() => {});

@@ -39,9 +39,17 @@ function showTab(name) {
 }
 
 function openLinked() {
-  // /#timeline=ID (an approval's "links.page", or a shared link) opens that timeline
+  // /#timeline=ID (an approval's "links.page", or a shared link) opens that timeline; a
+  // fragment that is not percent-encoding (decodeURIComponent throws URIError) is dropped
   const match = /^#timeline=(.+)$/.exec(location.hash);
-  if (match) openTimeline(decodeURIComponent(match[1]));
+  if (!match) return;
+  let id;
+  try { id = decodeURIComponent(match[1]); } catch (e) {
+    history.replaceState(null, "", location.pathname);
+    say("Ignored a malformed link: #timeline= must be followed by a percent-encoded session id.");
+    return;
+  }
+  openTimeline(id);
 }
 
 async function sessionsChanged() {
@@ -234,34 +242,50 @@ async function showApproval(id, step) {
 
 // -- charts (inline SVG) ------------------------------------------------------------------
 
+function tokens(n) {
+  if (n >= 1e6) return (n / 1e6).toFixed(n >= 1e7 ? 0 : 1) + "M";
+  if (n >= 1e4) return Math.round(n / 1e3) + "k";
+  return String(Math.round(n));
+}
+
 function drawTokens(usage) {
   const box = $("chart-tokens");
   box.replaceChildren();
-  const W = 600, H = 150, P = 4;
+  // L and B leave room for the axis values: tokens on the left, call numbers below
+  const W = 600, H = 170, P = 6, L = 46, B = 18;
   const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart", role: "img" });
   chart.append(svg("title", {}, "tokens per model call"));
   const calls = usage.calls;
   const top = Math.max(1, ...calls.map((c) => c.input + c.output));
   const total = Math.max(1, usage.total_tokens);
-  const step = (W - 2 * P) / Math.max(1, calls.length);
+  const base = H - B, height = base - P;
+  for (const [value, label] of [[0, "0"], [top / 2, tokens(top / 2)], [top, tokens(top)]]) {
+    const y = base - (height * value) / top;
+    chart.append(svg("line", { x1: L, x2: W - P, y1: y.toFixed(1), y2: y.toFixed(1), class: "gridline" }));
+    chart.append(svg("text", { x: L - 4, y: (y + 4).toFixed(1), "text-anchor": "end", class: "tick tick-y" }, label));
+  }
+  const step = (W - L - P) / Math.max(1, calls.length);
   const points = [];
   calls.forEach((c, i) => {
-    const x = P + i * step;
-    const hIn = ((H - 2 * P) * c.input) / top;
-    const hOut = ((H - 2 * P) * c.output) / top;
+    const x = L + i * step;
+    const hIn = (height * c.input) / top;
+    const hOut = (height * c.output) / top;
     const w = Math.max(1, step * 0.8);
-    const bin = svg("rect", { x: x.toFixed(1), y: (H - P - hIn).toFixed(1), width: w.toFixed(1), height: hIn.toFixed(1), class: "bar-in" });
+    const bin = svg("rect", { x: x.toFixed(1), y: (base - hIn).toFixed(1), width: w.toFixed(1), height: hIn.toFixed(1), class: "bar-in" });
     bin.append(svg("title", {}, "call " + (i + 1) + ": " + c.input + " in"));
-    const bout = svg("rect", { x: x.toFixed(1), y: (H - P - hIn - hOut).toFixed(1), width: w.toFixed(1), height: hOut.toFixed(1), class: "bar-out" });
+    const bout = svg("rect", { x: x.toFixed(1), y: (base - hIn - hOut).toFixed(1), width: w.toFixed(1), height: hOut.toFixed(1), class: "bar-out" });
     bout.append(svg("title", {}, "call " + (i + 1) + ": " + c.output + " out"));
     bin.addEventListener("click", () => showStep(c.step));
     bout.addEventListener("click", () => showStep(c.step));
     chart.append(bin, bout);
-    points.push((x + w / 2).toFixed(1) + "," + (H - P - ((H - 2 * P) * c.cumulative) / total).toFixed(1));
+    if (i === 0 || i === calls.length - 1) {
+      chart.append(svg("text", { x: (x + w / 2).toFixed(1), y: H - 4, "text-anchor": "middle", class: "tick tick-x" }, "call " + (i + 1)));
+    }
+    points.push((x + w / 2).toFixed(1) + "," + (base - (height * c.cumulative) / total).toFixed(1));
   });
   if (points.length) chart.append(svg("polyline", { points: points.join(" "), class: "cumulative" }));
   box.append(chart);
-  $("tl-tokens").textContent = "(" + calls.length + " calls, " + usage.total_tokens.toLocaleString() + " tokens)";
+  $("tl-tokens").textContent = "(" + calls.length + " calls, " + usage.total_tokens.toLocaleString() + " tokens; left axis: tokens per call, the line: cumulative share of " + usage.total_tokens.toLocaleString() + ")";
 }
 
 const PARTS = [["model", "model"], ["tools", "tools"], ["waiting", "waiting for humans"], ["tether", "tether"]];
