@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ops_agents import SECRET, transfer_agent
+from ops_agents import SECRET, AskFirst, transfer_agent
 
-from tether import Agent
+from tether import Agent, tool
 from tether.control.audit import ApprovalPolicy
 from tether.durable import Store, redact_secrets
 from tether.durable.redaction import show_session
@@ -74,3 +74,37 @@ def test_a_prompt_cut_by_the_read_bound_still_decodes():
     assert prompt_text('{"message":{"content":[{"data":"', READ_MAX * 4) is None  # an image
     assert prompt_text('{"message":{"content":[],"role":"assistant"}}', 44) is None
     assert prompt_text("not json", 8) is None
+
+
+async def test_a_value_only_the_agents_redactor_hides_is_hidden_in_the_prompt(stores):
+    """The approval row shows ``to`` masked by the app's redactor: the list learns that
+    mask from the row, as sessions show does, without knowing the redactor."""
+    store = stores()
+
+    @tool
+    def transfer(to: str, amount: int, api_token: str) -> str:
+        """Send money."""
+        return "sent"
+
+    def script(messages: list[Any], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        args = {"to": "bobby-tables", "amount": 5, "api_token": "t"}
+        return {"tool_calls": [{"name": "transfer", "args": args}]}
+
+    def hide_to(tool_name: str | None, args: dict[str, Any]) -> dict[str, Any]:
+        return {**redact_secrets(tool_name, args), "to": "<hidden>"}
+
+    agent = Agent(
+        model=ScriptedModel(script),
+        tools=[transfer],
+        interventions=[AskFirst()],
+        approvals=ApprovalPolicy(redactor=hide_to),
+        store=store,
+        session_id="bt",
+    )
+    await agent.invoke_async("pay bobby-tables five")
+    [row] = (await stores().session_page()).sessions
+    assert row.first_prompt == "pay *** five"
+    record = await store.load("bt")
+    assert record is not None
+    shown = show_session(record, fold(record), await store.approvals.find(session_id="bt"))
+    assert shown.view.messages[0].text == row.first_prompt

@@ -85,25 +85,53 @@ def shown_prompt(
     text: str | None, calls: Iterable[dict[str, Any]], approvals: Iterable[Approval]
 ) -> str | None:
     """``text`` redacted like the session's views (``calls``: the ``message`` entry data
-    of its assistant turns with tool calls), on one line, at most PROMPT_MAX characters."""
+    of its assistant turns with tool calls), on one line, at most PROMPT_MAX characters.
+
+    The scrub replaces hidden strings that occur in the text, so only the calls with an
+    argument value found in ``text`` can change it: the others are skipped unparsed."""
     if not text:
         return None
     from tether.durable.redaction import Masker, _learned_masks
-    from tether.messages import Message, ToolCall
+    from tether.messages import ToolCall
 
-    tool_calls: list[ToolCall] = []
+    every: list[ToolCall] = []
     for data in calls:
-        try:
-            message = Message.from_dict(data["message"])
-        except (KeyError, TypeError, ValueError):
-            continue
-        tool_calls += message.tool_calls
-    # the approval rows' learned masks, each row matched to its call by tool and hash
-    by_hash = {(c.name, args_sha256(dict(c.arguments))): c for c in tool_calls}
-    rows = list(approvals)
+        blocks = data.get("message", {}).get("content") if isinstance(data, dict) else None
+        for b in blocks if isinstance(blocks, list) else ():
+            if isinstance(b, dict) and b.get("type") == "tool_call":
+                args = b.get("arguments")
+                if isinstance(args, dict) and isinstance(b.get("name"), str):
+                    every.append(ToolCall(str(b.get("id")), b["name"], args))
+    relevant = [c for c in every if _mentioned(c.arguments, text)]
+    if not relevant:
+        return _one_line(text)
+    # the approval rows' learned masks (each row matched to its call by tool and hash)
+    # apply to every call of that tool, so they count for the relevant calls' tools
+    tools = {c.name for c in relevant}
+    rows = [a for a in approvals if a.tool in tools]
+    by_hash = {(c.name, args_sha256(dict(c.arguments))): c for c in every if c.name in tools}
     matched = {a.interrupt_id: by_hash.get((a.tool or "", a.args_sha256 or "")) for a in rows}
     masker = Masker(None, _learned_masks(rows, matched))
-    for call in tool_calls:
+    for call in relevant:
         masker.call(call)
-    line = " ".join(str(masker.scrub(text)).split())
+    return _one_line(str(masker.scrub(text)))
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
     return line if len(line) <= PROMPT_MAX else line[: PROMPT_MAX - 1] + "…"
+
+
+def _mentioned(value: Any, text: str) -> bool:
+    """Whether a string (or number) of ``value`` that a mask could hide occurs in ``text``
+    (hidden strings shorter than 4 characters are never scrubbed)."""
+    if isinstance(value, str):
+        return len(value) >= 4 and value in text
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        shown = str(value)
+        return len(shown) >= 4 and shown in text
+    if isinstance(value, dict):
+        return any(_mentioned(v, text) for v in value.values())
+    if isinstance(value, list):
+        return any(_mentioned(v, text) for v in value)
+    return False
