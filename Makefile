@@ -13,14 +13,17 @@ PHOENIX_STAMP := $(PHOENIX_VENV)/.installed-$(PHOENIX_PIN)
 .PHONY: demo test lint typecheck unit browser phoenix bench clean
 
 $(BIN)/python:
+	@echo "make: creating the virtualenv $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP_DEMO): pyproject.toml | $(BIN)/python
+	@echo "make: installing tether into $(VENV) (the first time takes a minute)"
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
 $(STAMP): pyproject.toml | $(BIN)/python
+	@echo "make: installing tether with the dev extras into $(VENV) (the first time takes a few minutes)"
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@ $(STAMP_DEMO)
 
@@ -30,17 +33,21 @@ demo: $(STAMP_DEMO)
 	$(BIN)/tether demo $(DEMO_ARGS)
 
 lint: $(STAMP)
+	@echo "make: lint (ruff)"
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 
 typecheck: $(STAMP)
+	@echo "make: type check (mypy, strict)"
 	$(BIN)/mypy
 
 # The AGENT-HOOKS conformance kit (agent-hooks-sdk's pytest plugin) runs on its own,
 # against tether's harness: 71 vectors pass, the 4 incremental_output ones are skipped.
 CTK := tests/conformance/agent_hooks
 unit: $(STAMP) browser phoenix
+	@echo "make: running the test suite"
 	$(BIN)/pytest -q --ignore=$(CTK)
+	@echo "make: running the AGENT-HOOKS conformance kit"
 	$(BIN)/pytest -q -p agent_hooks_ctk --agent-hooks-harness=ctk_harness:TetherHarness $(CTK)
 
 # The web inbox test drives Debian's chromium through Playwright (never `playwright install`).
@@ -54,11 +61,13 @@ browser:
 phoenix: $(PHOENIX_STAMP)
 
 $(PHOENIX_STAMP):
+	@echo "make: installing $(PHOENIX_PIN) into $(PHOENIX_VENV) for the tracing test (about 80 s, once)"
 	rm -rf $(PHOENIX_VENV)
 	$(PYTHON) -m venv $(PHOENIX_VENV)
 	$(PHOENIX_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(PHOENIX_VENV)/bin/pip install --quiet '$(PHOENIX_PIN)'
 	touch '$@'
+	@echo "make: $(PHOENIX_PIN) ready"
 
 test: lint typecheck unit
 

@@ -63,7 +63,7 @@ def test_the_approval_row_carries_the_server_of_the_tool(suspended):
 
 def test_the_cli_shows_the_server_as_its_own_field_escaped(suspended):
     runner = CliRunner(env=CLI_ENV)
-    listed = runner.invoke(app, ["approvals", "list", "--store", str(suspended)])
+    listed = runner.invoke(app, ["approvals", "list", "--wide", "--store", str(suspended)])
     assert listed.exit_code == 0, listed.output
     header = next(line for line in listed.stdout.splitlines() if "arguments (redacted)" in line)
     columns = [c.strip() for c in header.split("\u2503") if c.strip()]

@@ -37,7 +37,7 @@ def pending(db: str) -> dict[str, Any]:
 
 
 def test_list_shows_redacted_pending_approvals_with_filters(db):
-    out = cli("approvals", "list", "--store", db)
+    out = cli("approvals", "list", "--wide", "--store", db)
     assert out.exit_code == 0
     ids = pending(db)
     for approval in ids.values():

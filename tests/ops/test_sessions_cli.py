@@ -184,7 +184,8 @@ def test_show_a_suspended_session_lists_its_interrupt_and_the_open_batch(db: Pat
     assert "open tool batch (results so far)" in text
     assert "← add [ok]  call_1_0: 3" in text  # the finished sibling
     assert "delete  call_1_1: waiting for interrupt int_" in text
-    assert "resume({id: response})" in text
+    assert f"answer them with: tether approvals list --session susp --store {db}" in text
+    assert "resume(" not in text  # an operator is pointed to the CLI, not to Python
 
 
 def test_show_renders_tool_calls_results_and_truncates_long_text(db: Path) -> None:

@@ -92,7 +92,7 @@ def test_visible_writes_every_control_bidi_and_invisible_character_as_an_escape(
 
 
 def test_approvals_list_and_show_print_a_hostile_reason_visibly(db: str) -> None:
-    listed = cli("approvals", "list", "--store", db)
+    listed = cli("approvals", "list", "--wide", "--store", db)
     assert listed.exit_code == 0, listed.output
     _clean(listed.stdout)
     assert "\\x1b[2A\\x1b[0G\\x1b[2Kdelete /tmp/harmless.log?" in listed.stdout

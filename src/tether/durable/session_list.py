@@ -3,7 +3,8 @@
 The filtering, ordering, paging and the pending-approval count happen in the store's
 query (one read transaction); the usage counts are summed from the ``usage`` entries
 (one per run) of the page's sessions only, so a page costs the same with 20 or 20,000
-sessions in the store. Search is a case-sensitive substring of the session id (the
+sessions in the store. The first prompt is read from the page's sessions only too
+(:mod:`tether.durable.session_prompt`: bounded, and redacted like every view). Search is a case-sensitive substring of the session id (the
 same on every store: SQLite's ``lower()`` folds ASCII only, PostgreSQL's a locale).
 """
 
@@ -11,9 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from tether.durable.approval_types import APPROVAL_COLS, Approval, approval_from_row
+from tether.durable.session_prompt import READ_MAX, prompt_text, shown_prompt
 from tether.durable.store import SessionStatus, check_status
 from tether.errors import InputError
 
@@ -43,6 +46,10 @@ class SessionStats:
     input_tokens: int = 0
     output_tokens: int = 0
     pending_approvals: int = 0
+    first_prompt: str | None = None
+    """The session's first user message on one line (at most ``PROMPT_MAX`` characters),
+    redacted like ``sessions show``; None when it has none. Untrusted text: escape it
+    for a terminal or a page."""
 
     @property
     def total_tokens(self) -> int:
@@ -71,8 +78,43 @@ def check_page(search: str | None, offset: int, limit: int) -> None:
         raise InputError(f"search text is longer than {SEARCH_MAX} characters")
 
 
+@dataclass(slots=True)
+class PromptRows:
+    """What the first prompts of a page are made of, as queried: per session the head
+    and length of its first ``message`` entry, the data of its assistant messages with
+    tool calls, and its approval rows."""
+
+    heads: dict[str, tuple[str, int]] = field(default_factory=dict)
+    calls: list[tuple[str, str]] = field(default_factory=list)
+    approvals: list[Approval] = field(default_factory=list)
+
+    def prompts(self) -> dict[str, str | None]:
+        calls: dict[str, list[dict[str, Any]]] = {}
+        for sid, text in self.calls:
+            try:
+                calls.setdefault(sid, []).append(json.loads(text))
+            except ValueError:
+                continue  # an unreadable entry hides nothing; the timeline names it
+        rows: dict[str, list[Approval]] = {}
+        for approval in self.approvals:
+            rows.setdefault(approval.session_id, []).append(approval)
+        return {
+            sid: shown_prompt(prompt_text(head, size), calls.get(sid, ()), rows.get(sid, ()))
+            for sid, (head, size) in self.heads.items()
+        }
+
+
+TOOL_CALL_MARK: Final = '"type":"tool_call"'
+"""In an entry's canonical JSON only where a message holds a tool call (a string value
+with these characters is escaped: ``\\"type\\"...``)."""
+
+
 def build_page(
-    rows: list[Row], usage: Iterable[tuple[str, str]], total: int, offset: int
+    rows: list[Row],
+    usage: Iterable[tuple[str, str]],
+    total: int,
+    offset: int,
+    prompts: PromptRows | None = None,
 ) -> SessionPage:
     """The page from the queried rows and the ``(session_id, data)`` of their usage entries."""
     sums: dict[str, dict[str, int]] = {r[0]: dict.fromkeys(USAGE_KEYS, 0) for r in rows}
@@ -88,6 +130,7 @@ def build_page(
             value = data.get(key)
             if isinstance(value, int) and not isinstance(value, bool):
                 counts[key] += value
+    first = prompts.prompts() if prompts is not None else {}
     return SessionPage(
         [
             SessionStats(
@@ -98,6 +141,7 @@ def build_page(
                 float(updated),
                 **sums[sid],
                 pending_approvals=int(pending),
+                first_prompt=first.get(sid),
             )
             for sid, status, version, created, updated, pending in rows
         ],
@@ -127,7 +171,15 @@ async def memory_page(
         for sid, r in chosen
     ]
     usage = [(sid, e[1]) for sid, r in chosen for e in r.entries if e[0] == "usage"]
-    return build_page(rows, usage, len(matching), offset)
+    prompts = PromptRows()
+    for sid, r in chosen:
+        messages = [e[1] for e in r.entries if e[0] == "message"]
+        if messages:
+            prompts.heads[sid] = (messages[0][:READ_MAX], len(messages[0]))
+        prompts.calls += [(sid, text) for text in messages if TOOL_CALL_MARK in text]
+    ids = {sid for sid, _ in chosen}
+    prompts.approvals = [a for a in store._ops.approvals.values() if a.session_id in ids]
+    return build_page(rows, usage, len(matching), offset, prompts)
 
 
 def _where(status: str | None, search: str | None, mark: str, find: str) -> tuple[str, list[Any]]:
@@ -158,14 +210,35 @@ async def sqlite_page(
             (*args, limit, offset),
         ).fetchall()
         usage: list[tuple[str, str]] = []
+        prompts = PromptRows()
         if rows:
+            ids = [r[0] for r in rows]
             marks = ",".join("?" * len(rows))
             usage = conn.execute(
                 f"SELECT session_id, data FROM entries WHERE session_id IN ({marks}) "
                 "AND kind = 'usage'",
-                [r[0] for r in rows],
+                ids,
             ).fetchall()
-    return build_page(rows, usage, total, offset)
+            for sid in ids:  # walks the (session_id, seq) key to the first message only
+                head = conn.execute(
+                    "SELECT substr(data, 1, ?), length(data) FROM entries WHERE "
+                    "session_id = ? AND kind = 'message' ORDER BY seq LIMIT 1",
+                    (READ_MAX, sid),
+                ).fetchone()
+                if head is not None:
+                    prompts.heads[sid] = (head[0], int(head[1]))
+            prompts.calls = conn.execute(
+                f"SELECT session_id, data FROM entries WHERE session_id IN ({marks}) "
+                "AND kind = 'message' AND instr(data, ?) > 0",
+                (*ids, TOOL_CALL_MARK),
+            ).fetchall()
+            prompts.approvals = [
+                approval_from_row(r)
+                for r in conn.execute(
+                    f"SELECT {APPROVAL_COLS} FROM approvals WHERE session_id IN ({marks})", ids
+                ).fetchall()
+            ]
+    return build_page(rows, usage, total, offset, prompts)
 
 
 async def postgres_page(
@@ -185,11 +258,31 @@ async def postgres_page(
         )
         rows: list[Row] = await cur.fetchall()
         usage: list[tuple[str, str]] = []
+        prompts = PromptRows()
         if rows:
+            ids = [r[0] for r in rows]
             cur = await conn.execute(
                 "SELECT session_id, data FROM entries WHERE session_id = ANY(%s) "
                 "AND kind = 'usage'",
-                ([r[0] for r in rows],),
+                (ids,),
             )
             usage = await cur.fetchall()
-    return build_page(rows, usage, total, offset)
+            cur = await conn.execute(
+                "SELECT s.id, m.head, m.size FROM unnest(%s::text[]) AS s(id) CROSS JOIN "
+                "LATERAL (SELECT left(data, %s) AS head, length(data) AS size FROM entries "
+                "WHERE session_id = s.id AND kind = 'message' ORDER BY seq LIMIT 1) AS m",
+                (ids, READ_MAX),
+            )
+            for sid, head, size in await cur.fetchall():
+                prompts.heads[sid] = (head, int(size))
+            cur = await conn.execute(
+                "SELECT session_id, data FROM entries WHERE session_id = ANY(%s) "
+                "AND kind = 'message' AND strpos(data, %s) > 0",
+                (ids, TOOL_CALL_MARK),
+            )
+            prompts.calls = await cur.fetchall()
+            cur = await conn.execute(
+                f"SELECT {APPROVAL_COLS} FROM approvals WHERE session_id = ANY(%s)", (ids,)
+            )
+            prompts.approvals = [approval_from_row(r) for r in await cur.fetchall()]
+    return build_page(rows, usage, total, offset, prompts)

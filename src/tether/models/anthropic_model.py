@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from tether.events import ModelStop, ModelStreamEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from tether.models.anthropic_format import (
@@ -15,7 +16,7 @@ from tether.models.anthropic_format import (
 )
 from tether.models.base import ModelRequest
 from tether.models.cache import anthropic_breakpoints
-from tether.models.failover import ErrorInfo
+from tether.models.failover import ErrorInfo, FailoverReason
 from tether.models.output_tool import OutputTool, answer_from_tool
 from tether.models.resilient import (
     CompressHook,
@@ -41,6 +42,12 @@ class AnthropicModel(ProviderModel):
     request fields (``thinking``, ``temperature`` ...); ``streaming=False``
     asks for whole responses. An ``output_type`` is asked for with a forced
     final-answer tool (``output_tool=False``: the schema in the prompt only).
+
+    ``base_url`` points at an Anthropic-compatible server. The SDK sends ``api_key`` in
+    its own auth header (``Authorization: Bearer`` in anthropic 2.x); a server that
+    expects another one, such as ``x-api-key``, gets it through ``default_headers``
+    (sent on every request): ``default_headers={"x-api-key": key}``. A 401 from a
+    custom ``base_url`` says so, naming the headers that were sent (never their values).
     """
 
     provider = "anthropic"
@@ -78,6 +85,7 @@ class AnthropicModel(ProviderModel):
         self.streaming = streaming
         self.params = dict(params or {})
         anthropic = import_sdk("anthropic", "AnthropicModel", "anthropic")
+        self.base_url = base_url
         self._clients = sdk_clients(
             anthropic.AsyncAnthropic, keys, base_url, default_headers, timeout
         )
@@ -209,3 +217,27 @@ class AnthropicModel(ProviderModel):
 
     def _error_info(self, exc: BaseException, request: ModelRequest) -> ErrorInfo | None:
         return http_error_info(exc, self.provider, request_size(request))
+
+    def _hint(self, reason: FailoverReason) -> str:
+        """For a refused key at a custom ``base_url``: which header carried it."""
+        if reason is not FailoverReason.AUTH or not self.base_url:
+            return ""
+        client = self._clients[self._key_index]
+        sent = sorted(getattr(client, "auth_headers", {}) or {}) or ["no auth header"]
+        extra = sorted(getattr(client, "_custom_headers", {}) or {})
+        return (
+            f"; the server at {_shown_url(self.base_url)} refused the credentials sent in "
+            f"the {', '.join(sent)} header"
+            + (f" (default_headers also sent: {', '.join(extra)})" if extra else "")
+            + ": an Anthropic-compatible server may expect the key in another header; pass "
+            "it with AnthropicModel(..., default_headers={'x-api-key': '<key>'}) (or the "
+            "header the server documents)"
+        )
+
+
+def _shown_url(url: str) -> str:
+    """``url`` without user info, query or fragment (they may carry credentials)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else "(base_url)"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import logging
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
@@ -39,6 +40,8 @@ CompressHook = Callable[[ModelRequest], ModelRequest | Awaitable[ModelRequest]]
 """Called when the provider refuses a request as too long (context overflow, payload too
 large, long-context tier) with the failed request; returns a shorter one."""
 
+log = logging.getLogger("tether.models")
+"""One warning per retried attempt: a slow call says why it is slow."""
 R = FailoverReason
 _BACKOFF = frozenset({R.RATE_LIMIT, R.OVERLOADED, R.SERVER_ERROR, R.TIMEOUT, R.UNKNOWN})
 _ROTATE = frozenset({R.AUTH, R.BILLING, R.RATE_LIMIT})
@@ -98,6 +101,10 @@ class ProviderModel:
         (the call then fails as ``unknown``)."""
         raise NotImplementedError
 
+    def _hint(self, reason: FailoverReason) -> str:
+        """Adapter advice appended to a failure's detail ("" for none)."""
+        return ""
+
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
         policy = self.retry
         attempt = 0
@@ -137,7 +144,7 @@ class ProviderModel:
                     raise  # the caller's configuration, not the provider
                 info = self._describe(exc, request)
                 reason = classify(info)
-                detail = _detail(info, exc)
+                detail = _detail(info, exc) + self._hint(reason)
                 if delivered:
                     raise ProviderError(
                         reason,
@@ -190,6 +197,15 @@ class ProviderModel:
                     delay = 0.0
                 if delay is None:
                     raise failed from exc
+                log.warning(
+                    "model %s: attempt %d of %d failed (%s): %s; retrying in %.1f s",
+                    self.name,
+                    attempt,
+                    policy.max_attempts,
+                    reason.value,
+                    detail,
+                    delay,
+                )
                 yield ModelRetry(attempt, reason.value, delay, self.name, detail)
                 if delay > 0:
                     await asyncio.sleep(delay)

@@ -51,6 +51,13 @@ ROLE = typer.Option(
     "-r",
     help="A role (repeat for several): approve:PATTERN, viewer, auditor or admin.",
 )
+DECIDED_JSON = typer.Option(
+    False,
+    "--json",
+    help="Print the decided approval as one JSON object, the keys of 'approvals show "
+    "--json' (id, session_id, status, decision, decided_by, decided_at, note, edited_args, "
+    "response, ...); errors stay on stderr with exit code 1.",
+)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -98,24 +105,50 @@ async def _get(s: Store, approval_id: str, store: str) -> Approval:
         )
 
 
+async def list_rows(
+    s: Store,
+    *,
+    session: str | None = None,
+    tool: str | None = None,
+    older_than: float | None = None,
+    show_all: bool = False,
+    limit: int = 100,
+) -> list[Approval]:
+    """The rows ``approvals list`` shows: every filter is part of the store's query, so
+    ``limit`` counts matching rows only."""
+    if show_all:
+        return await s.approvals.find(session_id=session, tool=tool, limit=limit)
+    return await s.approvals.pending(session, tool, older_than, limit)
+
+
 @app.command("list")
 def list_approvals(
     store: str = STORE,
     session: str | None = typer.Option(None, "--session", help="Only this session."),
     tool: str | None = typer.Option(None, "--tool", help="Only approvals for this tool."),
-    older_than: str | None = typer.Option(None, "--older-than", help="Only older ones: 10m, 2h."),
+    older_than: str | None = typer.Option(
+        None, "--older-than", help="Only pending ones older than this: 10m, 2h."
+    ),
     show_all: bool = typer.Option(False, "--all", help="Decided and expired ones too."),
     limit: int = typer.Option(100, "--limit", min=1, help="Show at most this many."),
+    wide: bool = typer.Option(
+        False, "--wide", help="Also the server, arguments (redacted), reason and expiry."
+    ),
     as_json: bool = JSON,
 ) -> None:
-    """Pending approvals across all sessions, oldest first."""
+    """Pending approvals across all sessions, oldest first (id, session, tool, age;
+    --wide for the rest, or approvals show ID)."""
+    if show_all and older_than is not None:
+        raise typer.BadParameter(
+            "--older-than filters pending approvals only; drop --all or --older-than",
+            param_hint="'--older-than'",
+        )
     age = None if older_than is None else parse_age(older_than)
 
     async def work(s: Store) -> list[Approval]:
-        if show_all:
-            rows = await s.approvals.find(session_id=session, limit=limit)
-            return [a for a in rows if tool is None or a.tool == tool]
-        return await s.approvals.pending(session, tool, age, limit)
+        return await list_rows(
+            s, session=session, tool=tool, older_than=age, show_all=show_all, limit=limit
+        )
 
     from tether.durable.redaction import redact_approval
 
@@ -128,28 +161,7 @@ def list_approvals(
     if not rows:
         console.print(safe(f"no {'' if show_all else 'pending '}approvals in {describe(store)}"))
         return
-    table = Table(title=safe(f"approvals in {describe(store)}"), title_justify="left")
-    # ids never wrap (they are copied into the next command); the text columns give way
-    table.add_column("approval", no_wrap=True, min_width=len(rows[0].id))
-    table.add_column("session", no_wrap=True)
-    for name in ("tool", "server", "arguments (redacted)", "reason", "age", "expires"):
-        table.add_column(name, overflow="fold")
-    if show_all:
-        table.add_column("status")
-    now = time.time()
-    for a in rows:
-        cells = [
-            safe(a.id, "bold", one_line=True),
-            safe(a.session_id, one_line=True),
-            safe(a.tool or f"({a.source})"),
-            safe(a.server or "-"),
-            _json(a.arguments),
-            _json(a.reason),
-            Text(_age(now - a.requested_at)),
-            _expires(a, now) if a.status == "pending" else Text("-", style="dim"),
-        ]
-        table.add_row(*cells, *([_status(a.status)] if show_all else []))
-    console.print(table)
+    console.print(_table(rows, store, show_all=show_all, wide=wide))
     console.print(
         safe(
             f"decide with: tether approvals approve|deny ID [--note TEXT] --store {describe(store)}",
@@ -157,6 +169,36 @@ def list_approvals(
         ),
         soft_wrap=True,  # one line, to copy
     )
+
+
+def _table(rows: list[Approval], store: str, *, show_all: bool, wide: bool) -> Table:
+    table = Table(title=safe(f"approvals in {describe(store)}"), title_justify="left")
+    # ids never wrap (they are copied into the next command); the text columns give way
+    table.add_column("approval", no_wrap=True, min_width=len(rows[0].id))
+    table.add_column("session", no_wrap=True)
+    table.add_column("tool", overflow="fold")
+    if wide:
+        for name in ("server", "arguments (redacted)", "reason"):
+            table.add_column(name, overflow="fold")
+    table.add_column("age", no_wrap=True)
+    if wide:
+        table.add_column("expires", overflow="fold")
+    if show_all:
+        table.add_column("status", no_wrap=True)
+    now = time.time()
+    for a in rows:
+        cells = [
+            safe(a.id, "bold", one_line=True),
+            safe(a.session_id, one_line=True),
+            safe(a.tool or f"({a.source})"),
+        ]
+        if wide:
+            cells += [safe(a.server or "-"), _json(a.arguments), _json(a.reason)]
+        cells.append(Text(_age(now - a.requested_at)))
+        if wide:
+            cells.append(_expires(a, now) if a.status == "pending" else Text("-", style="dim"))
+        table.add_row(*cells, *([_status(a.status)] if show_all else []))
+    return table
 
 
 @app.command()
@@ -221,6 +263,7 @@ def _decide(
     edited: dict[str, Any] | None = None,
     response: Any = None,
     app_spec: str | None = None,
+    as_json: bool = False,
 ) -> None:
     async def work(s: Store) -> Approval:
         current = await _get(s, approval_id, store)
@@ -244,6 +287,11 @@ def _decide(
         a = _with_store(store, work)
     except ValueError as exc:
         _fail(str(exc))
+    if as_json:
+        from tether.durable.redaction import redact_approval
+
+        typer.echo(json_line(redact_approval(a).to_dict()))
+        return
     verb = {"approve": "approved", "deny": "denied", "respond": "answered"}[decision]
     extra = " with edited arguments" if edited is not None else ""
     Console(highlight=False).print(
@@ -279,6 +327,7 @@ def approve(
         "(required with --edit; the current directory is importable).",
     ),
     store: str = STORE,
+    as_json: bool = DECIDED_JSON,
 ) -> None:
     """Approve (optionally with edited arguments)."""
     edited = None if edit is None else _parse_json(edit, "'--edit'")
@@ -290,7 +339,7 @@ def approve(
             "--app module:factory (the app's agent factory, as for tether serve and worker)",
             param_hint="'--edit'",
         )
-    _decide(store, approval_id, "approve", who, note, edited, app_spec=app_spec)
+    _decide(store, approval_id, "approve", who, note, edited, app_spec=app_spec, as_json=as_json)
 
 
 @app.command()
@@ -299,9 +348,10 @@ def deny(
     note: str | None = NOTE,
     who: str | None = AS,
     store: str = STORE,
+    as_json: bool = DECIDED_JSON,
 ) -> None:
     """Deny (the note is the reason the model sees)."""
-    _decide(store, approval_id, "deny", who, note)
+    _decide(store, approval_id, "deny", who, note, as_json=as_json)
 
 
 @app.command()
@@ -311,9 +361,11 @@ def respond(
     note: str | None = NOTE,
     who: str | None = AS,
     store: str = STORE,
+    as_json: bool = DECIDED_JSON,
 ) -> None:
     """Answer with a free JSON response (what the interrupt's code receives)."""
-    _decide(store, approval_id, "respond", who, note, response=_parse_json(response, "RESPONSE"))
+    answer = _parse_json(response, "RESPONSE")
+    _decide(store, approval_id, "respond", who, note, response=answer, as_json=as_json)
 
 
 @app.command()

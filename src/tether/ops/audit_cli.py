@@ -13,7 +13,7 @@ from rich.text import Text
 
 from tether.ops.sessions import OUTPUT, STORE, _fail, _with_store, when
 from tether.ops.store_url import describe
-from tether.ops.terminal import json_text, safe
+from tether.ops.terminal import json_line, json_text, safe
 
 _HEAD = re.compile(r"([0-9]+):([0-9a-f]{64})")
 
@@ -47,31 +47,61 @@ def verify(
         "--expect-head",
         help="SEQ:HASH recorded earlier (e.g. by a previous verify): also detects a rewritten chain.",
     ),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="One JSON object: ok, checked, head (SEQ:HASH), first_bad ({record, reason} or "
+        "null), expected_head and problem (why --expect-head failed, or null). Exit code 1 "
+        "when ok is false.",
+    ),
 ) -> None:
     """Walk the chain; report the first broken link and exit 1 when it is broken."""
     want = None if expect_head is None else parse_head(expect_head)
     report = _with_store(store, lambda s: s.audit.verify(), read_only=True)
-    console = Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
+    seq, digest = report.head
+    problem = None
+    if report.ok and want is not None:
+        want_seq, want_hash = want
+        if want_seq > seq:
+            problem = f"the chain has {seq} records but {want_seq} were recorded earlier: truncated"
+        else:
+            records = _with_store(
+                store, lambda s: s.audit.records(after=want_seq - 1, limit=1), read_only=True
+            )
+            if not records or records[0].hash != want_hash:
+                problem = (
+                    f"record {want_seq} no longer has hash {want_hash}: the chain was rewritten"
+                )
+    if as_json:
+        bad = report.first_bad
+        typer.echo(
+            json_line(
+                {
+                    "ok": report.ok and problem is None,
+                    "store": describe(store),
+                    "checked": report.checked,
+                    "head": f"{seq}:{digest}",
+                    "first_bad": None if bad is None else {"record": bad[0], "reason": bad[1]},
+                    "expected_head": expect_head and expect_head.strip(),
+                    "problem": problem,
+                }
+            )
+        )
+        if not report.ok or problem is not None:
+            raise typer.Exit(1)
+        return
     if not report.ok:
         assert report.first_bad is not None
         position, reason = report.first_bad
+        err = Console(stderr=True, highlight=False)
         err.print(
             Text("audit log BROKEN ", style="bold red") + safe(f"at record {position}: {reason}")
         )
         err.print(f"{report.checked} record(s) before it verified", markup=False, style="dim")
         raise typer.Exit(1)
-    seq, digest = report.head
-    if want is not None:
-        want_seq, want_hash = want
-        if want_seq > seq:
-            _fail(f"the chain has {seq} records but {want_seq} were recorded earlier: truncated")
-        records = _with_store(
-            store, lambda s: s.audit.records(after=want_seq - 1, limit=1), read_only=True
-        )
-        if not records or records[0].hash != want_hash:
-            _fail(f"record {want_seq} no longer has hash {want_hash}: the chain was rewritten")
-    console.print(
+    if problem is not None:
+        _fail(problem)
+    Console(highlight=False).print(
         Text("audit log ok: ", style="bold green")
         + safe(f"{report.checked} record(s) in {describe(store)}; head {seq}:{digest}")
     )

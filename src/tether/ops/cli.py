@@ -74,7 +74,11 @@ def serve(
     ),
 ) -> None:
     """Serve the approvals inbox (web page at /) and its HTTP API (needs the server extra:
-    pip install -e '.[server]' in a checkout). Creates the store when it does not exist."""
+    pip install -e '.[server]' in a checkout). Creates the store when it does not exist.
+    Keeps serving when its stdout or stderr reader goes away."""
+    from tether.ops.safe_io import protect_stdio
+
+    protect_stdio()
     try:
         from tether.ops.server import serve as run_server
     except ImportError as exc:

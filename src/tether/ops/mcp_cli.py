@@ -21,7 +21,11 @@ def serve(
 ) -> None:
     """Serve the agent over stdio as one MCP tool (prompt, session_id); its questions for a
     person (Confirm, in-doubt calls) go to the MCP host as elicitations. Needs the mcp
-    extra: pip install -e '.[mcp]'."""
+    extra: pip install -e '.[mcp]'. Stdout is the protocol; a stderr whose reader went away
+    is ignored."""
+    from tether.ops.safe_io import protect_stdio
+
+    protect_stdio(stdout=False)
     from tether.errors import ConfigurationError
     from tether.ops.app_loader import load_factory
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from tether.durable import Approval, SessionRecord, SessionSummary, Store
     from tether.durable.approvals import Redactor
     from tether.durable.redaction import EditedCall, ShownSession
+    from tether.durable.session_list import SessionStats
     from tether.messages import ContentBlock, Message
     from tether.session import SessionView
 
@@ -177,8 +179,8 @@ def _status(status: str) -> Text:
     return safe(status, STATUS_STYLE.get(status, ""))
 
 
-def _summary_dict(row: SessionSummary | SessionRecord) -> dict[str, Any]:
-    """One ``sessions list --json`` line."""
+def _summary_dict(row: SessionSummary | SessionRecord | SessionStats) -> dict[str, Any]:
+    """A session's id, status, version and times (in ``list`` and ``show --json``)."""
     return {
         "session_id": row.session_id,
         "status": row.status,
@@ -223,43 +225,93 @@ def list_sessions(
     limit: int = typer.Option(50, "--limit", min=1, help="Show at most this many."),
     as_json: bool = JSON,
 ) -> None:
-    """List sessions, most recently updated first."""
+    """List sessions, most recently updated first: the first prompt (redacted, shortened),
+    model and tool calls, tokens and pending approvals, as the web page's list."""
     from tether.durable import SESSION_STATUSES
 
     if status is not None and status not in SESSION_STATUSES:
         known = ", ".join(sorted(SESSION_STATUSES))
         raise typer.BadParameter(f"unknown status {status!r}; choose one of {known}")
-    rows = _with_store(
+    page = _with_store(
         store,
-        lambda s: s.list_sessions(status=status, limit=limit),  # type: ignore[arg-type]
+        lambda s: s.session_page(status=status, limit=limit),  # type: ignore[arg-type]
         read_only=True,
     )
+    rows = page.sessions
     if as_json:
         for row in rows:
-            typer.echo(json_line(_summary_dict(row)))
+            typer.echo(json_line(_stats_dict(row)))
         return
     console = Console(highlight=False)
     where = describe(store)
     if not rows:
         console.print(safe(f"no {status + ' ' if status else ''}sessions in {where}"))
         return
-    table = Table(title=safe(f"sessions in {where}"), title_justify="left")
-    for name in ("session", "status", "entries", "created", "updated"):
-        table.add_column(
-            name, justify="right" if name == "entries" else "left", no_wrap=name == "session"
+    console.print(_sessions_table(rows, where, wide=console.width >= WIDE))
+    if page.total > len(rows):
+        console.print(
+            Text(
+                f"showing the newest {len(rows)}; pass --limit N for more ({page.total} in all)",
+                style="dim",
+            )
         )
+
+
+WIDE = 140
+"""Terminal columns from which ``sessions list`` adds entries, model and tool calls and
+the update time (below: session, status, first prompt, tokens, pending)."""
+
+
+def _sessions_table(rows: list[SessionStats], where: str, *, wide: bool) -> Table:
+    table = Table(title=safe(f"sessions in {where}"), title_justify="left")
+    # ids never wrap (they are copied into the next command); the prompt gives way
+    longest = max(len(r.session_id) for r in rows)
+    table.add_column("session", no_wrap=True, min_width=min(longest, 64))
+    table.add_column("status", no_wrap=True)
+    if wide:
+        table.add_column("entries", justify="right")
+    table.add_column("first prompt", no_wrap=True, overflow="ellipsis", ratio=1, min_width=12)
+    counts = ("model calls", "tool calls", "tokens", "pending") if wide else ("tokens", "pending")
+    for name in counts:
+        table.add_column(name, justify="right", no_wrap=True)
+    if wide:
+        table.add_column("updated", no_wrap=True)
     now = time.time()
     for row in rows:
-        table.add_row(
-            safe(row.session_id, "bold", one_line=True),
-            _status(row.status),
-            str(row.version),
-            when(row.created_at, now),
-            when(row.updated_at, now),
+        prompt = (
+            Text("-", style="dim")
+            if row.first_prompt is None
+            else safe(row.first_prompt, one_line=True)
         )
-    console.print(table)
-    if len(rows) == limit:
-        console.print(Text(f"showing the newest {limit}; pass --limit N for more", style="dim"))
+        pending = (
+            Text(str(row.pending_approvals), style="bold magenta")
+            if row.pending_approvals
+            else Text("-", style="dim")
+        )
+        cells: list[Text | str] = [safe(row.session_id, "bold", one_line=True), _status(row.status)]
+        if wide:
+            cells += [str(row.version), prompt, str(row.model_calls), str(row.tool_calls)]
+        else:
+            cells.append(prompt)
+        cells += [f"{row.total_tokens:,}", pending]
+        if wide:
+            cells.append(when(row.updated_at, now))
+        table.add_row(*cells)
+    return table
+
+
+def _stats_dict(row: SessionStats) -> dict[str, Any]:
+    """One ``sessions list --json`` line: the session and its counts."""
+    return {
+        **_summary_dict(row),
+        "first_prompt": row.first_prompt,
+        "model_calls": row.model_calls,
+        "tool_calls": row.tool_calls,
+        "input_tokens": row.input_tokens,
+        "output_tokens": row.output_tokens,
+        "total_tokens": row.total_tokens,
+        "pending_approvals": row.pending_approvals,
+    }
 
 
 @app.command()
@@ -284,9 +336,13 @@ def show(
         console.print(_interrupts(view, full))
         console.print(
             safe(
-                f"answer with Agent(..., session_id={session_id!r}).resume({{id: response}})",
+                "answer them with: tether approvals list --session "
+                f"{shlex.quote(session_id)} --store {shlex.quote(describe(store))} (then "
+                "tether approvals approve|deny ID; a worker resumes the session)",
                 "dim",
-            )
+                one_line=True,
+            ),
+            soft_wrap=True,  # one line, to copy
         )
     console.print(Rule(f"transcript ({len(view.messages)} messages)", style="dim"))
     for index, message in enumerate(view.messages, start=1):

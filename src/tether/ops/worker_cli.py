@@ -15,7 +15,9 @@ from rich.text import Text
 
 from tether.errors import ConfigurationError
 from tether.ops import app_loader
-from tether.ops.store_url import DEFAULT_STORE, describe, open_store
+from tether.ops.safe_io import protect_stdio
+from tether.ops.sessions import STORE
+from tether.ops.store_url import describe, open_store
 from tether.ops.terminal import safe
 from tether.ops.worker import Factory, Outcome, Worker, WorkerConfig
 
@@ -58,7 +60,7 @@ def worker(
     app_spec: str = typer.Option(
         ..., "--app", help="module:factory; factory(session_id=...) returns the Agent."
     ),
-    store: str = typer.Option(DEFAULT_STORE, "--store", help="SQLite path or postgresql:// URL."),
+    store: str = STORE,
     once: bool = typer.Option(False, "--once", help="Process what is ready now, then exit."),
     concurrency: int = typer.Option(1, "--concurrency", min=1, help="Sessions run at once."),
     poll: float = typer.Option(1.0, "--poll", min=0.01, help="Seconds between polls."),
@@ -72,7 +74,9 @@ def worker(
         False, "--no-listen", help="PostgreSQL: poll only, no LISTEN/NOTIFY wake-ups."
     ),
 ) -> None:
-    """Resume sessions that are ready (approved, expired, or re-queued after a crash)."""
+    """Resume sessions that are ready (approved, expired, or re-queued after a crash).
+    Keeps running when its stdout or stderr reader goes away (see tether.ops.safe_io)."""
+    protect_stdio()
     factory = load_factory(app_spec)
     console = Console()
     config = WorkerConfig(

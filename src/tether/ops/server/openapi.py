@@ -223,6 +223,7 @@ SCHEMAS: dict[str, Any] = {
             "output_tokens": {"type": "integer", "minimum": 0},
             "total_tokens": {"type": "integer", "minimum": 0},
             "pending_approvals": {"type": "integer", "minimum": 0},
+            "first_prompt": {"type": ["string", "null"], "maxLength": 120},
         },
     },
     "SessionList": {

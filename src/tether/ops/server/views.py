@@ -64,6 +64,7 @@ def summary_json(s: SessionStats, now: float | None = None) -> dict[str, Any]:
         "output_tokens": s.output_tokens,
         "total_tokens": s.total_tokens,
         "pending_approvals": s.pending_approvals,
+        "first_prompt": s.first_prompt,  # redacted by the store's listing; untrusted text
     }
 
 
