@@ -43,12 +43,12 @@ AGENT_IMPORTERS_TO_REMOVE = {
     "tether.tools.refresh",
 }
 
-LARGEST_CYCLE = 66  # counting TYPE_CHECKING and function-level imports; target: 12
+LARGEST_CYCLE = 67  # counting TYPE_CHECKING and function-level imports; target: 12
 PRIVATE_READS = {  # reads of another module's private attributes, by module; target: none
     "tether.durable.claims": 7,
     "tether.durable.postgres_claims": 3,
     "tether.durable.postgres_ops": 10,
-    "tether.durable.session_list": 5,
+    "tether.durable.session_list": 3,
     "tether.durable.sqlite_io": 9,
     "tether.durable.sqlite_ops": 20,
 }

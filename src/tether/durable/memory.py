@@ -197,9 +197,43 @@ class MemoryStore(WorkerSide):
         limit: int = 50,
     ) -> SessionPage:
         """One page of sessions with their counts (see :mod:`tether.durable.session_list`)."""
-        from tether.durable.session_list import memory_page
+        from tether.durable.session_list import (
+            TOOL_CALL_MARK,
+            PromptRows,
+            Row,
+            build_page,
+            check_page,
+        )
+        from tether.durable.session_prompt import READ_MAX
 
-        return await memory_page(self, status, search, offset, limit)
+        check_status(status)
+        check_page(search, offset, limit)
+        approvals = self._ops.approvals.values()
+        pending: dict[str, int] = {}
+        for approval in approvals:
+            if approval.status == "pending":
+                pending[approval.session_id] = pending.get(approval.session_id, 0) + 1
+        matching = [
+            (sid, r)
+            for sid, r in self._rows.items()
+            if (status is None or r.status == status) and (not search or search in sid)
+        ]
+        matching.sort(key=lambda item: (-item[1].updated_at, item[0]))
+        chosen = matching[offset : offset + limit]
+        rows: list[Row] = [
+            (sid, r.status, r.version, r.created_at, r.updated_at, pending.get(sid, 0))
+            for sid, r in chosen
+        ]
+        usage = [(sid, e[1]) for sid, r in chosen for e in r.entries if e[0] == "usage"]
+        prompts = PromptRows()
+        for sid, r in chosen:
+            messages = [e[1] for e in r.entries if e[0] == "message"]
+            if messages:
+                prompts.heads[sid] = (messages[0][:READ_MAX], len(messages[0]))
+            prompts.calls += [(sid, text) for text in messages if TOOL_CALL_MARK in text]
+        ids = {sid for sid, _ in chosen}
+        prompts.approvals = [a for a in approvals if a.session_id in ids]
+        return build_page(rows, usage, len(matching), offset, prompts)
 
     async def delete(self, session_id: str) -> None:
         self._rows.pop(session_id, None)

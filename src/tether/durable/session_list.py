@@ -21,7 +21,6 @@ from tether.durable.store import SessionStatus, check_status
 from tether.errors import InputError
 
 if TYPE_CHECKING:
-    from tether.durable.memory import MemoryStore
     from tether.durable.postgres import PostgresStore
     from tether.durable.sqlite import SQLiteStore
 
@@ -148,38 +147,6 @@ def build_page(
         int(total),
         offset,
     )
-
-
-async def memory_page(
-    store: MemoryStore, status: SessionStatus | None, search: str | None, offset: int, limit: int
-) -> SessionPage:
-    check_status(status)
-    check_page(search, offset, limit)
-    pending: dict[str, int] = {}
-    for approval in store._ops.approvals.values():
-        if approval.status == "pending":
-            pending[approval.session_id] = pending.get(approval.session_id, 0) + 1
-    matching = [
-        (sid, r)
-        for sid, r in store._rows.items()
-        if (status is None or r.status == status) and (not search or search in sid)
-    ]
-    matching.sort(key=lambda item: (-item[1].updated_at, item[0]))
-    chosen = matching[offset : offset + limit]
-    rows: list[Row] = [
-        (sid, r.status, r.version, r.created_at, r.updated_at, pending.get(sid, 0))
-        for sid, r in chosen
-    ]
-    usage = [(sid, e[1]) for sid, r in chosen for e in r.entries if e[0] == "usage"]
-    prompts = PromptRows()
-    for sid, r in chosen:
-        messages = [e[1] for e in r.entries if e[0] == "message"]
-        if messages:
-            prompts.heads[sid] = (messages[0][:READ_MAX], len(messages[0]))
-        prompts.calls += [(sid, text) for text in messages if TOOL_CALL_MARK in text]
-    ids = {sid for sid, _ in chosen}
-    prompts.approvals = [a for a in store._ops.approvals.values() if a.session_id in ids]
-    return build_page(rows, usage, len(matching), offset, prompts)
 
 
 def _where(status: str | None, search: str | None, mark: str, find: str) -> tuple[str, list[Any]]:
