@@ -444,6 +444,8 @@ def timeline(
         )
     console = Console(highlight=False)
     console.print(table)
+    for note in shown["notes"]:
+        console.print(safe(note, "yellow"))
     split = shown["time_split"]
     console.print(
         Text(

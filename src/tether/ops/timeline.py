@@ -41,6 +41,8 @@ CLIP: Final = 2000
 FAILED: Final = frozenset({"error", "denied", "cancelled", "timeout", "failed", "in_doubt"})
 AUDIT_FIELDS: Final = ("point", "policy", "action", "tool", "call_id", "stop_reason")
 """Audit-log fields a viewer sees in the timeline (payload-free; the auditor's view has all)."""
+UNSHOWN: Final = frozenset({"snapshot", "state", "system_prompt"})
+"""Entry kinds the timeline knows and shows no row for."""
 
 
 def clip(text: str) -> str:
@@ -108,6 +110,8 @@ class _Builder:
         self.run: _Step | None = None
         self.suspended: _Step | None = None
         self.broken: list[int] = []
+        self.unknown: dict[str, list[int]] = {}
+        """Entries of a kind (or ``audit`` record) this timeline does not know, by kind."""
 
     def add(self, kind: str, title: str, start: float, end: float, **kw: Any) -> _Step:
         step = _Step(kind, title, start, end, len(self.steps), **kw)
@@ -125,8 +129,13 @@ class _Builder:
     # -- journal entries ------------------------------------------------------------------
 
     def entry(self, e: Entry) -> None:
+        handler = getattr(self, "_" + e.kind, None)
+        if handler is None:
+            if e.kind not in UNSHOWN:
+                self.unknown.setdefault(e.kind, []).append(e.seq)
+            return
         try:
-            getattr(self, "_" + e.kind, _ignore)(e)
+            handler(e)
         except (KeyError, TypeError, ValueError, AttributeError):
             self.broken.append(e.seq)  # shown as such, the rest of the timeline still is
 
@@ -341,6 +350,10 @@ class _Builder:
             self.run.detail["usage"] = dict(e.data["usage"])
 
     def _audit(self, e: Entry) -> None:
+        if "agent_hooks" not in e.data:
+            if "otel" not in e.data:  # "otel": a traced run's saved context, no step
+                self.unknown.setdefault(f"audit {sorted(e.data)}", []).append(e.seq)
+            return
         record = e.data["agent_hooks"]
         verdict = record.get("verdict") or {}
         decision = str(verdict.get("decision", "?"))
@@ -397,8 +410,27 @@ class _Builder:
         self.steps.sort(key=lambda s: (s.start, s.order))
 
 
-def _ignore(e: Entry) -> None:
-    return None
+def notes(broken: list[int], unknown: dict[str, list[int]]) -> list[str]:
+    """What the timeline could not show, counted and labelled (``seq`` names entries)."""
+    out = []
+    if broken:
+        out.append(f"{_entries(len(broken))} tether could not read ({_seqs(broken)})")
+    for kind, seqs in sorted(unknown.items()):
+        out.append(
+            f"{_entries(len(seqs))} of a kind the timeline does not show: {kind} ({_seqs(seqs)})"
+        )
+    return out
+
+
+def _entries(n: int) -> str:
+    return f"{n} journal {'entry' if n == 1 else 'entries'}"
+
+
+def _seqs(seqs: list[int]) -> str:
+    shown = ", ".join(map(str, seqs[:20])) + (
+        f", ... ({len(seqs) - 20} more)" if len(seqs) > 20 else ""
+    )
+    return ("seq " if len(seqs) == 1 else "seqs ") + shown
 
 
 def _union(spans: list[tuple[float, float]]) -> float:
@@ -421,6 +453,7 @@ class _Tree:
     broken: list[int]
     children: dict[str, _Tree] = field(default_factory=dict)
     error: str | None = None
+    unknown: dict[str, list[int]] = field(default_factory=dict)
     """Why this (child) session's rows could not be built."""
 
 
@@ -458,6 +491,7 @@ def _flatten(tree: _Tree, depth: int, parent: int | None, out: list[Row]) -> Non
             "status": child.status,
             "steps": len(child.steps),
             "unreadable_entries": child.broken,
+            "notes": notes(child.broken, child.unknown),
             "error": child.error,
         }
         _flatten(child, depth + 1, index, out)
@@ -475,7 +509,9 @@ def build_timeline(
     (its masker is applied here)."""
     by_interrupt = {a.interrupt_id: a for a in approvals}
     b = _rows(record, entries, shown, by_interrupt.get, audit)
-    return _json(record, _Tree(record.session_id, record.status, b.steps, b.broken))
+    return _json(
+        record, _Tree(record.session_id, record.status, b.steps, b.broken, unknown=b.unknown)
+    )
 
 
 def _json(record: SessionRecord, tree: _Tree) -> dict[str, Any]:
@@ -526,6 +562,7 @@ def _json(record: SessionRecord, tree: _Tree) -> dict[str, Any]:
             "total": total,
         },
         "unreadable_entries": broken,
+        "notes": notes(broken, tree.unknown),
     }
 
 
@@ -568,7 +605,7 @@ def _tree(data: TimelineData, redactor: Redactor | None, approval_of: ApprovalOf
     record = data.record
     shown = show_session(record, fold(record), data.approvals, redactor=redactor)
     b = _rows(record, record.entries, shown, approval_of, data.audit)
-    tree = _Tree(record.session_id, record.status, b.steps, b.broken)
+    tree = _Tree(record.session_id, record.status, b.steps, b.broken, unknown=b.unknown)
     for sid, child in data.children.items():
         assert child.spawned_by is not None
         tool, position, call_id = child.spawned_by

@@ -308,6 +308,7 @@ SCHEMAS: dict[str, Any] = {
                 },
             },
             "unreadable_entries": {"type": "array", "items": {"type": "integer"}},
+            "notes": {"type": "array", "items": {"type": "string"}},
         },
     },
     "Session": {

@@ -109,8 +109,8 @@ async function loadTimeline(sessionId, keepDetail) {
   status.dataset.status = t.status;
   $("tl-holder").textContent = t.lease_holder ? visible("running in " + t.lease_holder) : "";
   $("tl-audit").hidden = !canAudit();
-  $("tl-broken").hidden = t.unreadable_entries.length === 0;
-  $("tl-broken").textContent = "journal entries tether could not read: " + t.unreadable_entries.join(", ");
+  $("tl-broken").hidden = t.notes.length === 0;
+  $("tl-broken").textContent = visible(t.notes.join("; "));
   drawTokens(t.usage);
   drawSplit(t.time_split);
   drawSteps(t);
