@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from tether import Agent, ToolContext, tool
-from tether.control import BeforeToolCall, Confirm, InterventionHandler
+from tether.control import BeforeToolCall, Confirm, InterventionHandler, Transform
 from tether.durable import Store
+from tether.messages import ToolCall
 from tether.models import ScriptedModel
 
 SECRET = "sk-live-4f9a8b7c6d5e"
@@ -42,10 +43,9 @@ def transfer_agent(store: Store, session: str, ran: list[dict[str, Any]], **opti
     return Agent(
         model=ScriptedModel(script),
         tools=[transfer],
-        interventions=[AskFirst()],
         store=store,
         session_id=session,
-        **options,
+        **({"interventions": [AskFirst()]} | options),
     )
 
 
@@ -72,3 +72,25 @@ def validating_agent(session_id: str) -> Agent:
     from tether.durable import MemoryStore
 
     return transfer_agent(MemoryStore(), session_id, [])
+
+
+class PinRecipient(InterventionHandler):
+    """A policy Transform ahead of the Confirm: every transfer goes to escrow."""
+
+    def before_tool_call(self, event: BeforeToolCall) -> Transform | None:
+        call = event.tool_call
+        if call.name != "transfer":
+            return None
+        return Transform(lambda c: ToolCall(c.id, c.name, {**c.arguments, "to": "escrow"}))
+
+
+def pinned_transfer_agent(store: Store, session: str, ran: list[dict[str, Any]]) -> Agent:
+    """transfer_agent with PinRecipient before AskFirst (the Transform runs, then the Confirm)."""
+    return transfer_agent(store, session, ran, interventions=[PinRecipient(), AskFirst()])
+
+
+def pinned_validating_agent(session_id: str) -> Agent:
+    """``--app ops_agents:pinned_validating_agent``: the pinned agent's tools and policies."""
+    from tether.durable import MemoryStore
+
+    return pinned_transfer_agent(MemoryStore(), session_id, [])

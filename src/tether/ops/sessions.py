@@ -276,7 +276,8 @@ def show(
     record, shown = _load(store, session_id, app_spec, unredacted)
     view = shown.view
     if as_json:
-        typer.echo(json_line(_session_dict(record, view)))
+        ran = {cid: edit.json() for cid, edit in shown.edits.items()}
+        typer.echo(json_line({**_session_dict(record, view), "ran_with": ran}))
         return
     console = Console(highlight=False)
     console.print(_header(record, view))
@@ -358,11 +359,16 @@ def _print_message(
 
 
 def _edited(edit: EditedCall, full: bool) -> Text:
-    """The arguments a call ran with after a human edited them, and who did."""
-    who = edit.decided_by or "a resume answer"
+    """The arguments a call ran with when they were not the model's, and who changed them
+    (a human's edit, a policy's Transform)."""
     at = f" at {when(edit.decided_at)}" if edit.decided_at else ""
     args = _clip(json.dumps(edit.arguments, ensure_ascii=False), full)
-    return Text.assemble(("ran with edited arguments ", "bold yellow"), f"(by {who}{at}): ", args)
+    if edit.by == ("edit",):
+        who = edit.decided_by or "a resume answer"
+        return Text.assemble(
+            ("ran with edited arguments ", "bold yellow"), f"(by {who}{at}): ", args
+        )
+    return Text.assemble(("ran with ", "bold yellow"), args, safe(f" ({edit.label}{at})"))
 
 
 def _block(block: ContentBlock, full: bool) -> Text:
@@ -475,8 +481,10 @@ def _step_line(step: dict[str, Any]) -> str:
         ran = d.get("edited")
         line = json.dumps(d.get("arguments"), ensure_ascii=False)
         if ran is not None:
-            by = ran.get("decided_by") or "a resume answer"
-            line += f" -> ran with {json.dumps(ran['arguments'], ensure_ascii=False)} (by {by})"
+            by = f"by {ran.get('decided_by') or 'a resume answer'}"
+            if ran.get("by", ["edit"]) != ["edit"]:
+                by = ran["label"]  # a policy's Transform (and maybe an edit)
+            line += f" -> ran with {json.dumps(ran['arguments'], ensure_ascii=False)} ({by})"
         child = d.get("child_session")
         if child is not None:
             line = f"child {child['session_id']} ({child['status']}) " + line
@@ -508,8 +516,11 @@ def export(
         raise typer.BadParameter(
             f"unknown format {fmt!r}; supported: {', '.join(FORMATS)}", param_hint="'--format'"
         )
-    view = _load(store, session_id, app_spec, unredacted)[1].view
-    rows = to_openai_messages(view.messages, include_reasoning=include_reasoning, system=system)
+    shown = _load(store, session_id, app_spec, unredacted)[1]
+    view = shown.view
+    rows = to_openai_messages(
+        view.messages, include_reasoning=include_reasoning, system=system, ran=shown.edits
+    )
     if fmt == "json":
         text = json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
     else:

@@ -202,14 +202,7 @@ class _Builder:
                 edit = self.shown.edits.get(call.id)
                 tool.detail = {
                     "arguments": self.arguments(call.name, dict(call.arguments)),
-                    "edited": None
-                    if edit is None
-                    else {
-                        "arguments": edit.arguments,
-                        "decided_by": edit.decided_by,
-                        "decided_at": edit.decided_at,
-                        "approval_id": edit.approval_id,
-                    },
+                    "edited": None if edit is None else edit.json(),  # what ran, who changed it
                 }
                 self.tools[call.id] = tool
             self.cursor = e.at

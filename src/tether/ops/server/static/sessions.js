@@ -178,7 +178,7 @@ function showStep(index) {
   }
   if (s.kind === "tool") {
     field(list, "arguments", d.arguments);
-    if (d.edited) field(list, "ran with", JSON.stringify(d.edited.arguments) + " (edited by " + (d.edited.decided_by || "a resume answer") + ")");
+    if (d.edited) field(list, "ran with", JSON.stringify(d.edited.arguments) + " (" + (d.edited.label || "edited by " + (d.edited.decided_by || "a resume answer")) + ")");
     field(list, "result", d.result);
     if (d.duration_ms !== undefined && d.duration_ms !== null) field(list, "measured", d.duration_ms + " ms");
     if (d.child_session) field(list, "sub-agent", d.child_session.session_id + " (" + d.child_session.status + ", " + d.child_session.steps + " rows below)" + (d.child_session.error ? ": " + d.child_session.error : ""));
