@@ -11,13 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from live_server import get_ok, live_server
-from ops_agents import (
-    SECRET,
-    pinned_transfer_agent,
-    pinned_validating_agent,
-    transfer_agent,
-    validating_agent,
-)
+from ops_agents import SECRET, ran_with_sessions
 from ops_cli import cli
 
 from tether.durable import MemoryStore, SQLiteStore
@@ -29,31 +23,9 @@ PINNED = {"amount": 500, "api_token": "***", "to": "escrow"}
 EDITED = {"amount": 5, "api_token": "***", "to": "bob"}
 
 
-async def _run(db: Path) -> list[dict[str, Any]]:
-    """pin-1: a Transform pins the recipient, alice approves; edit-1: alice edits the
-    amount; plain-1: alice approves the model's call. All resumed and completed."""
-    store = SQLiteStore(db)
-    ran: list[dict[str, Any]] = []
-    cases = [
-        ("pin-1", pinned_transfer_agent, None, pinned_validating_agent),
-        ("edit-1", transfer_agent, {"amount": 5}, validating_agent),
-        ("plain-1", transfer_agent, None, validating_agent),
-    ]
-    for sid, build, edit, validate in cases:
-        assert (await build(store, sid, ran).invoke_async("pay bob")).stop_reason == "interrupt"
-        [approval] = await store.approvals.pending(session_id=sid)
-        await store.approvals.decide(
-            approval.id, "approve", decided_by="alice", edited_args=edit, validate=validate(sid)
-        )
-        answers = await store.approvals.answers_for(sid)
-        assert (await build(store, sid, ran).resume_async(answers)).stop_reason == "end_turn"
-    await store.close()
-    return ran
-
-
 def _ran_db(tmp: Path) -> Path:
     db = tmp / "ran.db"
-    ran = asyncio.run(_run(db))
+    ran = asyncio.run(ran_with_sessions(db))
     assert ran == [
         {"to": "escrow", "amount": 500, "api_token": SECRET},
         {"to": "bob", "amount": 5, "api_token": SECRET},

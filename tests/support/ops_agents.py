@@ -94,3 +94,28 @@ def pinned_validating_agent(session_id: str) -> Agent:
     from tether.durable import MemoryStore
 
     return pinned_transfer_agent(MemoryStore(), session_id, [])
+
+
+async def ran_with_sessions(db: Any) -> list[dict[str, Any]]:
+    """In the SQLite file ``db``: pin-1 (PinRecipient pins the recipient, alice approves),
+    edit-1 (alice edits the amount) and plain-1 (alice approves the model's call), each
+    resumed and completed; returns what the tool ran with, in that order."""
+    from tether.durable import SQLiteStore
+
+    store = SQLiteStore(db)
+    ran: list[dict[str, Any]] = []
+    cases = [
+        ("pin-1", pinned_transfer_agent, None, pinned_validating_agent),
+        ("edit-1", transfer_agent, {"amount": 5}, validating_agent),
+        ("plain-1", transfer_agent, None, validating_agent),
+    ]
+    for sid, build, edit, validate in cases:
+        assert (await build(store, sid, ran).invoke_async("pay bob")).stop_reason == "interrupt"
+        [approval] = await store.approvals.pending(session_id=sid)
+        await store.approvals.decide(
+            approval.id, "approve", decided_by="alice", edited_args=edit, validate=validate(sid)
+        )
+        answers = await store.approvals.answers_for(sid)
+        assert (await build(store, sid, ran).resume_async(answers)).stop_reason == "end_turn"
+    await store.close()
+    return ran
