@@ -491,7 +491,8 @@ def _step_line(step: dict[str, Any]) -> str:
         return line[:CLIP]
     if step["kind"] == "interrupt" and d.get("approval"):
         a = d["approval"]
-        return f"{a['status']} by {a['decided_by']}" + (f": {a['note']}" if a["note"] else "")
+        said = a.get("label") or f"{a['status']} by {a['decided_by']}"  # skipped by alice
+        return said + (f": {a['note']}" if a["note"] else "")
     return ""
 
 

@@ -38,7 +38,20 @@ __all__ = ["TimelineData", "build_timeline", "read_timeline", "timeline_of"]
 
 CLIP: Final = 2000
 """Characters of one text, argument list or result kept in a step's details."""
-FAILED: Final = frozenset({"error", "denied", "cancelled", "timeout", "failed", "in_doubt"})
+FAILED: Final = frozenset(
+    {
+        "error",
+        "denied",
+        "cancelled",
+        "timeout",
+        "failed",
+        "in_doubt",
+        "crashed",
+        "in doubt -> aborted",
+    }
+)
+SETTLED: Final = {"retry": "retried", "abort": "aborted", "skip": "skipped"}
+"""What an in-doubt call became, by its answer (``{"skip": result}`` is a skip)."""
 AUDIT_FIELDS: Final = ("point", "policy", "action", "tool", "call_id", "stop_reason")
 """Audit-log fields a viewer sees in the timeline (payload-free; the auditor's view has all)."""
 UNSHOWN: Final = frozenset({"snapshot", "state", "system_prompt"})
@@ -112,6 +125,8 @@ class _Builder:
         self.broken: list[int] = []
         self.unknown: dict[str, list[int]] = {}
         """Entries of a kind (or ``audit`` record) this timeline does not know, by kind."""
+        self.open = False  # a run started and has not ended nor suspended (yet)
+        self.last_at: float | None = None  # the last entry the current run's process wrote
 
     def add(self, kind: str, title: str, start: float, end: float, **kw: Any) -> _Step:
         step = _Step(kind, title, start, end, len(self.steps), **kw)
@@ -133,17 +148,36 @@ class _Builder:
         if handler is None:
             if e.kind not in UNSHOWN:
                 self.unknown.setdefault(e.kind, []).append(e.seq)
-            return
-        try:
-            handler(e)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            self.broken.append(e.seq)  # shown as such, the rest of the timeline still is
+        else:
+            try:
+                handler(e)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                self.broken.append(e.seq)  # shown as such, the rest of the timeline still is
+        if e.kind != "interrupt_answered":  # the resuming process writes the answers
+            self.last_at = e.at
+
+    def _cut_off(self, at: float) -> None:
+        """The running run's process died after its last entry (``at``): its calls that
+        started and have no result are in doubt from then, their duration ends there."""
+        for step in self.tools.values():
+            if step.status == "running":
+                step.status = "in_doubt"
+                step.end = max(step.start, at)
+        end = self.add("end", "run cut off (its process died)", at, at)
+        end.status = "crashed"
+        end.detail = {"reason": "the next run started without this one ending"}
+        if self.run is not None:
+            self.run.end = max(self.run.start, at)
+        self.run, self.open = None, False
 
     def _status(self, e: Entry) -> None:
         status = str(e.data["status"])
         if status == "running":
             started = float(e.data.get("started_at") or e.at)
             by = e.data.get("by")
+            if self.open and self.last_at is not None:
+                self._cut_off(self.last_at)
+            self.open = True
             if self.suspended is not None:
                 gap = self.add("wait", "waiting for a human", self.suspended.start, started)
                 gap.status = "waiting"
@@ -158,6 +192,7 @@ class _Builder:
             self.cursor = started
             return
         reason = self.scrub(e.data.get("reason"))
+        self.open = False
         if status == "suspended":
             self.suspended = self.add("suspend", "suspended", e.at, e.at, seq=e.seq)
             self.suspended.status = "suspended"
@@ -267,6 +302,11 @@ class _Builder:
 
     def _tool_intent(self, e: Entry) -> None:
         step = self.tools.get(e.data["call_id"])
+        if step is not None and step.status.startswith("in doubt"):  # a retry: its own row
+            again = self.add("tool", f"{step.title} (again)", e.at, e.at, seq=e.seq)
+            again.call_id, again.spawn = step.call_id, step.spawn
+            again.detail = {k: step.detail[k] for k in ("arguments", "edited")}
+            step = self.tools[e.data["call_id"]] = again
         if step is not None:
             step.start = e.at
             step.status = "running"
@@ -278,6 +318,11 @@ class _Builder:
 
     def _finish(self, call_id: str, status: Any, content: Any, at: float) -> None:
         step = self.tools.get(call_id)
+        if step is not None and step.status.startswith("in doubt -> "):  # the human's result
+            step.detail["result"] = clip(str(self.scrub(content)))
+        elif step is not None and step.status == "in_doubt":  # settled without a human
+            step.status = f"in doubt -> {status or 'ok'}"  # (the tool's reconcile found it)
+            step.detail["result"] = clip(str(self.scrub(content)))
         if step is None or step.status not in ("pending", "running"):
             return
         step.status = str(status or "ok")
@@ -287,6 +332,10 @@ class _Builder:
     def _interrupt_raised(self, e: Entry) -> None:
         from tether.control.interrupts import Interrupt
 
+        recovered = any(raw.get("source") == "in_doubt" for raw in e.data["interrupts"])
+        running = any(s.status == "running" for s in self.tools.values())
+        if recovered and running and self.open and self.last_at is not None:
+            self._cut_off(self.last_at)  # a recovery raises them (with no run start of its own)
         for raw in e.data["interrupts"]:
             interrupt = Interrupt.from_dict(raw)
             if self.masker is not None:
@@ -298,6 +347,9 @@ class _Builder:
             )
             step = self.add("interrupt", title, e.at, e.at, seq=e.seq)
             step.status = "in_doubt" if in_doubt else "waiting"
+            doubted = self.tools.get(call.id) if in_doubt and call is not None else None
+            if doubted is not None and doubted.status == "running":
+                doubted.status = "in_doubt"  # (its process died: _cut_off ended it there)
             step.interrupt_id = interrupt.id
             step.call_id = None if call is None else call.id
             step.detail = {
@@ -318,6 +370,7 @@ class _Builder:
                     "decided_by": approval.decided_by,
                     "decided_at": approval.decided_at,
                     "note": self.scrub(approval.note),
+                    "label": _decided(approval, in_doubt),
                 }
             self.interrupts[interrupt.id] = step
 
@@ -337,6 +390,11 @@ class _Builder:
                 step.status = "answered"
             elif step.status == "in_doubt":
                 step.status = "settled"
+                settled = SETTLED.get(_settlement(answer) or "")
+                step.detail["settled"] = settled
+                doubted = self.tools.get(step.call_id or "")
+                if settled is not None and doubted is not None and doubted.status == "in_doubt":
+                    doubted.status = f"in doubt -> {settled}"
 
     def _usage(self, e: Entry) -> None:
         if self.run is not None:
@@ -401,6 +459,29 @@ class _Builder:
         # in time order: a tool call's row moves to its intent (after a wait for a human),
         # a verdict (timed by the audit log) lands between the model call and the tool
         self.steps.sort(key=lambda s: (s.start, s.order))
+
+
+def _settlement(answer: Any) -> str | None:
+    """retry, skip or abort: an in-doubt answer's kind (None: not one)."""
+    if isinstance(answer, dict) and "skip" in answer:
+        return "skip"
+    return answer if answer in ("retry", "abort", "skip") else None
+
+
+def _decided(approval: Approval, in_doubt: bool) -> str | None:
+    """An approval's decision for people: ``approved by alice``; an in-doubt call's says
+    what became of the call (``skipped by alice``: a ``respond`` with ``{"skip": ...}``)."""
+    if approval.status == "pending":
+        return None
+    what: str = approval.status
+    if in_doubt:
+        decision = approval.on_expiry if approval.status == "expired" else approval.decision
+        if decision == "respond":
+            what = SETTLED.get(_settlement(approval.response) or "", "answered")
+        else:  # approve re-runs the call, deny aborts the run (approvals.py)
+            what = "retried" if decision in ("approve", "approve_edited") else "aborted"
+        what += " (expired)" if approval.status == "expired" else ""
+    return f"{what} by {approval.decided_by or 'an approver'}"
 
 
 def notes(broken: list[int], unknown: dict[str, list[int]]) -> list[str]:
@@ -515,11 +596,14 @@ def _json(record: SessionRecord, tree: _Tree) -> dict[str, Any]:
     top = [s for s, depth, _, _ in rows if depth == 0]
     start = min((s.start for s in steps), default=record.created_at)
     end = max((s.end for s in steps), default=record.updated_at)
-    # a sub-agent's time is inside its tool call's: the split counts the top level only
-    model = sum(s.end - s.start for s in top if s.kind == "model")
-    tools = _union([(s.start, s.end) for s in top if s.kind == "tool"])
+    # a sub-agent's time is inside its tool call's: the split counts the top level only;
+    # each moment counts once (waiting first, then tools, then the model): shares <= 100 %
     waits = sorted((s.start, s.end) for s in top if s.kind == "wait")
-    waiting = sum(w_end - w_start for w_start, w_end in waits)
+    tool_spans = [(s.start, s.end) for s in top if s.kind == "tool"]
+    model_spans = [(s.start, s.end) for s in top if s.kind == "model"]
+    waiting = _union(waits)
+    tools = _union(waits + tool_spans) - waiting
+    model = _union(waits + tool_spans + model_spans) - waiting - tools
     total = max(0.0, end - start)
     calls = []
     cumulative = 0

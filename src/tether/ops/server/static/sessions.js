@@ -187,7 +187,7 @@ function showStep(index) {
     field(list, "reason", d.reason);
     if (d.approval) {
       const a = d.approval;
-      field(list, "approval", a.status + (a.decided_by ? " by " + a.decided_by : "") + (a.decided_at ? " at " + new Date(a.decided_at * 1000).toLocaleString() : ""));
+      field(list, "approval", (a.label || a.status + (a.decided_by ? " by " + a.decided_by : "")) + (a.decided_at ? " at " + new Date(a.decided_at * 1000).toLocaleString() : ""));
       field(list, "note", a.note);
     }
     field(list, "answer", d.answer);
