@@ -3,10 +3,11 @@
 Rows: run starts and resumes (which process, which model), user input, model calls
 (tokens, attempts, provider retries and fallbacks with their reasons, the model that
 answered), context compactions (tokens before/after, manager, summary or omission
-marker), tool calls (status, redacted arguments, the edited arguments that ran),
-intervention verdicts and AGENT-HOOKS records, interrupts with the approval that answered
-each (who, when, note), suspensions, the wait for a human (compressed on the time axis),
-in-doubt settlements and the end of each run. A sub-agent's session is nested under the
+marker), tool calls (status, redacted arguments, the arguments that ran when a Transform
+or an edit changed them, and who did), intervention verdicts and AGENT-HOOKS records,
+interrupts with the approval that answered each (who, when, note), suspensions, the wait
+for a human (compressed on the time axis), in-doubt settlements, the end of each run and
+the cut-off of a run whose process died. ``notes`` count what it could not show. A sub-agent's session is nested under the
 tool call that ran it (``depth`` and ``parent`` on each row, see :mod:`tether.ops.timeline_read`). Everything shown passes through the session's one redaction
 (:func:`~tether.durable.redaction.show_session`, its ``masker``).
 
