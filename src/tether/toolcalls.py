@@ -393,4 +393,5 @@ def _ran(call: ToolCall) -> dict[str, Any] | None:
         by.append("middleware")
     if call.arguments == origin.arguments and call.name == origin.name:
         return None
-    return {"arguments": dict(call.arguments), "by": by}  # the intent's name: the tool run
+    # the intent's name is the tool that runs; a hook that only renamed the call is a hook
+    return {"arguments": dict(call.arguments), "by": by or ["hook"]}
