@@ -435,3 +435,89 @@ def test_a_keyboard_interrupt_in_a_parallel_call_leaves_through_the_stream():
     assert agent.conversation.run is None  # the run was closed, not abandoned
     agent.model = ScriptedModel(["again"])
     assert agent("once more").text == "again"
+
+
+# -- the tool_intent entry records what ran, and who changed it -----------------------------
+
+
+def _pay_agent(ran: list[dict[str, object]], **options: object) -> Agent:
+    from tether.durable import MemoryStore
+
+    @tool
+    def pay(to: str, amount: int) -> str:
+        """Pay someone."""
+        ran.append({"to": to, "amount": amount})
+        return "paid"
+
+    script = ScriptedModel(
+        [{"tool_calls": [{"name": "pay", "args": {"to": "bob", "amount": 1}}]}, "ok"]
+    )
+    return Agent(model=script, tools=[pay], store=MemoryStore(), session_id="s", **options)
+
+
+def _intent(agent: Agent) -> dict[str, object]:
+    async def read() -> list[dict[str, object]]:
+        entries = await agent.store.read_entries("s", 0)  # type: ignore[union-attr]
+        return [e.data for e in entries if e.kind == "tool_intent"]
+
+    [intent] = asyncio.run(read())
+    return intent
+
+
+def test_a_transform_then_an_edit_are_both_named_with_the_arguments_that_ran():
+    from tether.control import BeforeToolCall, Confirm, InterventionHandler, Transform
+    from tether.messages import ToolCall
+
+    class PinBob(InterventionHandler):
+        def before_tool_call(self, event: BeforeToolCall) -> Transform:
+            return Transform(lambda c: ToolCall(c.id, c.name, {**c.arguments, "to": "carol"}))
+
+    class Ask(InterventionHandler):
+        def before_tool_call(self, event: BeforeToolCall) -> Confirm:
+            return Confirm("pay?")
+
+    ran: list[dict[str, object]] = []
+    agent = _pay_agent(ran, interventions=[PinBob(), Ask()])
+    iid = agent("pay").interrupts[0].id
+    agent.resume({iid: {"approved": True, "args": {"to": "carol", "amount": 7}}})
+    intent = _intent(agent)
+    assert intent["ran"] == {"arguments": ran[0], "by": ["transform:PinBob", "edit"]}
+    assert ran == [{"to": "carol", "amount": 7}]
+
+
+def test_a_plain_hook_and_tool_middleware_are_named_too_and_an_unchanged_call_has_no_record():
+    from tether.control import BeforeToolCall, ToolMiddleware, ToolRequest
+    from tether.messages import ToolCall
+
+    def double(event: BeforeToolCall) -> None:
+        call = event.tool_call
+        event.tool_call = ToolCall(call.id, call.name, {**call.arguments, "amount": 2})
+
+    ran: list[dict[str, object]] = []
+    hooked = _pay_agent(ran)
+    hooked.hooks.add(BeforeToolCall, double)
+    hooked("pay")
+    assert _intent(hooked)["ran"] == {"arguments": {"to": "bob", "amount": 2}, "by": ["hook"]}
+
+    class Triple(ToolMiddleware):
+        async def input(self, request: ToolRequest) -> ToolRequest:
+            call = request.call
+            return ToolRequest(
+                ToolCall(call.id, call.name, {**call.arguments, "amount": 3}), request.tool
+            )
+
+    wrapped = _pay_agent(ran, middleware=[Triple()])
+    wrapped("pay")
+    assert _intent(wrapped)["ran"] == {
+        "arguments": {"to": "bob", "amount": 3},
+        "by": ["middleware"],
+    }
+
+    plain = _pay_agent(ran)
+    plain("pay")
+    assert _intent(plain) == {"call_id": _intent(plain)["call_id"], "name": "pay"}
+    assert ran == [
+        {"to": "bob", "amount": 2},
+        {"to": "bob", "amount": 3},
+        {"to": "bob", "amount": 1},
+    ]

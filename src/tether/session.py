@@ -8,7 +8,11 @@ Entry kinds and their data (all JSON, versioned by ``Entry.schema``):
   {"retries": [...], "fallbacks": [...]}`` (see :mod:`tether.failover`).
 - ``tool_intent``: ``{"call_id", "name"}``, written (durably for non-idempotent
   tools) right before the tool's side effect; an intent without a result after a
-  crash is *in doubt*.
+  crash is *in doubt*. ``name`` is the tool that runs; when the call that runs differs
+  from the model's, also ``"ran": {"arguments", "by"}``: the arguments that run and
+  who changed them, in order (``transform:LABEL`` a policy's Transform, ``edit`` an
+  approver's edit, ``hook`` another BeforeToolCall hook, ``middleware`` tool
+  middleware); the views show it (:mod:`tether.durable.redaction`).
 - ``tool_result``: ``{"result": ToolResult}`` as soon as one call of a batch ends.
 - ``interrupt_raised``: ``{"interrupts": [...], "stop_reason"}`` (durable).
 - ``interrupt_answered``: ``{"answers": {id: value}}``, committed with the resumed run's

@@ -4,10 +4,13 @@ and the live events tools emit while they run (tools/channel.py)."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from tether.control.events import AfterToolCall, BeforeToolCall
 from tether.control.interrupts import Interrupter, InterruptSignal
@@ -190,15 +193,54 @@ async def _process(run: RunState, call: ToolCall, argument_error: str | None) ->
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Origin:
+    """The model's call, and who changed it before it reached the tool (see _ran)."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    by: tuple[str, ...]
+    hooked: ToolCall
+    """The call as the BeforeToolCall hooks left it (tool middleware may change it too)."""
+
+
+_ORIGIN: ContextVar[_Origin | None] = ContextVar("tether_tool_origin", default=None)
+"""The current call's _Origin, for _invoke's intent (set per call, in its own task)."""
+
+
+def _changed_by(model: dict[str, Any], before: BeforeToolCall, call: ToolCall) -> tuple[str, ...]:
+    """Who changed the model's arguments ``model`` into ``call``'s, in order: each policy
+    Transform (``transform:LABEL``), an approver's ``edit``, any other ``hook``."""
+    by: list[str] = []
+    now = model
+    for label, made in before.transformed:
+        if made.arguments != now:
+            by.append(f"transform:{label}")
+            now = made.arguments
+    approved = before.approved
+    if approved is not None and approved.arguments != now:
+        by.append("edit")
+        now = approved.arguments
+    if call.arguments != now:
+        by.append("hook")
+    return tuple(by)
+
+
 async def _process_call(run: RunState, call: ToolCall, argument_error: str | None) -> ToolResult:
     agent = run.agent
     hooks = agent.hooks
     tool = agent.tool_map.get(call.name)
     denied: ToolResult | None = None
+    origin: _Origin | None = None
     if hooks.has(BeforeToolCall):
         interrupter = Interrupter(run.answers, "before_tool_call", run.batch_position, "hook", call)
+        model = copy.deepcopy(call.arguments)  # a hook may change them in place
+        model_name, model_id = call.name, call.id
         before = await hooks.emit(BeforeToolCall(agent, call, tool, interrupter=interrupter))
         call, tool = before.tool_call, before.selected_tool
+        by = _changed_by(model, before, call)
+        origin = _Origin(model_id, model_name, model, by, call)
         if before.block:
             run.blocked = run.blocked or before.block
             denied = _error(call, f"Denied: {before.block}", "denied")
@@ -208,6 +250,9 @@ async def _process_call(run: RunState, call: ToolCall, argument_error: str | Non
             denied = _error(call, f"Denied: {text}", "denied")
         elif before.approved is not None:
             denied = _unless_as_approved(agent, before.approved, call, tool)
+    elif agent.tool_onion is not None:
+        origin = _Origin(call.id, call.name, copy.deepcopy(call.arguments), (), call)
+    _ORIGIN.set(origin)  # this call's task (or the batch's, inline: set for every call)
     attempt = 0
     while True:
         attempt += 1
@@ -305,7 +350,10 @@ async def _invoke(
         run.tasks.add(task)
     run.usage.tool_calls += 1
     if run.journal is not None:  # before the side effect; durable unless safe to repeat
-        intent = {"call_id": call.id, "name": call.name}
+        intent: dict[str, Any] = {"call_id": call.id, "name": call.name}
+        ran = _ran(call)
+        if ran is not None:
+            intent["ran"] = ran
         await run.journal.append("tool_intent", intent, durable=not tool.idempotent)
     try:
         value = await tool.invoke(kwargs, context, agent.executor)
@@ -327,3 +375,18 @@ async def _invoke(
     if type(value) is ToolOutput:  # text with images (an MCP image result, say)
         return ToolResult(call.id, call.name, value.text, images=value.images), None
     return ToolResult(call.id, call.name, format_tool_output(value)), None
+
+
+def _ran(call: ToolCall) -> dict[str, Any] | None:
+    """The intent's ``ran`` record: the arguments that run and who changed them, when they
+    differ from the model's call (None: they do not, or nothing could change them)."""
+    origin = _ORIGIN.get()
+    if origin is None or origin.call_id != call.id:
+        return None
+    by = list(origin.by)
+    if call.arguments != origin.hooked.arguments or call.name != origin.hooked.name:
+        by.append("middleware")
+    if call.arguments == origin.arguments and call.name == origin.name:
+        return None
+    # the intent's name is the tool that runs; a hook that only renamed the call is a hook
+    return {"arguments": dict(call.arguments), "by": by or ["hook"]}

@@ -68,7 +68,8 @@ async def test_parallel_tools_count_once_in_the_split_and_the_wait_is_compressed
     assert (doubt["title"], doubt["status"], doubt["failed"]) == ("in doubt: x", "settled", False)
     assert doubt["detail"]["answer"] == "skip"
     tools = [s for s in t["steps"] if s["kind"] == "tool"]
-    assert [s["status"] for s in tools] == ["ok", "ok"]
+    assert [s["status"] for s in tools] == ["in doubt -> skipped", "ok"]  # not "ok"
+    assert tools[0]["detail"]["result"] == "skipped"
     assert tools[0]["detail"]["arguments"] == {"api_key": "***"}
     split = t["time_split"]
     assert split["waiting"] == pytest.approx(by_kind["wait"]["duration"])

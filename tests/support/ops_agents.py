@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from tether import Agent, ToolContext, tool
-from tether.control import BeforeToolCall, Confirm, InterventionHandler
+from tether.control import BeforeToolCall, Confirm, InterventionHandler, Transform
 from tether.durable import Store
+from tether.messages import ToolCall
 from tether.models import ScriptedModel
 
 SECRET = "sk-live-4f9a8b7c6d5e"
@@ -42,10 +43,9 @@ def transfer_agent(store: Store, session: str, ran: list[dict[str, Any]], **opti
     return Agent(
         model=ScriptedModel(script),
         tools=[transfer],
-        interventions=[AskFirst()],
         store=store,
         session_id=session,
-        **options,
+        **({"interventions": [AskFirst()]} | options),
     )
 
 
@@ -114,3 +114,50 @@ def effect_agent(store: Store, session: str, ran: list[str]) -> Agent:
         return "finished: " + messages[-1].tool_results[0].content
 
     return Agent(model=ScriptedModel(script), tools=[effect], store=store, session_id=session)
+
+
+class PinRecipient(InterventionHandler):
+    """A policy Transform ahead of the Confirm: every transfer goes to escrow."""
+
+    def before_tool_call(self, event: BeforeToolCall) -> Transform | None:
+        call = event.tool_call
+        if call.name != "transfer":
+            return None
+        return Transform(lambda c: ToolCall(c.id, c.name, {**c.arguments, "to": "escrow"}))
+
+
+def pinned_transfer_agent(store: Store, session: str, ran: list[dict[str, Any]]) -> Agent:
+    """transfer_agent with PinRecipient before AskFirst (the Transform runs, then the Confirm)."""
+    return transfer_agent(store, session, ran, interventions=[PinRecipient(), AskFirst()])
+
+
+def pinned_validating_agent(session_id: str) -> Agent:
+    """``--app ops_agents:pinned_validating_agent``: the pinned agent's tools and policies."""
+    from tether.durable import MemoryStore
+
+    return pinned_transfer_agent(MemoryStore(), session_id, [])
+
+
+async def ran_with_sessions(db: Any) -> list[dict[str, Any]]:
+    """In the SQLite file ``db``: pin-1 (PinRecipient pins the recipient, alice approves),
+    edit-1 (alice edits the amount) and plain-1 (alice approves the model's call), each
+    resumed and completed; returns what the tool ran with, in that order."""
+    from tether.durable import SQLiteStore
+
+    store = SQLiteStore(db)
+    ran: list[dict[str, Any]] = []
+    cases = [
+        ("pin-1", pinned_transfer_agent, None, pinned_validating_agent),
+        ("edit-1", transfer_agent, {"amount": 5}, validating_agent),
+        ("plain-1", transfer_agent, None, validating_agent),
+    ]
+    for sid, build, edit, validate in cases:
+        assert (await build(store, sid, ran).invoke_async("pay bob")).stop_reason == "interrupt"
+        [approval] = await store.approvals.pending(session_id=sid)
+        await store.approvals.decide(
+            approval.id, "approve", decided_by="alice", edited_args=edit, validate=validate(sid)
+        )
+        answers = await store.approvals.answers_for(sid)
+        assert (await build(store, sid, ran).resume_async(answers)).stop_reason == "end_turn"
+    await store.close()
+    return ran

@@ -189,9 +189,17 @@ class BeforeToolCall(HookEvent):
     """The call exactly as a human approved it (a Confirm), else None. Read-only: a
     later hook that changes the call or the tool makes the loop refuse to run it."""
 
+    transformed: tuple[tuple[str, ToolCall], ...] = ()
+    """Each policy ``Transform`` of this call: (its label, the call it made). Read-only."""
+
     def mark_approved(self, call: ToolCall) -> None:
         """Record that a human approved exactly ``call`` (what runs must be this call)."""
         object.__setattr__(self, "approved", call)
+
+    def mark_transformed(self, label: str) -> None:
+        """Record that the policy ``label`` rewrote the call into ``tool_call`` (the journal
+        names it with the arguments that ran)."""
+        object.__setattr__(self, "transformed", (*self.transformed, (label, self.tool_call)))
 
     def interrupt(self, name: str, reason: JSONValue = None) -> JSONValue:
         """Suspend the run before this tool call; returns the answer after ``agent.resume``.

@@ -309,6 +309,7 @@ def _transform(point: Point, event: Any, fn: Callable[[Any], Any], label: str) -
         event.response = ModelResponse(message, old.stop_reason, old.usage, old.argument_errors)
     elif point == "before_tool_call":
         event.tool_call = _checked(fn(event.tool_call), ToolCall, label, point)
+        event.mark_transformed(label)
     elif point == "before_output":
         event.message = _checked(fn(event.message), Message, label, point)
     elif point == "before_context_compression":

@@ -85,7 +85,9 @@ def redact_approval(approval: Approval, redactor: Redactor | None = None) -> App
 
 @dataclass(frozen=True, slots=True)
 class EditedCall:
-    """A tool call that ran with arguments a human changed when approving it."""
+    """A tool call that ran (or will run) with other arguments than the model's: a policy's
+    Transform, a human's edit when approving it (the ``ran`` record of its ``tool_intent``
+    entry, see :mod:`tether.session`; an approval row's edit before the resume)."""
 
     call_id: str
     arguments: dict[str, Any]
@@ -94,6 +96,35 @@ class EditedCall:
     """The approver (None when the edit came from a direct ``agent.resume`` answer)."""
     decided_at: float | None
     approval_id: str | None
+    by: tuple[str, ...] = ("edit",)
+    """Who changed the call, in order: ``transform:LABEL``, ``edit``, ``hook``, ``middleware``."""
+    tool: str | None = None
+    """The tool that ran, when a hook changed it (else the model's)."""
+
+    @property
+    def label(self) -> str:
+        """Who changed the call, for people: ``Transform by PinStaging; edited by alice``."""
+        parts = []
+        for who in self.by:
+            if who.startswith("transform:"):
+                parts.append(f"Transform by {who.removeprefix('transform:')}")
+            elif who == "edit":
+                parts.append(f"edited by {self.decided_by or 'a resume answer'}")
+            else:
+                parts.append(f"changed by {'tool middleware' if who == 'middleware' else 'a hook'}")
+        return "; ".join(parts)
+
+    def json(self) -> dict[str, Any]:
+        """The ``edited`` object of the API's tool-call blocks and timeline rows."""
+        return {
+            "arguments": self.arguments,
+            "decided_by": self.decided_by,
+            "decided_at": self.decided_at,
+            "approval_id": self.approval_id,
+            "by": list(self.by),
+            "label": self.label,
+            "tool": self.tool,
+        }
 
 
 @dataclass(slots=True)
@@ -125,6 +156,7 @@ def show_session(
     """
     calls = _interrupt_calls(record, view)
     edits = _edits(view, approvals, calls)
+    edits.update(_ran(record, approvals, calls))
     if unredacted:
         return ShownSession(view, edits, redacted=False)
     redact = Masker(redactor, _learned_masks(approvals, calls))
@@ -133,7 +165,9 @@ def show_session(
     for call in every_call:
         redact.call(call)  # collect every secret first, to scrub the text before its call too
     shown_edits = {
-        cid: replace(e, arguments=redact.arguments(_tool_of(cid, every_call), e.arguments))
+        cid: replace(
+            e, arguments=redact.arguments(e.tool or _tool_of(cid, every_call), e.arguments)
+        )
         for cid, e in edits.items()
     }
     by_interrupt = {iid: c.id for iid, c in calls.items() if c is not None}
@@ -228,6 +262,37 @@ def _edits(
         if call is not None and call.id not in out and row.edited_args is not None:
             full = {**call.arguments, **row.edited_args}
             out[call.id] = EditedCall(call.id, full, row.decided_by, row.decided_at, row.id)
+    return out
+
+
+def _ran(
+    record: SessionRecord, approvals: Sequence[Approval], calls: dict[str, ToolCall | None]
+) -> dict[str, EditedCall]:
+    """The calls whose ``tool_intent`` says they ran with other arguments than the model's
+    (the last intent of a call wins: a retried call's); the approver of an edit comes
+    from its ``approve_edited`` row. Intents folded into a snapshot are not read."""
+    rows = {}
+    for approval in approvals:
+        call = calls.get(approval.interrupt_id)
+        if call is not None and approval.decision == "approve_edited":
+            rows[call.id] = approval
+    out: dict[str, EditedCall] = {}
+    for entry in record.entries:
+        ran = entry.data.get("ran") if entry.kind == "tool_intent" else None
+        if not isinstance(ran, dict) or not isinstance(ran.get("arguments"), dict):
+            continue
+        call_id = str(entry.data.get("call_id"))
+        by = tuple(str(b) for b in ran.get("by") or ())
+        row = rows.get(call_id) if "edit" in by else None
+        out[call_id] = EditedCall(
+            call_id,
+            dict(ran["arguments"]),
+            None if row is None else row.decided_by,
+            None if row is None else row.decided_at,
+            None if row is None else row.id,
+            by,
+            str(entry.data.get("name")),
+        )
     return out
 
 

@@ -328,7 +328,8 @@ def show(
     record, shown = _load(store, session_id, app_spec, unredacted)
     view = shown.view
     if as_json:
-        typer.echo(json_line(_session_dict(record, view)))
+        ran = {cid: edit.json() for cid, edit in shown.edits.items()}
+        typer.echo(json_line({**_session_dict(record, view), "ran_with": ran}))
         return
     console = Console(highlight=False)
     console.print(_header(record, view))
@@ -414,11 +415,16 @@ def _print_message(
 
 
 def _edited(edit: EditedCall, full: bool) -> Text:
-    """The arguments a call ran with after a human edited them, and who did."""
-    who = edit.decided_by or "a resume answer"
+    """The arguments a call ran with when they were not the model's, and who changed them
+    (a human's edit, a policy's Transform)."""
     at = f" at {when(edit.decided_at)}" if edit.decided_at else ""
     args = _clip(json.dumps(edit.arguments, ensure_ascii=False), full)
-    return Text.assemble(("ran with edited arguments ", "bold yellow"), f"(by {who}{at}): ", args)
+    if edit.by == ("edit",):
+        who = edit.decided_by or "a resume answer"
+        return Text.assemble(
+            ("ran with edited arguments ", "bold yellow"), f"(by {who}{at}): ", args
+        )
+    return Text.assemble(("ran with ", "bold yellow"), args, safe(f" ({edit.label}{at})"))
 
 
 def _block(block: ContentBlock, full: bool) -> Text:
@@ -500,6 +506,8 @@ def timeline(
         )
     console = Console(highlight=False)
     console.print(table)
+    for note in shown["notes"]:
+        console.print(safe(note, "yellow"))
     split = shown["time_split"]
     console.print(
         Text(
@@ -529,15 +537,18 @@ def _step_line(step: dict[str, Any]) -> str:
         ran = d.get("edited")
         line = json.dumps(d.get("arguments"), ensure_ascii=False)
         if ran is not None:
-            by = ran.get("decided_by") or "a resume answer"
-            line += f" -> ran with {json.dumps(ran['arguments'], ensure_ascii=False)} (by {by})"
+            by = f"by {ran.get('decided_by') or 'a resume answer'}"
+            if ran.get("by", ["edit"]) != ["edit"]:
+                by = ran["label"]  # a policy's Transform (and maybe an edit)
+            line += f" -> ran with {json.dumps(ran['arguments'], ensure_ascii=False)} ({by})"
         child = d.get("child_session")
         if child is not None:
             line = f"child {child['session_id']} ({child['status']}) " + line
         return line[:CLIP]
     if step["kind"] == "interrupt" and d.get("approval"):
         a = d["approval"]
-        return f"{a['status']} by {a['decided_by']}" + (f": {a['note']}" if a["note"] else "")
+        said = a.get("label") or f"{a['status']} by {a['decided_by']}"  # skipped by alice
+        return said + (f": {a['note']}" if a["note"] else "")
     return ""
 
 
@@ -562,8 +573,11 @@ def export(
         raise typer.BadParameter(
             f"unknown format {fmt!r}; supported: {', '.join(FORMATS)}", param_hint="'--format'"
         )
-    view = _load(store, session_id, app_spec, unredacted)[1].view
-    rows = to_openai_messages(view.messages, include_reasoning=include_reasoning, system=system)
+    shown = _load(store, session_id, app_spec, unredacted)[1]
+    view = shown.view
+    rows = to_openai_messages(
+        view.messages, include_reasoning=include_reasoning, system=system, ran=shown.edits
+    )
     if fmt == "json":
         text = json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
     else:

@@ -3,10 +3,11 @@
 Rows: run starts and resumes (which process, which model), user input, model calls
 (tokens, attempts, provider retries and fallbacks with their reasons, the model that
 answered), context compactions (tokens before/after, manager, summary or omission
-marker), tool calls (status, redacted arguments, the edited arguments that ran),
-intervention verdicts and AGENT-HOOKS records, interrupts with the approval that answered
-each (who, when, note), suspensions, the wait for a human (compressed on the time axis),
-in-doubt settlements and the end of each run. A sub-agent's session is nested under the
+marker), tool calls (status, redacted arguments, the arguments that ran when a Transform
+or an edit changed them, and who did), intervention verdicts and AGENT-HOOKS records,
+interrupts with the approval that answered each (who, when, note), suspensions, the wait
+for a human (compressed on the time axis), in-doubt settlements, the end of each run and
+the cut-off of a run whose process died. ``notes`` count what it could not show. A sub-agent's session is nested under the
 tool call that ran it (``depth`` and ``parent`` on each row, see :mod:`tether.ops.timeline_read`). Everything shown passes through the session's one redaction
 (:func:`~tether.durable.redaction.show_session`, its ``masker``).
 
@@ -38,9 +39,24 @@ __all__ = ["TimelineData", "build_timeline", "read_timeline", "timeline_of"]
 
 CLIP: Final = 2000
 """Characters of one text, argument list or result kept in a step's details."""
-FAILED: Final = frozenset({"error", "denied", "cancelled", "timeout", "failed", "in_doubt"})
+FAILED: Final = frozenset(
+    {
+        "error",
+        "denied",
+        "cancelled",
+        "timeout",
+        "failed",
+        "in_doubt",
+        "crashed",
+        "in doubt -> aborted",
+    }
+)
+SETTLED: Final = {"retry": "retried", "abort": "aborted", "skip": "skipped"}
+"""What an in-doubt call became, by its answer (``{"skip": result}`` is a skip)."""
 AUDIT_FIELDS: Final = ("point", "policy", "action", "tool", "call_id", "stop_reason")
 """Audit-log fields a viewer sees in the timeline (payload-free; the auditor's view has all)."""
+UNSHOWN: Final = frozenset({"snapshot", "state", "system_prompt"})
+"""Entry kinds the timeline knows and shows no row for."""
 
 
 def clip(text: str) -> str:
@@ -108,6 +124,10 @@ class _Builder:
         self.run: _Step | None = None
         self.suspended: _Step | None = None
         self.broken: list[int] = []
+        self.unknown: dict[str, list[int]] = {}
+        """Entries of a kind (or ``audit`` record) this timeline does not know, by kind."""
+        self.open = False  # a run started and has not ended nor suspended (yet)
+        self.last_at: float | None = None  # the last entry the current run's process wrote
 
     def add(self, kind: str, title: str, start: float, end: float, **kw: Any) -> _Step:
         step = _Step(kind, title, start, end, len(self.steps), **kw)
@@ -125,16 +145,40 @@ class _Builder:
     # -- journal entries ------------------------------------------------------------------
 
     def entry(self, e: Entry) -> None:
-        try:
-            getattr(self, "_" + e.kind, _ignore)(e)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            self.broken.append(e.seq)  # shown as such, the rest of the timeline still is
+        handler = getattr(self, "_" + e.kind, None)
+        if handler is None:
+            if e.kind not in UNSHOWN:
+                self.unknown.setdefault(e.kind, []).append(e.seq)
+        else:
+            try:
+                handler(e)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                self.broken.append(e.seq)  # shown as such, the rest of the timeline still is
+        if e.kind != "interrupt_answered":  # the resuming process writes the answers
+            self.last_at = e.at
+
+    def _cut_off(self, at: float) -> None:
+        """The running run's process died after its last entry (``at``): its calls that
+        started and have no result are in doubt from then, their duration ends there."""
+        for step in self.tools.values():
+            if step.status == "running":
+                step.status = "in_doubt"
+                step.end = max(step.start, at)
+        end = self.add("end", "run cut off (its process died)", at, at)
+        end.status = "crashed"
+        end.detail = {"reason": "the next run started without this one ending"}
+        if self.run is not None:
+            self.run.end = max(self.run.start, at)
+        self.run, self.open = None, False
 
     def _status(self, e: Entry) -> None:
         status = str(e.data["status"])
         if status == "running":
             started = float(e.data.get("started_at") or e.at)
             by = e.data.get("by")
+            if self.open and self.last_at is not None:
+                self._cut_off(self.last_at)
+            self.open = True
             if self.suspended is not None:
                 gap = self.add("wait", "waiting for a human", self.suspended.start, started)
                 gap.status = "waiting"
@@ -149,6 +193,7 @@ class _Builder:
             self.cursor = started
             return
         reason = self.scrub(e.data.get("reason"))
+        self.open = False
         if status == "suspended":
             self.suspended = self.add("suspend", "suspended", e.at, e.at, seq=e.seq)
             self.suspended.status = "suspended"
@@ -193,14 +238,7 @@ class _Builder:
                 edit = self.shown.edits.get(call.id)
                 tool.detail = {
                     "arguments": self.arguments(call.name, dict(call.arguments)),
-                    "edited": None
-                    if edit is None
-                    else {
-                        "arguments": edit.arguments,
-                        "decided_by": edit.decided_by,
-                        "decided_at": edit.decided_at,
-                        "approval_id": edit.approval_id,
-                    },
+                    "edited": None if edit is None else edit.json(),  # what ran, who changed it
                 }
                 self.tools[call.id] = tool
             self.cursor = e.at
@@ -265,6 +303,11 @@ class _Builder:
 
     def _tool_intent(self, e: Entry) -> None:
         step = self.tools.get(e.data["call_id"])
+        if step is not None and step.status.startswith("in doubt"):  # a retry: its own row
+            again = self.add("tool", f"{step.title} (again)", e.at, e.at, seq=e.seq)
+            again.call_id, again.spawn = step.call_id, step.spawn
+            again.detail = {k: step.detail[k] for k in ("arguments", "edited")}
+            step = self.tools[e.data["call_id"]] = again
         if step is not None:
             step.start = e.at
             step.status = "running"
@@ -276,6 +319,11 @@ class _Builder:
 
     def _finish(self, call_id: str, status: Any, content: Any, at: float) -> None:
         step = self.tools.get(call_id)
+        if step is not None and step.status.startswith("in doubt -> "):  # the human's result
+            step.detail["result"] = clip(str(self.scrub(content)))
+        elif step is not None and step.status == "in_doubt":  # settled without a human
+            step.status = f"in doubt -> {status or 'ok'}"  # (the tool's reconcile found it)
+            step.detail["result"] = clip(str(self.scrub(content)))
         if step is None or step.status not in ("pending", "running"):
             return
         step.status = str(status or "ok")
@@ -285,6 +333,10 @@ class _Builder:
     def _interrupt_raised(self, e: Entry) -> None:
         from tether.control.interrupts import Interrupt
 
+        recovered = any(raw.get("source") == "in_doubt" for raw in e.data["interrupts"])
+        running = any(s.status == "running" for s in self.tools.values())
+        if recovered and running and self.open and self.last_at is not None:
+            self._cut_off(self.last_at)  # a recovery raises them (with no run start of its own)
         for raw in e.data["interrupts"]:
             interrupt = Interrupt.from_dict(raw)
             if self.masker is not None:
@@ -296,6 +348,9 @@ class _Builder:
             )
             step = self.add("interrupt", title, e.at, e.at, seq=e.seq)
             step.status = "in_doubt" if in_doubt else "waiting"
+            doubted = self.tools.get(call.id) if in_doubt and call is not None else None
+            if doubted is not None and doubted.status == "running":
+                doubted.status = "in_doubt"  # (its process died: _cut_off ended it there)
             step.interrupt_id = interrupt.id
             step.call_id = None if call is None else call.id
             step.detail = {
@@ -316,6 +371,7 @@ class _Builder:
                     "decided_by": approval.decided_by,
                     "decided_at": approval.decided_at,
                     "note": self.scrub(approval.note),
+                    "label": _decided(approval, in_doubt),
                 }
             self.interrupts[interrupt.id] = step
 
@@ -335,12 +391,21 @@ class _Builder:
                 step.status = "answered"
             elif step.status == "in_doubt":
                 step.status = "settled"
+                settled = SETTLED.get(_settlement(answer) or "")
+                step.detail["settled"] = settled
+                doubted = self.tools.get(step.call_id or "")
+                if settled is not None and doubted is not None and doubted.status == "in_doubt":
+                    doubted.status = f"in doubt -> {settled}"
 
     def _usage(self, e: Entry) -> None:
         if self.run is not None:
             self.run.detail["usage"] = dict(e.data["usage"])
 
     def _audit(self, e: Entry) -> None:
+        if "agent_hooks" not in e.data:
+            if "otel" not in e.data:  # "otel": a traced run's saved context, no step
+                self.unknown.setdefault(f"audit {sorted(e.data)}", []).append(e.seq)
+            return
         record = e.data["agent_hooks"]
         verdict = record.get("verdict") or {}
         decision = str(verdict.get("decision", "?"))
@@ -397,8 +462,50 @@ class _Builder:
         self.steps.sort(key=lambda s: (s.start, s.order))
 
 
-def _ignore(e: Entry) -> None:
-    return None
+def _settlement(answer: Any) -> str | None:
+    """retry, skip or abort: an in-doubt answer's kind (None: not one)."""
+    if isinstance(answer, dict) and "skip" in answer:
+        return "skip"
+    return answer if answer in ("retry", "abort", "skip") else None
+
+
+def _decided(approval: Approval, in_doubt: bool) -> str | None:
+    """An approval's decision for people: ``approved by alice``; an in-doubt call's says
+    what became of the call (``skipped by alice``: a ``respond`` with ``{"skip": ...}``)."""
+    if approval.status == "pending":
+        return None
+    what: str = approval.status
+    if in_doubt:
+        decision = approval.on_expiry if approval.status == "expired" else approval.decision
+        if decision == "respond":
+            what = SETTLED.get(_settlement(approval.response) or "", "answered")
+        else:  # approve re-runs the call, deny aborts the run (approvals.py)
+            what = "retried" if decision in ("approve", "approve_edited") else "aborted"
+        what += " (expired)" if approval.status == "expired" else ""
+    return f"{what} by {approval.decided_by or 'an approver'}"
+
+
+def notes(broken: list[int], unknown: dict[str, list[int]]) -> list[str]:
+    """What the timeline could not show, counted and labelled (``seq`` names entries)."""
+    out = []
+    if broken:
+        out.append(f"{_entries(len(broken))} tether could not read ({_seqs(broken)})")
+    for kind, seqs in sorted(unknown.items()):
+        out.append(
+            f"{_entries(len(seqs))} of a kind the timeline does not show: {kind} ({_seqs(seqs)})"
+        )
+    return out
+
+
+def _entries(n: int) -> str:
+    return f"{n} journal {'entry' if n == 1 else 'entries'}"
+
+
+def _seqs(seqs: list[int]) -> str:
+    shown = ", ".join(map(str, seqs[:20])) + (
+        f", ... ({len(seqs) - 20} more)" if len(seqs) > 20 else ""
+    )
+    return ("seq " if len(seqs) == 1 else "seqs ") + shown
 
 
 def _union(spans: list[tuple[float, float]]) -> float:
@@ -421,6 +528,7 @@ class _Tree:
     broken: list[int]
     children: dict[str, _Tree] = field(default_factory=dict)
     error: str | None = None
+    unknown: dict[str, list[int]] = field(default_factory=dict)
     """Why this (child) session's rows could not be built."""
 
 
@@ -458,6 +566,7 @@ def _flatten(tree: _Tree, depth: int, parent: int | None, out: list[Row]) -> Non
             "status": child.status,
             "steps": len(child.steps),
             "unreadable_entries": child.broken,
+            "notes": notes(child.broken, child.unknown),
             "error": child.error,
         }
         _flatten(child, depth + 1, index, out)
@@ -475,7 +584,9 @@ def build_timeline(
     (its masker is applied here)."""
     by_interrupt = {a.interrupt_id: a for a in approvals}
     b = _rows(record, entries, shown, by_interrupt.get, audit)
-    return _json(record, _Tree(record.session_id, record.status, b.steps, b.broken))
+    return _json(
+        record, _Tree(record.session_id, record.status, b.steps, b.broken, unknown=b.unknown)
+    )
 
 
 def _json(record: SessionRecord, tree: _Tree) -> dict[str, Any]:
@@ -486,11 +597,14 @@ def _json(record: SessionRecord, tree: _Tree) -> dict[str, Any]:
     top = [s for s, depth, _, _ in rows if depth == 0]
     start = min((s.start for s in steps), default=record.created_at)
     end = max((s.end for s in steps), default=record.updated_at)
-    # a sub-agent's time is inside its tool call's: the split counts the top level only
-    model = sum(s.end - s.start for s in top if s.kind == "model")
-    tools = _union([(s.start, s.end) for s in top if s.kind == "tool"])
+    # a sub-agent's time is inside its tool call's: the split counts the top level only;
+    # each moment counts once (waiting first, then tools, then the model): shares <= 100 %
     waits = sorted((s.start, s.end) for s in top if s.kind == "wait")
-    waiting = sum(w_end - w_start for w_start, w_end in waits)
+    tool_spans = [(s.start, s.end) for s in top if s.kind == "tool"]
+    model_spans = [(s.start, s.end) for s in top if s.kind == "model"]
+    waiting = _union(waits)
+    tools = _union(waits + tool_spans) - waiting
+    model = _union(waits + tool_spans + model_spans) - waiting - tools
     total = max(0.0, end - start)
     calls = []
     cumulative = 0
@@ -526,6 +640,7 @@ def _json(record: SessionRecord, tree: _Tree) -> dict[str, Any]:
             "total": total,
         },
         "unreadable_entries": broken,
+        "notes": notes(broken, tree.unknown),
     }
 
 
@@ -568,7 +683,7 @@ def _tree(data: TimelineData, redactor: Redactor | None, approval_of: ApprovalOf
     record = data.record
     shown = show_session(record, fold(record), data.approvals, redactor=redactor)
     b = _rows(record, record.entries, shown, approval_of, data.audit)
-    tree = _Tree(record.session_id, record.status, b.steps, b.broken)
+    tree = _Tree(record.session_id, record.status, b.steps, b.broken, unknown=b.unknown)
     for sid, child in data.children.items():
         assert child.spawned_by is not None
         tool, position, call_id = child.spawned_by

@@ -345,6 +345,7 @@ SCHEMAS: dict[str, Any] = {
                 },
             },
             "unreadable_entries": {"type": "array", "items": {"type": "integer"}},
+            "notes": {"type": "array", "items": {"type": "string"}},
         },
     },
     "Session": {

@@ -130,14 +130,7 @@ def _block(block: ContentBlock, shown: ShownSession) -> dict[str, Any]:
         return {"type": "reasoning", "text": "" if block.redacted else block.text}
     if block.type == "tool_call":
         edit = shown.edits.get(block.id)
-        edited = None
-        if edit is not None:
-            edited = {
-                "arguments": edit.arguments,
-                "decided_by": edit.decided_by,
-                "decided_at": edit.decided_at,
-                "approval_id": edit.approval_id,
-            }
+        edited = None if edit is None else edit.json()  # the arguments that ran, who changed them
         return {
             "type": "tool_call",
             "id": block.id,

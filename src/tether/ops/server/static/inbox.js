@@ -214,7 +214,7 @@ function block(role, b, callId) {
     li.append(el("span", (b.type === "reasoning" ? "reasoning: " : "") + b.text));
   } else if (b.type === "tool_call") {
     li.append(el("span", "→ " + b.name + "(" + JSON.stringify(b.arguments) + ")", "call"));
-    if (b.edited) li.append(el("span", "  ran with edited arguments (by " + (b.edited.decided_by || "a resume answer") + "): " + JSON.stringify(b.edited.arguments), "call"));
+    if (b.edited) li.append(el("span", "  ran with " + JSON.stringify(b.edited.arguments) + " (" + (b.edited.label || "edited by " + (b.edited.decided_by || "a resume answer")) + ")", "call"));
     if (b.id === callId) { li.classList.add("here"); li.append(el("span", "  ← this request", "muted")); }
   } else {
     li.append(el("span", "← " + b.name + " [" + b.status + "]: " + b.content, "result"));

@@ -117,8 +117,8 @@ async function loadTimeline(sessionId, keepDetail) {
   status.dataset.status = t.status;
   $("tl-holder").textContent = t.lease_holder ? visible("running in " + t.lease_holder) : "";
   $("tl-audit").hidden = !canAudit();
-  $("tl-broken").hidden = t.unreadable_entries.length === 0;
-  $("tl-broken").textContent = "journal entries tether could not read: " + t.unreadable_entries.join(", ");
+  $("tl-broken").hidden = t.notes.length === 0;
+  $("tl-broken").textContent = visible(t.notes.join("; "));
   drawTokens(t.usage);
   drawSplit(t.time_split);
   drawSteps(t);
@@ -186,7 +186,7 @@ function showStep(index) {
   }
   if (s.kind === "tool") {
     field(list, "arguments", d.arguments);
-    if (d.edited) field(list, "ran with", JSON.stringify(d.edited.arguments) + " (edited by " + (d.edited.decided_by || "a resume answer") + ")");
+    if (d.edited) field(list, "ran with", JSON.stringify(d.edited.arguments) + " (" + (d.edited.label || "edited by " + (d.edited.decided_by || "a resume answer")) + ")");
     field(list, "result", d.result);
     if (d.duration_ms !== undefined && d.duration_ms !== null) field(list, "measured", d.duration_ms + " ms");
     if (d.child_session) field(list, "sub-agent", d.child_session.session_id + " (" + d.child_session.status + ", " + d.child_session.steps + " rows below)" + (d.child_session.error ? ": " + d.child_session.error : ""));
@@ -195,7 +195,7 @@ function showStep(index) {
     field(list, "reason", d.reason);
     if (d.approval) {
       const a = d.approval;
-      field(list, "approval", a.status + (a.decided_by ? " by " + a.decided_by : "") + (a.decided_at ? " at " + new Date(a.decided_at * 1000).toLocaleString() : ""));
+      field(list, "approval", (a.label || a.status + (a.decided_by ? " by " + a.decided_by : "")) + (a.decided_at ? " at " + new Date(a.decided_at * 1000).toLocaleString() : ""));
       field(list, "note", a.note);
     }
     field(list, "answer", d.answer);
