@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,14 @@ def test_redact_text_masks_tokens_and_hidden_strings_but_not_counts() -> None:
         'Bearer *** api_key=*** "password": "***" *** max_tokens=4096 tokens: 1234 ***'
     )
     assert Masker(None, {}).scrub({"a": [text]}) == {"a": [redact_text(text)]}
+
+
+@pytest.mark.parametrize("unit", ["x", "a-", "token", "api_key=", "sk-", "Bearer ", "password"])
+def test_redact_text_is_linear_on_adversarial_text(unit: str) -> None:
+    text = unit * (200_000 // len(unit))
+    started = time.perf_counter()
+    redact_text(text + " api_key=abcd1234")
+    assert time.perf_counter() - started < 1.0
 
 
 def test_a_providers_error_text_is_redacted_before_it_is_journaled(
