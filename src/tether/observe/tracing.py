@@ -360,9 +360,11 @@ def _calling_span(agent: Agent) -> trace.Span | None:
 def _masker(agent: Agent) -> Masker:
     """The run's redaction: the agent's redactor, the tree's hidden strings."""
     from tether.agents.inherit import tree_hidden
-    from tether.durable.redaction import Masker, redactor_of
+    from tether.durable.redaction import Masker, model_keys, redactor_of
 
-    return Masker(redactor_of(agent), {}, tree_hidden(agent))
+    hidden = tree_hidden(agent)
+    hidden |= model_keys(agent.model)  # a provider's error text may echo its key
+    return Masker(redactor_of(agent), {}, hidden)
 
 
 def _system(prompt: str) -> str:
