@@ -15,7 +15,9 @@ from secret_tree import tree
 from tether import Agent, tool
 from tether.durable import SQLiteStore
 from tether.errors import ConfigurationError
+from tether.messages import Image
 from tether.models import ScriptedModel
+from tether.tools import ToolOutput
 from tether.trajectories import FORMAT, Trajectories
 
 
@@ -136,3 +138,39 @@ def test_bad_options_are_refused_with_the_fix(
     with pytest.raises(ConfigurationError, match=message):
         Trajectories(**kwargs)
     assert list(tmp_path.iterdir()) == []  # nothing created
+
+
+def test_images_are_recorded_by_type_and_size_and_a_huge_header_is_clipped(
+    tmp_path: Path,
+) -> None:
+    import base64
+
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 3000).decode()
+
+    @tool
+    def shot() -> ToolOutput:
+        """Take a screenshot."""
+        return ToolOutput("a screenshot", [Image("image/png", png)])
+
+    out = tmp_path / "t.jsonl"
+    script: list[Any] = [{"tool_calls": [{"name": "shot", "args": {}}]}, "seen"]
+    Agent(model=ScriptedModel(script), tools=[shot], hooks=[Trajectories(out)])("look")
+    (line,) = lines(out)
+    [result] = [b for m in line["messages"] for b in m["content"] if b["type"] == "tool_result"]
+    assert result["images"] == [{"media_type": "image/png", "bytes": len(png) * 3 // 4}]
+    assert png not in json.dumps(line)
+
+    huge = tmp_path / "h.jsonl"
+    prompt = "S" * 50_000
+    agent = Agent(
+        model=ScriptedModel(["ok"]),
+        tools=[lookup],
+        system_prompt=prompt,
+        hooks=[Trajectories(huge, max_line_bytes=8192)],
+    )
+    agent("hi")
+    (clipped,) = lines(huge)
+    assert len(huge.read_bytes()) <= 8192 + 1
+    assert clipped["header_clipped"] is True
+    assert clipped["tools"] == [{"name": "lookup"}]
+    assert clipped["system_prompt"] == prompt[: 8192 // 8]

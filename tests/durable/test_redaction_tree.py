@@ -125,3 +125,26 @@ async def test_the_http_session_view_masks_the_childs_secret(tmp_path: Path) -> 
         text = json.dumps(body)
         assert SECRET not in text
         assert "logged in with ***" in text
+
+
+def test_the_tree_read_is_bounded_in_sessions_and_depth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tether.durable.redaction_tree as reader
+
+    db = tmp_path / "t.db"
+    ran(db, depth=3)
+
+    async def ids() -> list[str]:
+        store = SQLiteStore(db)
+        try:
+            return [r.session_id for r, _ in await tree_sessions(store, "s1")]
+        finally:
+            await store.close()
+
+    assert len(asyncio.run(ids())) == 3
+    monkeypatch.setattr(reader, "MAX_SESSIONS", 2)
+    assert asyncio.run(ids()) == ["s1", "s1/ops#1.t1"]
+    monkeypatch.setattr(reader, "MAX_SESSIONS", 200)
+    monkeypatch.setattr(reader, "MAX_DEPTH", 1)
+    assert asyncio.run(ids()) == ["s1", "s1/ops#1.t1"]
