@@ -11,10 +11,8 @@ from typing import Any
 
 import pytest
 
-from tether import Agent, tool
-from tether.control import BeforeToolCall, Deny, InterventionHandler
+from tether import Agent
 from tether.durable import SQLiteStore
-from tether.models import ScriptedModel
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
@@ -99,59 +97,6 @@ def test_a_childs_masked_secret_is_masked_in_the_parents_spans(
         "lead: ops: done: welcome alice, logged in with ***"
         in last_chat.attributes["gen_ai.output.messages"]
     )
-
-
-class RefuseRevoked(InterventionHandler):
-    def before_tool_call(self, event: BeforeToolCall) -> Deny | None:
-        key = event.tool_call.arguments.get("api_key")
-        return Deny(f"api_key {key} is revoked; Bearer abcdef123456 too")
-
-
-@tool
-def fetch(url: str, api_key: str) -> str:
-    """Fetch."""
-    return "never"
-
-
-@tool
-def connect(host: str, password: str) -> str:
-    """Connect."""
-    raise RuntimeError(f"auth failed for {host} with password {password}")
-
-
-def one_call(name: str, args: dict[str, Any], **options: Any) -> Agent:
-    script: list[Any] = [{"tool_calls": [{"name": name, "args": args}]}, "done"]
-    return Agent(model=ScriptedModel(script), **options)
-
-
-@pytest.mark.parametrize("capture", [True, False])
-def test_a_deny_reason_quoting_a_secret_is_redacted_in_status_and_event(
-    otel: Any, capture: bool
-) -> None:
-    agent = one_call(
-        "fetch",
-        {"url": "u", "api_key": "sk-live-REVOKED-77"},
-        tools=[fetch],
-        interventions=[RefuseRevoked()],
-    )
-    otel.instrument(agent, capture_content=capture)
-    agent("go")
-    (span,) = otel.named("execute_tool")
-    (deny,) = [e for e in span.events if e.name == "tether.tool.deny"]
-    for text in (span.status.description, deny.attributes["tether.reason"]):
-        assert "REVOKED" not in text
-        assert "abcdef123456" not in text
-        assert "api_key *** is revoked; Bearer *** too" in text
-    assert "REVOKED" not in exported(otel)
-
-
-def test_a_failing_tools_error_text_in_the_span_status_is_redacted(otel: Any) -> None:
-    agent = one_call("connect", {"host": "db1", "password": "pw-RAW-ERROR-99"}, tools=[connect])
-    otel.instrument(agent, capture_content=True)
-    agent("go")
-    (span,) = otel.named("execute_tool")
-    assert "auth failed for db1 with password ***" in span.status.description
-    assert "pw-RAW-ERROR-99" not in exported(otel)
 
 
 def test_the_tree_support_app_builds() -> None:
