@@ -82,3 +82,31 @@ def test_a_providers_error_text_is_redacted_before_it_is_journaled(
     assert timeline.exit_code == 0, timeline.output
     assert "sk-bad" not in timeline.output
     assert "Incorrect API key provided" in timeline.output
+
+
+def test_a_retried_attempts_error_text_is_redacted_before_it_is_journaled(
+    fault: Any, tmp_path: Path
+) -> None:
+    db = tmp_path / "r.db"
+    model = OpenAIModel(
+        "e401,text~redact",
+        base_url=fault.url + "/v1",
+        api_keys=["sk-bad", "sk-good"],
+        retry=RetryPolicy(2),
+    )
+    store = SQLiteStore(db)
+    assert Agent(model=model, store=store, session_id="r1")("hi").stop_reason == "end_turn"
+
+    async def journal() -> str:
+        try:
+            return json.dumps([e.data for e in await store.read_entries("r1", 0)])
+        finally:
+            await store.close()
+
+    text = asyncio.run(journal())
+    assert '"retries": [{' in text  # the failed attempt is journaled with its error ...
+    assert "Incorrect API key provided: ***." in text
+    assert "sk-bad" not in text  # ... without the key it echoed
+    timeline = cli("sessions", "timeline", "r1", "--store", str(db), "--json")
+    assert timeline.exit_code == 0, timeline.output
+    assert "sk-bad" not in timeline.output
