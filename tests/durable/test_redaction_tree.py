@@ -148,3 +148,22 @@ def test_the_tree_read_is_bounded_in_sessions_and_depth(
     monkeypatch.setattr(reader, "MAX_SESSIONS", 200)
     monkeypatch.setattr(reader, "MAX_DEPTH", 1)
     assert asyncio.run(ids()) == ["s1", "s1/ops#1.t1"]
+
+
+def test_a_child_with_a_hashed_session_id_is_found_too(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    store = SQLiteStore(db)
+    tree(store, "s1", lead_call="c" * 300)("go")
+    asyncio.run(store.close())
+
+    async def ids() -> list[str]:
+        store = SQLiteStore(db)
+        try:
+            return [r.session_id for r, _ in await tree_sessions(store, "s1")]
+        finally:
+            await store.close()
+
+    found = asyncio.run(ids())
+    assert len(found) == 2
+    assert found[1].startswith("sub_")
+    assert SECRET not in shown_text(db, "s1", with_tree=True)

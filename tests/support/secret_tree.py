@@ -51,12 +51,13 @@ def tree(store: Store | None = None, session_id: str | None = None, **options: A
     """The lead of the tree (``depth`` 2 or 3, ``confirm`` a Confirm before login)."""
     depth = options.pop("depth", 2)
     confirm = options.pop("confirm", False)
+    lead_call = options.pop("lead_call", "t1")  # a long one gives a hashed child session id
     ops = Agent(model=ScriptedModel(_leaf), tools=[login])
     if depth == 3:
         leaf = ops
         ops = Agent(model=ScriptedModel(_relay("ops", "leaf", "o1")), tools=[leaf.as_tool("leaf")])
     return Agent(
-        model=ScriptedModel(_relay("lead", "ops", "t1")),
+        model=ScriptedModel(_relay("lead", "ops", lead_call)),
         tools=[ops.as_tool("ops")],
         store=store,
         session_id=session_id,

@@ -5,8 +5,9 @@ parent's tool result and final answer).
 From a session, the reader walks up to the tree's root (each child session names its
 parent in the metadata key ``tether_subagent``), then down through every session whose
 id a tool call of the tree derives (``child_session_id``) and that names that parent:
-one id search per session finds the readable ids, a lookup each the hashed ones. Bounded
-like the timeline's tree: :data:`MAX_DEPTH` levels, :data:`MAX_SESSIONS` sessions.
+one id search per session finds the readable ids, a lookup each the hashed ones (at most
+:data:`MAX_SESSIONS` per session). Bounded like the timeline's tree: :data:`MAX_DEPTH`
+levels, :data:`MAX_SESSIONS` sessions.
 """
 
 from __future__ import annotations
@@ -102,9 +103,10 @@ async def _children(store: Store, record: SessionRecord) -> list[SessionRecord]:
             offset += len(page.sessions)
             if not page.sessions or offset >= page.total:
                 break
-        lookups = [c for c in candidates if c not in readable]
+        hashed = [c for c in candidates if c not in readable]
     else:
-        lookups = candidates
+        hashed = candidates
+    lookups = set(hashed[:MAX_SESSIONS])  # one load each: bounded like the tree
     out: list[SessionRecord] = []
     for candidate in candidates:
         if candidate in existing or candidate in lookups:
