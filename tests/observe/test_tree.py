@@ -5,6 +5,7 @@ across a resume), and what a mask hid in any agent of the tree hidden in every s
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -102,3 +103,38 @@ def test_a_childs_masked_secret_is_masked_in_the_parents_spans(
 def test_the_tree_support_app_builds() -> None:
     assert len(agents_of(secret_tree.make_agent("x"))) == 2
     assert json.dumps(SECRET)
+
+
+CHILD = Path(__file__).parents[1] / "support" / "traced_tree_child.py"
+
+
+def step(tmp: Path, mode: str, *args: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, str(CHILD), str(tmp / "t.db"), str(tmp / "spans"), mode, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("mode", ["continue", "link"])
+def test_a_tree_resumed_in_another_process_keeps_each_child_under_its_call(
+    tmp_path: Path, mode: str
+) -> None:
+    first = step(tmp_path, mode, "start")
+    assert first["stop_reason"] == "interrupt"
+    answers = json.dumps({iid: True for iid in first["interrupts"]})
+    assert step(tmp_path, mode, "resume", answers)["stop_reason"] == "end_turn"
+    spans = [json.loads(line) for line in (tmp_path / "spans").read_text().splitlines()]
+    by_id = {s["context"]["span_id"]: s for s in spans}
+    invocations = [s for s in spans if s["name"].startswith("invoke_agent")]
+    assert len(invocations) == 4  # the lead and its child, started and resumed
+    for child in (s for s in invocations if s["attributes"]["gen_ai.conversation.id"] != "s1"):
+        calling = by_id[child["parent_id"]]  # exported by the same process
+        assert calling["name"] == "execute_tool ops"
+        assert calling["context"]["trace_id"] == child["context"]["trace_id"]
+    traces = {s["context"]["trace_id"] for s in spans}
+    assert len(traces) == (1 if mode == "continue" else 2)  # link: one trace per run
