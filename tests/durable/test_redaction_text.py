@@ -43,6 +43,9 @@ def test_redact_text_masks_tokens_and_hidden_strings_but_not_counts() -> None:
         'Bearer *** api_key=*** "password": "***" *** max_tokens=4096 tokens: 1234 ***'
     )
     assert Masker(None, {}).scrub({"a": [text]}) == {"a": [redact_text(text)]}
+    prose = "a basic implementation; the bearer instrument; desk-reservations"
+    assert redact_text(prose) == prose
+    assert redact_text("Authorization: Basic dXNlcjpwYXNz==") == "Authorization: Basic ***"
 
 
 @pytest.mark.parametrize("unit", ["x", "a-", "token", "api_key=", "sk-", "Bearer ", "password"])

@@ -44,13 +44,14 @@ if TYPE_CHECKING:
     from tether.session import SessionView
 
 _TOKENS = re.compile(
-    r"(?P<bearer>\b(?:bearer|basic)\s+)[A-Za-z0-9._~+/-]{8,}=*"
+    r"(?P<bearer>\b(?:bearer|basic)\s+)(?=[A-Za-z._~+/-]*[0-9=])[A-Za-z0-9._~+/-]{8,}=*"
     r"|\bsk-[A-Za-z0-9_-]{8,}"
     r"|(?P<key>api[_-]?key|token|secret|passw(?:or)?d|pwd|credential)"
     r"(?P<sep>[\"']?\s*[:=]\s*[\"']?)(?P<value>[^\s\"',;&}\]]{4,})",
     re.IGNORECASE,
 )
-"""Secret-looking tokens in free text: ``Bearer <token>``, ``sk-...`` keys, and the value of
+"""Secret-looking tokens in free text: ``Bearer <token>`` / ``Basic <token>`` (a token with a
+digit or ``=``: "a basic implementation" is prose), ``sk-...`` keys, and the value of
 ``api_key=...`` / ``"password": "..."`` (a key ending like a secret; ``tokens: 12`` is not).
 Linear time: every branch starts with a literal and never backtracks over a long run."""
 
