@@ -29,6 +29,10 @@ def note(run: RunState, event: object) -> None:
         record = run.failover = {"retries": [], "fallbacks": []}
     if len(record["retries"]) + len(record["fallbacks"]) >= MAX_ATTEMPTS:
         return
+    from tether.durable.redaction import provider_text
+
+    # redacted before it is clipped and journaled: a provider's text may echo the API key
+    error = provider_text(getattr(event, "error", ""), run.agent.model)[:ERROR_CHARS]
     if isinstance(event, ModelRetry):
         record["retries"].append(
             {
@@ -36,7 +40,7 @@ def note(run: RunState, event: object) -> None:
                 "reason": event.reason,
                 "provider": event.provider,
                 "delay": event.delay,
-                "error": event.error[:ERROR_CHARS],
+                "error": error,
             }
         )
     elif isinstance(event, ModelFallback):
@@ -45,6 +49,6 @@ def note(run: RunState, event: object) -> None:
                 "from": event.from_model,
                 "to": event.to_model,
                 "reason": event.reason,
-                "error": event.error[:ERROR_CHARS],
+                "error": error,
             }
         )

@@ -253,6 +253,10 @@ async def _finish(run: RunState, outcome: _Outcome) -> list[StreamEvent]:
     agent = run.agent
     conversation = agent.conversation
     events: list[StreamEvent] = []
+    if outcome.failure is not None and outcome.reason:  # a provider's text may echo a key
+        from tether.durable.redaction import provider_text
+
+        outcome.reason = provider_text(outcome.reason, agent.model)
     if outcome.stop_reason in ("interrupt", "paused"):
         conversation.suspension = Suspension(
             list(run.interrupts), run.pending, run.batch_position, outcome.stop_reason

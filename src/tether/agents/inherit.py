@@ -5,7 +5,8 @@ of the parent (its inherited ones included) runs in the child after the child's 
 the parent's AGENT-HOOKS host is attached when the child has none (a child with a
 different host is refused); the parent's limits, confirm callback and approval filing
 apply unless the child sets its own limits / confirm; model calls draw on the
-parent's iteration budget. The child's sessions live in the parent's store.
+parent's iteration budget. The child's sessions live in the parent's store. The tree's
+agents share one set of strings the redaction hides (:func:`tree_hidden`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,27 @@ class _Own:
 
 _OWN: weakref.WeakKeyDictionary[Agent, _Own] = weakref.WeakKeyDictionary()
 _PATHS: weakref.WeakKeyDictionary[Agent, str] = weakref.WeakKeyDictionary()
+_HIDDEN: weakref.WeakKeyDictionary[Agent, set[str]] = weakref.WeakKeyDictionary()
+_CALLS: weakref.WeakKeyDictionary[Agent, tuple[weakref.ref[Agent], str]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def tree_hidden(agent: Agent) -> set[str]:
+    """The strings the redaction hides in ``agent``'s tree (learned in any of its agents:
+    their traces and trajectories hide them all). Shared: add to it, never replace it."""
+    hidden = _HIDDEN.get(agent)
+    if hidden is None:
+        hidden = _HIDDEN[agent] = set()
+    return hidden
+
+
+def spawned_by(agent: Agent) -> tuple[Agent, str] | None:
+    """The parent agent and the id of its tool call that runs ``agent`` now (None: a
+    top-level agent, or a parent gone)."""
+    found = _CALLS.get(agent)
+    parent = None if found is None else found[0]()
+    return None if parent is None or found is None else (parent, found[1])
 
 
 def agent_path(agent: Agent) -> str:
@@ -52,9 +74,12 @@ def check_child(child: Agent, label: str) -> None:
         )
 
 
-def bind(child: Agent, parent: Agent, path: str) -> None:
-    """Put ``child`` under ``parent``'s policy and store for one call at ``path``."""
+def bind(child: Agent, parent: Agent, path: str, call_id: str = "") -> None:
+    """Put ``child`` under ``parent``'s policy and store for one call at ``path`` (made by
+    the parent's tool call ``call_id``)."""
     check_child(child, path)
+    _HIDDEN[child] = tree_hidden(parent)
+    _CALLS[child] = (weakref.ref(parent), call_id)
     own = _OWN.get(child)
     if own is None:
         own = _OWN[child] = _Own(

@@ -161,7 +161,7 @@ class SubAgentTool(Tool):
     ) -> str:
         parent = context.agent
         call = context.tool_call
-        bind(child, parent, where)
+        bind(child, parent, where, call.id)
         conversation = child.conversation
         await _load(child, parent)
         try:
@@ -182,6 +182,8 @@ class SubAgentTool(Tool):
         except asyncio.CancelledError:
             child.cancel()
             raise
+        finally:
+            _learn(child)
         run = parent.conversation.run
         if run is not None:
             run.usage.add_child(where, result.usage)
@@ -200,6 +202,7 @@ class SubAgentTool(Tool):
 
     def _answer_of(self, child: Agent) -> str:
         self._forget(child.session_id)
+        _learn(child)
         last = child.messages[-1]
         if last.role != "assistant" or last.tool_calls:
             raise SubAgentError(
@@ -221,6 +224,15 @@ class SubAgentTool(Tool):
     def _forget(self, sid: str) -> None:
         self._conversations.pop(sid, None)
         self._live.pop(sid, None)
+
+
+def _learn(child: Agent) -> None:
+    """What the redaction masks in the child's calls is hidden in its whole tree (the
+    parent's tool result and answer may quote it: traces and trajectories hide it too)."""
+    from tether.agents.inherit import tree_hidden
+    from tether.durable.redaction import learn_calls, redactor_of
+
+    learn_calls(tree_hidden(child), child.messages, redactor_of(child))
 
 
 async def _forward(

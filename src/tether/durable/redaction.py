@@ -11,10 +11,17 @@ key. Every string a mask hid is then scrubbed from all other text of the session
 (messages, results, reasons), and a key an approval row shows masked is masked in every
 call of that tool in the session, so a view never shows more than the approvals do, even
 when the viewer does not know the custom redactor.
+
+Redaction covers a whole agent tree: what a mask hid in any session of the tree (a
+sub-agent's call, say) is hidden in every session of it (:func:`tree_masks`, built from
+the sessions :mod:`tether.durable.redaction_tree` reads; in process the tree's agents share
+one set of hidden strings, see :func:`tether.agents.inherit.tree_hidden`). Free text
+(error texts, reasons) is also cleared of secret-looking tokens (:func:`redact_text`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -24,7 +31,6 @@ from tether.durable.approval_types import (
     Approval,
     Redactor,
     _hidden_strings,
-    _scrub,
     args_sha256,
     redact_secrets,
 )
@@ -34,7 +40,68 @@ if TYPE_CHECKING:
     from tether.control.interrupts import Interrupt
     from tether.durable.store import SessionRecord
     from tether.messages import ContentBlock, Message, ToolCall
+    from tether.models.base import Model
     from tether.session import SessionView
+
+_TOKENS = re.compile(
+    r"(?P<bearer>\b(?:bearer|basic)\s+)(?=[A-Za-z._~+/-]*[0-9=])[A-Za-z0-9._~+/-]{8,}=*"
+    r"|\bsk-[A-Za-z0-9_-]{8,}"
+    r"|(?P<key>api[_-]?key|token|secret|passw(?:or)?d|pwd|credential)"
+    r"(?P<sep>[\"']?\s*[:=]\s*[\"']?)(?P<value>[^\s\"',;&}\]]{4,})",
+    re.IGNORECASE,
+)
+"""Secret-looking tokens in free text: ``Bearer <token>`` / ``Basic <token>`` (a token with a
+digit or ``=``: "a basic implementation" is prose), ``sk-...`` keys, and the value of
+``api_key=...`` / ``"password": "..."`` (a key ending like a secret; ``tokens: 12`` is not).
+Linear time: every branch starts with a literal and never backtracks over a long run."""
+
+
+_TRIGGERS = ("bearer", "basic", "sk-", "api", "token", "secret", "passw", "pwd", "credential")
+
+
+def _token(match: re.Match[str]) -> str:
+    if match.group("bearer"):
+        return match.group("bearer") + MASK
+    if match.group("key"):
+        return match.group("key") + match.group("sep") + MASK
+    return MASK
+
+
+def redact_text(text: str, hidden: Iterable[str] = ()) -> str:
+    """Free text as a person may see it: every ``hidden`` string masked (longest first),
+    then every secret-looking token (see ``_TOKENS``)."""
+    for secret in sorted(hidden, key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    lowered = text.lower()
+    if any(word in lowered for word in _TRIGGERS):  # re is slow to scan: most text has none
+        text = _TOKENS.sub(_token, text)
+    return text
+
+
+def model_keys(model: Model) -> set[str]:
+    """The API keys configured on ``model`` (and the models of a chain), to mask them in
+    provider error texts that echo them."""
+    keys: set[str] = set()
+    for key in getattr(model, "_keys", None) or ():  # ResilientModel's rotation list
+        if isinstance(key, str) and len(key) >= 4:
+            keys.add(key)
+    for inner in getattr(model, "models", None) or ():
+        keys |= model_keys(inner)
+    return keys
+
+
+def provider_text(text: str, model: Model) -> str:
+    """A failure text to journal: the model's API keys and secret-looking tokens masked."""
+    return redact_text(text, model_keys(model))
+
+
+@dataclass(slots=True)
+class TreeMasks:
+    """What the redaction learned from every session of an agent tree: per tool, the keys
+    an approval row masked, and the strings masks hid (see :func:`tree_masks`)."""
+
+    masks: dict[str, set[str]] = field(default_factory=dict)
+    hidden: set[str] = field(default_factory=set)
 
 
 def shown_arguments(
@@ -147,19 +214,27 @@ def show_session(
     *,
     redactor: Redactor | None = None,
     unredacted: bool = False,
+    tree: TreeMasks | None = None,
 ) -> ShownSession:
     """THE view of a session for people (API, web page, CLI show/export).
 
     ``approvals`` are the session's approval rows (their masks and decisions are used);
     ``redactor`` is the agent's custom redactor when the caller knows it (``--app``);
-    ``unredacted`` (an admin's explicit request) shows the real values, edits included.
+    ``unredacted`` (an admin's explicit request) shows the real values, edits included;
+    ``tree``: the masks of the session's agent tree (:func:`tree_masks`), applied too.
     """
     calls = _interrupt_calls(record, view)
     edits = _edits(view, approvals, calls)
     edits.update(_ran(record, approvals, calls))
     if unredacted:
         return ShownSession(view, edits, redacted=False)
-    redact = Masker(redactor, _learned_masks(approvals, calls))
+    masks = _learned_masks(approvals, calls)
+    if tree is not None:
+        for tool, keys in tree.masks.items():
+            masks.setdefault(tool, set()).update(keys)
+    redact = Masker(redactor, masks)
+    if tree is not None:
+        redact.hidden.update(tree.hidden)
     every_call = [b for m in view.messages for b in m.content if b.type == "tool_call"]
     every_call += [c for c in calls.values() if c is not None]
     for call in every_call:
@@ -180,10 +255,55 @@ def show_session(
     return ShownSession(shown, shown_edits, masker=redact)
 
 
-def show_messages(messages: Sequence[Message], redactor: Redactor | None = None) -> list[Message]:
+def tree_masks(
+    sessions: Iterable[tuple[SessionRecord, Sequence[Approval]]], redactor: Redactor | None = None
+) -> TreeMasks:
+    """The masks every session of one agent tree learns (the rows of its approvals, the
+    keys masked in its calls), to apply to each of them: ``show_session(..., tree=...)``.
+    A session whose journal cannot be folded is skipped (its own view reports it)."""
+    from tether.session import fold
+
+    out = TreeMasks()
+    for record, approvals in sessions:
+        try:
+            view = fold(record)
+        except (KeyError, ValueError, TypeError):
+            continue
+        calls = _interrupt_calls(record, view)
+        masker = Masker(redactor, _learned_masks(approvals, calls))
+        for tool, keys in masker.masks.items():
+            out.masks.setdefault(tool, set()).update(keys)
+        for message in view.messages:
+            for block in message.content:
+                if block.type == "tool_call":
+                    masker.call(block)
+        for call in calls.values():
+            if call is not None:
+                masker.call(call)
+        out.hidden |= masker.hidden
+    return out
+
+
+def learn_calls(
+    hidden: set[str], messages: Sequence[Message], redactor: Redactor | None = None
+) -> None:
+    """Add to ``hidden`` what the masks hide in the tool calls of ``messages`` (a finished
+    child's, so its parent's views and traces hide it too)."""
+    masker = Masker(redactor, {}, hidden)
+    for message in messages:
+        for block in message.content:
+            if block.type == "tool_call":
+                masker.call(block)
+
+
+def show_messages(
+    messages: Sequence[Message], redactor: Redactor | None = None, masker: Masker | None = None
+) -> list[Message]:
     """Messages as a person (or an exported trace) may see them: every tool call's arguments
-    redacted like the session views, and what a mask hid scrubbed from all other text."""
-    redact = Masker(redactor, {})
+    redacted like the session views, and what a mask hid scrubbed from all other text.
+    ``masker``: one that already knows what to hide (a traced run's, an agent tree's);
+    it learns these messages' masks too."""
+    redact = masker if masker is not None else Masker(redactor, {})
     for message in messages:
         for block in message.content:
             if block.type == "tool_call":
@@ -301,10 +421,16 @@ class Masker:
     (a :class:`ShownSession` keeps the one that made it, for views built from the journal,
     such as the timeline)."""
 
-    def __init__(self, redactor: Redactor | None, masks: dict[str, set[str]]) -> None:
+    def __init__(
+        self,
+        redactor: Redactor | None,
+        masks: dict[str, set[str]],
+        hidden: set[str] | None = None,
+    ) -> None:
         self.redactor = redactor
         self.masks = masks
-        self.hidden: set[str] = set()
+        self.hidden: set[str] = set() if hidden is None else hidden
+        """What the masks hid (shared with others when given: an agent tree's set)."""
 
     def arguments(self, tool: str | None, real: dict[str, Any]) -> dict[str, Any]:
         shown = shown_arguments(tool, real, self.redactor)
@@ -318,7 +444,19 @@ class Masker:
         return replace(call, arguments=self.arguments(call.name, dict(call.arguments)))
 
     def scrub(self, value: Any) -> Any:
-        return _scrub(value, self.hidden)
+        """``value`` (text, or JSON-like data) with every hidden string and secret-looking
+        token masked (:func:`redact_text` on each string)."""
+        if isinstance(value, str):
+            return redact_text(value, self.hidden)
+        if isinstance(value, dict):
+            return {k: self.scrub(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.scrub(v) for v in value]
+        return value
+
+    def text(self, value: str) -> str:
+        """One text (a span's status, a reason) as it may be shown."""
+        return redact_text(value, self.hidden)
 
     def block(self, block: ContentBlock) -> ContentBlock:
         if block.type == "tool_call":

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from tether.messages import Message, ToolCall, ToolResult
 
 if TYPE_CHECKING:
-    from tether.durable.approval_types import Redactor
+    from tether.durable.redaction import Masker
     from tether.models.base import Model
 
 OPERATION = "gen_ai.operation.name"
@@ -105,26 +105,24 @@ def _parts(message: Message) -> list[dict[str, Any]]:
     return parts
 
 
-def messages_json(messages: Sequence[Message], redactor: Redactor | None) -> str:
+def messages_json(messages: Sequence[Message], masker: Masker) -> str:
     """``gen_ai.input.messages`` / ``output.messages``: redacted through the session views' path."""
     from tether.durable.redaction import show_messages
 
-    shown = show_messages(messages, redactor)
+    shown = show_messages(messages, masker=masker)
     return json.dumps(
         [{"role": m.role, "parts": _parts(m)} for m in shown], ensure_ascii=False, default=repr
     )
 
 
-def tool_content(
-    call: ToolCall, result: ToolResult | None, redactor: Redactor | None
-) -> dict[str, str]:
+def tool_content(call: ToolCall, result: ToolResult | None, masker: Masker) -> dict[str, str]:
     """The redacted arguments (and result) of one call, for an ``execute_tool`` span."""
     from tether.durable.redaction import show_messages
 
     messages = [Message("assistant", [call])]
     if result is not None:
         messages.append(Message("tool", [result]))
-    shown = show_messages(messages, redactor)
+    shown = show_messages(messages, masker=masker)
     out = {TOOL_ARGUMENTS: json.dumps(shown[0].tool_calls[0].arguments, default=repr)}
     if result is not None:
         content = shown[1].tool_results[0].content

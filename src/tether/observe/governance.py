@@ -11,6 +11,7 @@ from tether.observe import attributes as A
 if TYPE_CHECKING:
     from tether.control.interrupts import Interrupt
     from tether.durable.approval_types import Approval
+    from tether.durable.redaction import Masker
     from tether.observe.runs import RunSpans
 
 
@@ -63,7 +64,7 @@ def answered(
         span.add_event(name, attrs)
 
 
-def agent_hooks_event(run: RunSpans, record: Any) -> str:
+def agent_hooks_event(run: RunSpans, record: Any, masker: Masker) -> str:
     """Add one AGENT-HOOKS InterceptionRecord (payload-free) as an event on the span it
     judged (the chat or tool span, else the invocation span); return its point."""
     point: str = record.interception_point.value
@@ -81,7 +82,9 @@ def agent_hooks_event(run: RunSpans, record: Any) -> str:
         "tether.agent_hooks.proceeds": record.proceeds,
     }
     optional = {
-        "tether.agent_hooks.reason": verdict.reason,
+        "tether.agent_hooks.reason": None
+        if verdict.reason is None
+        else masker.text(verdict.reason),
         "tether.agent_hooks.decided_by": record.decided_by,
         "tether.agent_hooks.input_identity": record.input_identity,
         "tether.agent_hooks.enforced_identity": record.enforced_identity,

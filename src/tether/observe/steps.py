@@ -12,7 +12,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from tether.events import ModelFallback, ModelRetry, StreamEvent
 from tether.observe import attributes as A
 from tether.observe.metrics import Instruments
-from tether.observe.runs import RunSpans, ToolSpan
+from tether.observe.runs import RunSpans, ToolSpan, tool_closed, tool_opened
 
 if TYPE_CHECKING:
     from tether.agent import Agent
@@ -34,14 +34,14 @@ class StepSpans:
         if event.block:
             run.span.add_event(
                 "tether.model_call.blocked",
-                {"tether.reason": event.block, "tether.attempt": event.attempt},
+                {"tether.reason": run.masker.text(event.block), "tether.attempt": event.attempt},
             )
             self._decided("block", "before_model_call")
             return
         run.attempt = 1
         self._start_chat(run, run.model, {"tether.attempt": event.attempt})
         if self.capture and run.chat is not None:
-            run.chat.set_attribute(A.INPUT_MESSAGES, A.messages_json(event.messages, run.redactor))
+            run.chat.set_attribute(A.INPUT_MESSAGES, A.messages_json(event.messages, run.masker))
 
     def _start_chat(self, run: RunSpans, model: str, extra: dict[str, Any]) -> None:
         run.chat_model = model
@@ -66,6 +66,8 @@ class StepSpans:
         chat = run.chat
         response, exc = event.response, event.exception
         if response is not None and exc is None:
+            for call in response.message.tool_calls:
+                run.masker.call(call)  # learn its secrets before any text quotes them
             usage = response.usage
             chat.set_attributes(
                 {
@@ -77,13 +79,14 @@ class StepSpans:
             )
             if self.capture:
                 chat.set_attribute(
-                    A.OUTPUT_MESSAGES, A.messages_json([response.message], run.redactor)
+                    A.OUTPUT_MESSAGES, A.messages_json([response.message], run.masker)
                 )
             self.instruments.tokens(
                 self._metric_attrs(run), usage.input_tokens, usage.output_tokens
             )
         if event.block:
-            chat.add_event("tether.model_call.blocked", {"tether.reason": event.block})
+            reason = run.masker.text(event.block)
+            chat.add_event("tether.model_call.blocked", {"tether.reason": reason})
             self._decided("block", "after_model_call")
         elif event.retry:
             chat.add_event(
@@ -103,7 +106,7 @@ class StepSpans:
         if error is not None:
             chat.set_attribute(A.ERROR_TYPE, error)
             detail = f"{type(exc).__name__}: {exc}" if exc is not None and self.capture else None
-            chat.set_status(Status(StatusCode.ERROR, detail or error))
+            chat.set_status(Status(StatusCode.ERROR, run.masker.text(detail or error)))
             attrs[A.ERROR_TYPE] = error
         self.instruments.duration.record(time.perf_counter() - run.chat_started, attrs)
         chat.end()
@@ -157,6 +160,7 @@ class StepSpans:
         if run is None:
             return
         call = event.tool_call
+        run.masker.call(call)  # learn its secrets: an error or a reason may quote them
         span = self.tracer.start_span(
             f"execute_tool {call.name}",
             context=run.context,
@@ -169,6 +173,7 @@ class StepSpans:
             },
         )
         run.tools[call.id] = ToolSpan(span, call, event.selected_tool, time.perf_counter())
+        tool_opened(event.agent, call.id, span)
 
     def _tool_checked(self, event: BeforeToolCall) -> None:
         run = self._runs.get(id(event.agent))
@@ -179,6 +184,7 @@ class StepSpans:
             return
         span = entry.span
         if event.tool_call is not entry.call:
+            run.masker.call(event.tool_call)
             span.add_event("tether.tool.rewritten")
         if event.selected_tool is not entry.tool:
             chosen = getattr(event.selected_tool, "name", None)
@@ -194,7 +200,7 @@ class StepSpans:
             )
         if text is not None:
             decision = "guide" if text.startswith("not run. Guidance") else "deny"
-            span.add_event(f"tether.tool.{decision}", {"tether.reason": text})
+            span.add_event(f"tether.tool.{decision}", {"tether.reason": run.masker.text(text)})
             self._decided(decision, "before_tool_call")
 
     def _tool_end(self, event: AfterToolCall) -> None:
@@ -210,17 +216,20 @@ class StepSpans:
         entry = run.tools.pop(call.id, None)
         if entry is None:
             return
+        tool_closed(event.agent, call.id)
         span = entry.span
         span.set_attribute("tether.tool.status", result.status)
         if result.status == "denied":
             span.set_attribute(A.ERROR_TYPE, "denied")
-            span.set_status(Status(StatusCode.ERROR, result.content))  # the policy's reason
+            reason = run.masker.text(str(result.content))  # the policy's reason
+            span.set_status(Status(StatusCode.ERROR, reason))
         elif result.is_error:
             error = error_type(event.exception) if event.exception else result.status
             span.set_attribute(A.ERROR_TYPE, error)
-            span.set_status(Status(StatusCode.ERROR, result.content if self.capture else error))
+            detail = str(result.content) if self.capture else error
+            span.set_status(Status(StatusCode.ERROR, run.masker.text(detail)))
         if self.capture:
-            span.set_attributes(A.tool_content(call, result, run.redactor))
+            span.set_attributes(A.tool_content(call, result, run.masker))
         self.instruments.tool_calls.add(
             1, {A.TOOL_NAME: call.name, "tether.tool.status": result.status}
         )

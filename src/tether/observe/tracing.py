@@ -25,6 +25,7 @@ from tether.errors import ConfigurationError
 from tether.observe import attributes as A
 from tether.observe import continuity, logs
 from tether.observe import governance as G
+from tether.observe import runs as spans
 from tether.observe.metrics import Instruments
 from tether.observe.runs import RunSpans, end_abandoned
 from tether.observe.steps import StepSpans
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.control.registry import HookRegistry
     from tether.durable.approval_types import Approval
+    from tether.durable.redaction import Masker
     from tether.result import Result
 
 ResumeMode: TypeAlias = Literal["continue", "link"]
@@ -133,7 +135,7 @@ class Tracing(StepSpans):
         agent = event.agent
         stale = self._runs.pop(id(agent), None)
         if stale is not None:
-            end_abandoned(stale)
+            end_abandoned(stale, agent)
         state = agent.conversation.run
         journal = state.journal if state is not None else None
         resumed = not event.messages  # a resume starts its invocation with no new input
@@ -145,7 +147,12 @@ class Tracing(StepSpans):
         parent: Context | None = None
         links: list[Link] = []
         remote = continuity.span_context(saved) if saved is not None else None
-        if remote is not None:
+        calling = _calling_span(agent)
+        if calling is not None:  # a sub-agent: under the parent's call, in its trace
+            parent = trace.set_span_in_context(calling)
+            if remote is not None:
+                links.append(Link(remote, {"tether.link": "resumed_from"}))
+        elif remote is not None:
             if self.resume == "continue":
                 parent = trace.set_span_in_context(NonRecordingSpan(remote))
             else:
@@ -163,8 +170,9 @@ class Tracing(StepSpans):
         }
         if agent.budget is not None:
             attributes["tether.budget.total"] = agent.budget.total
+        masker = _masker(agent)
         if self.capture and agent.system_prompt:
-            attributes[A.SYSTEM_INSTRUCTIONS] = _system(agent.system_prompt)
+            attributes[A.SYSTEM_INSTRUCTIONS] = masker.text(_system(agent.system_prompt))
         span = self.tracer.start_span(
             f"invoke_agent {self.agent_name}",
             context=parent,
@@ -178,11 +186,6 @@ class Tracing(StepSpans):
             if journal is not None:
                 rows = await continuity.decided_approvals(journal.store, agent.session_id)
             G.answered(span, saved, agent.answers, rows)
-        redactor = None
-        if self.capture:
-            from tether.durable.redaction import redactor_of
-
-            redactor = redactor_of(agent)
         logs.current.set((agent.session_id, span))  # this task's records carry the ids
         self._runs[id(agent)] = RunSpans(
             span,
@@ -190,7 +193,7 @@ class Tracing(StepSpans):
             journal,
             model,
             provider,
-            redactor,
+            masker,
             resumed,
         )
 
@@ -202,13 +205,15 @@ class Tracing(StepSpans):
     def _invocation_checked(self, event: BeforeInvocation) -> None:
         run = self._runs.get(id(event.agent))
         if run is not None and event.block:
-            run.span.add_event("tether.invocation.blocked", {"tether.reason": event.block})
+            reason = run.masker.text(event.block)
+            run.span.add_event("tether.invocation.blocked", {"tether.reason": reason})
             self._decided("block", "before_invocation")
 
     def _output_checked(self, event: BeforeOutput) -> None:
         run = self._runs.get(id(event.agent))
         if run is not None and event.block:
-            run.span.add_event("tether.output.blocked", {"tether.reason": event.block})
+            reason = run.masker.text(event.block)
+            run.span.add_event("tether.output.blocked", {"tether.reason": reason})
             self._decided("block", "before_output")
 
     async def _invocation_end(self, event: AfterInvocation) -> None:
@@ -229,6 +234,7 @@ class Tracing(StepSpans):
                 open_tool.span.add_event("tether.interrupt.raised", G.interrupt_attrs(interrupt))
             open_tool.span.set_attribute("tether.tool.status", status)
             open_tool.span.end()
+            spans.tool_closed(agent, call_id)
         run.tools.clear()
         for interrupt in result.interrupts:
             run.span.add_event("tether.interrupt.raised", G.interrupt_attrs(interrupt))
@@ -267,7 +273,7 @@ class Tracing(StepSpans):
             span.set_attribute("tether.limit.hit", stop)
         if result.reason and (stop != "error" or self.capture):
             # an error's text may quote a tool or model: content, so opt-in
-            span.set_attribute("tether.stop.detail", result.reason)
+            span.set_attribute("tether.stop.detail", run.masker.text(result.reason))
         if stop == "error":
             span.set_attribute(A.ERROR_TYPE, "tether.RunError")
             span.set_status(Status(StatusCode.ERROR, "the run failed"))
@@ -299,7 +305,7 @@ class Tracing(StepSpans):
     ) -> None:
         run = self._runs.get(id(agent))
         if run is not None:
-            point = G.agent_hooks_event(run, record)
+            point = G.agent_hooks_event(run, record, run.masker)
             if not record.proceeds:
                 self._decided("deny", f"agent_hooks.{point}")
         if forward is not None:
@@ -341,6 +347,24 @@ def release() -> str | None:
         return version("tether")
     except PackageNotFoundError:  # running from a source tree
         return None
+
+
+def _calling_span(agent: Agent) -> trace.Span | None:
+    """The open span of the parent's tool call that runs ``agent`` (a traced sub-agent)."""
+    from tether.agents.inherit import spawned_by
+
+    spawn = spawned_by(agent)
+    return None if spawn is None else spans.open_tool(*spawn)
+
+
+def _masker(agent: Agent) -> Masker:
+    """The run's redaction: the agent's redactor, the tree's hidden strings."""
+    from tether.agents.inherit import tree_hidden
+    from tether.durable.redaction import Masker, model_keys, redactor_of
+
+    hidden = tree_hidden(agent)
+    hidden |= model_keys(agent.model)  # a provider's error text may echo its key
+    return Masker(redactor_of(agent), {}, hidden)
 
 
 def _system(prompt: str) -> str:

@@ -132,16 +132,18 @@ def _load(
 ) -> tuple[SessionRecord, ShownSession]:
     """The session as people see it: through :func:`~tether.durable.redaction.show_session`
     (the redactor of ``app_spec``'s Agent when given; ``unredacted`` shows real values)."""
-    from tether.durable.redaction import show_session
+    from tether.durable.redaction import show_session, tree_masks
+    from tether.durable.redaction_tree import tree_sessions
     from tether.session import fold
 
-    async def read(store: Store) -> tuple[SessionRecord | None, list[Approval]]:
+    async def read(store: Store) -> tuple[SessionRecord | None, list[Approval], list[Any]]:
         record = await store.load(session_id)
         if record is None:
-            return None, []
-        return record, await store.approvals.find(session_id=session_id, limit=10_000)
+            return None, [], []
+        approvals = await store.approvals.find(session_id=session_id, limit=10_000)
+        return record, approvals, await tree_sessions(store, session_id)  # its agent tree
 
-    record, approvals = _with_store(url, read, read_only=True)
+    record, approvals, tree = _with_store(url, read, read_only=True)
     if record is None:
         _fail(
             f"no session {session_id!r} in {describe(url)}",
@@ -159,7 +161,10 @@ def _load(
             markup=False,
             style="bold yellow",
         )
-    return record, show_session(record, view, approvals, redactor=redactor, unredacted=unredacted)
+    masks = tree_masks(tree, redactor)
+    return record, show_session(
+        record, view, approvals, redactor=redactor, unredacted=unredacted, tree=masks
+    )
 
 
 def when(at: float, now: float | None = None) -> str:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from tether.durable import Approval, Entry, SessionRecord
     from tether.durable.approvals import Redactor
     from tether.durable.audit import AuditRecord
-    from tether.durable.redaction import Masker, ShownSession
+    from tether.durable.redaction import Masker, ShownSession, TreeMasks
 
 __all__ = ["TimelineData", "build_timeline", "read_timeline", "timeline_of"]
 
@@ -672,16 +672,28 @@ def timeline_of(data: TimelineData, redactor: Redactor | None = None) -> dict[st
     its sub-agents' sessions nested under the calls that ran them. Raises
     KeyError/ValueError/TypeError for a journal the fold cannot use (a child's such
     journal is named on its tool call's row instead)."""
+    from tether.durable.redaction import tree_masks
+
     by_interrupt = {a.interrupt_id: a for a in data.approvals}
-    return _json(data.record, _tree(data, redactor, by_interrupt.get))
+    masks = tree_masks(_sessions(data), redactor)  # what any session of the tree masks
+    return _json(data.record, _tree(data, redactor, by_interrupt.get, masks))
 
 
-def _tree(data: TimelineData, redactor: Redactor | None, approval_of: ApprovalOf) -> _Tree:
+def _sessions(data: TimelineData) -> list[tuple[SessionRecord, list[Approval]]]:
+    found = [(data.record, data.approvals)]
+    for child in data.children.values():
+        found += _sessions(child)
+    return found
+
+
+def _tree(
+    data: TimelineData, redactor: Redactor | None, approval_of: ApprovalOf, masks: TreeMasks
+) -> _Tree:
     from tether.durable.redaction import show_session
     from tether.session import fold
 
     record = data.record
-    shown = show_session(record, fold(record), data.approvals, redactor=redactor)
+    shown = show_session(record, fold(record), data.approvals, redactor=redactor, tree=masks)
     b = _rows(record, record.entries, shown, approval_of, data.audit)
     tree = _Tree(record.session_id, record.status, b.steps, b.broken, unknown=b.unknown)
     for sid, child in data.children.items():
@@ -695,7 +707,7 @@ def _tree(data: TimelineData, redactor: Redactor | None, approval_of: ApprovalOf
             return approval_of(lifted_id(iid, tool, call_id, position))
 
         try:
-            tree.children[sid] = _tree(child, redactor, lifted)
+            tree.children[sid] = _tree(child, redactor, lifted, masks)
         except (KeyError, ValueError, TypeError) as exc:
             error = f"its journal has an entry tether cannot read: {exc!r}"
             tree.children[sid] = _Tree(sid, child.record.status, [], [], error=error)

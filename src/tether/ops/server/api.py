@@ -275,7 +275,8 @@ class Api:
         )
 
     async def get_session(self, request: Request) -> JSONResponse:
-        from tether.durable.redaction import show_session
+        from tether.durable.redaction import show_session, tree_masks
+        from tether.durable.redaction_tree import tree_sessions
         from tether.session import fold
 
         await authenticate(request, self.run, "sessions")
@@ -293,7 +294,8 @@ class Api:
             return self._not_readable(session_id, exc)
         redactor = await self._redactor(session_id)
         approvals = await self.run(self.store.approvals.find, session_id=session_id, limit=10_000)
-        shown = show_session(record, view, approvals, redactor=redactor)
+        tree = tree_masks(await self.run(tree_sessions, self.store, session_id), redactor)
+        shown = show_session(record, view, approvals, redactor=redactor, tree=tree)
         return ok(session_json(record, shown, tail))
 
     async def timeline(self, request: Request) -> JSONResponse:
