@@ -41,6 +41,7 @@ AGENT_IMPORTERS_TO_REMOVE = {
     "tether.toolcalls",
     "tether.tools.context",
     "tether.tools.refresh",
+    "tether.trajectories",  # a hook reading event.agent, like observe.tracing (issue 20, 15)
 }
 
 LARGEST_CYCLE = 67  # counting TYPE_CHECKING and function-level imports; target: 12
