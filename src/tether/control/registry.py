@@ -52,6 +52,8 @@ class HookRegistry:
         self._entries: dict[type[HookEvent], list[_Entry]] = {}
         self._sorted: dict[type[HookEvent], tuple[_Entry, ...]] = {}
         self._seq = 0
+        self.agent_hooks_host: HookProvider | None = None
+        """The AGENT-HOOKS host registered here (an agent takes one; the host refuses a second)."""
 
     def add(
         self,
