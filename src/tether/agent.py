@@ -26,7 +26,7 @@ from tether.conversation import Conversation
 from tether.errors import AgentBusyError, ConfigurationError, InputError, SessionStateError
 from tether.events import FinalResult, StreamEvent, StreamObserver
 from tether.execution import Execution
-from tether.limits import IterationBudget, Limits
+from tether.limits import DEFAULT_LIMITS, IterationBudget, Limits
 from tether.loop import run_invocation
 from tether.messages import JSONValue, Message
 from tether.models.base import Model
@@ -72,7 +72,7 @@ class Agent:
         hooks: Iterable[HookProvider] = (),
         interventions: Iterable[InterventionHandler] = (),
         middleware: Iterable[Middleware] = (),
-        limits: Limits | None = None,
+        limits: Limits | None = DEFAULT_LIMITS,
         budget: IterationBudget | None = None,
         confirm: ConfirmCallback | None = None,
         session_id: str | None = None,
@@ -90,7 +90,16 @@ class Agent:
         self.tool_map: dict[str, Tool] = {t.name: t for t in self.tools}
         self.tool_specs: list[dict[str, Any]] = [t.spec() for t in self.tools]
         self.system_prompt = system_prompt
-        self.limits = limits
+        if limits is not None and not isinstance(limits, Limits):
+            raise ConfigurationError(
+                f"limits= takes a Limits(...) or None, got {type(limits).__name__}"
+            )
+        # The default cap of model calls; a budget, when given, is the cap instead.
+        self.limits: Limits | None = (
+            None if limits is DEFAULT_LIMITS and budget is not None else limits
+        )
+        """This agent's ceilings per invocation: by default ``Limits(turns=90)``
+        (``DEFAULT_MAX_TURNS``) unless a budget is given; ``limits=None`` runs unbounded."""
         self.budget = budget
         self.confirm = confirm
         if execution is not None and not isinstance(execution, Execution):
