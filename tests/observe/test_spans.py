@@ -425,6 +425,28 @@ def test_intervention_verdicts_name_the_handler_on_the_span_they_judged(otel: An
     assert counted == {("ask-first", "Confirm"): 1, ("halve", "Transform"): 1}
 
 
+def test_a_policy_that_fails_open_is_a_policy_failed_verdict_on_the_span(otel: Any) -> None:
+    class Flaky(InterventionHandler):
+        name = "flaky"
+        on_error = "proceed"
+
+        def before_tool_call(self, event: Any) -> None:
+            raise KeyError("token=abc")
+
+    agent = Agent(model=ScriptedModel([ADD, "3"]), tools=[add], interventions=[Flaky()])
+    otel.instrument(agent)
+    assert agent("add").text == "3"  # failed open: the tool ran
+    (tool_span,) = otel.named("execute_tool")
+    assert events(tool_span, "tether.policy.verdict") == [
+        {
+            "tether.policy": "flaky",
+            "tether.action": "policy.failed",
+            "tether.point": "before_tool_call",
+            "error.type": "KeyError",
+        }
+    ]
+
+
 async def test_with_a_store_the_audit_trail_still_records_every_verdict(
     otel: Any, tmp_path: Any
 ) -> None:

@@ -242,7 +242,9 @@ class PolicyVerdict(HookEvent):
     ``point`` is where (``before_tool_call``, ...), ``policy`` the handler's name,
     ``action`` one of Deny, Guide, Confirm, Transform, and ``subject`` the hook event
     the verdict is about (its ``tool_call``, when there is one). The audit trail and
-    tracing record verdicts from here.
+    tracing record verdicts from here. A handler that raised and fails open
+    (``on_error="proceed"``) gives action ``policy.failed`` with ``error``, the
+    exception's type name.
     """
 
     WRITABLE = frozenset()
@@ -251,6 +253,7 @@ class PolicyVerdict(HookEvent):
     policy: str
     action: str
     subject: HookEvent
+    error: str | None = None
 
 
 def _raise(event: BeforeModelCall | BeforeToolCall, name: str, reason: JSONValue) -> JSONValue:

@@ -286,10 +286,10 @@ class Tracing(StepSpans):
             entry = run.tools.get(call.id)
             if entry is not None:
                 entry.confirming.append(policy)
-        G.verdict_span(run, point, event).add_event(
-            "tether.policy.verdict",
-            {"tether.policy": policy, "tether.action": action, "tether.point": point},
-        )
+        attrs = {"tether.policy": policy, "tether.action": action, "tether.point": point}
+        if verdict.error is not None:  # failed open: the exception type, never its text
+            attrs["error.type"] = verdict.error
+        G.verdict_span(run, point, event).add_event("tether.policy.verdict", attrs)
         self.instruments.verdicts.add(
             1, {"tether.policy": policy, "tether.action": action, "tether.point": point}
         )
