@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import sys
 import threading
 from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Sequence
@@ -52,6 +53,7 @@ E = TypeVar("E", bound=HookEvent)
 Middleware: TypeAlias = ModelMiddleware | ToolMiddleware
 
 _thread_state = threading.local()
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.:-]{0,63}")
 
 
 class Agent:
@@ -151,6 +153,26 @@ class Agent:
         self.audit_sink = install_audit(self, approvals)
         install_tracing(self, providers)
         self.hooks.emit_sync(AgentInitialized(self))
+
+    # -- identity ---------------------------------------------------------------------
+
+    _name: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        """This agent's name (None: unnamed): ``gen_ai.agent.name`` and the span name
+        ``invoke_agent {name}`` in traces, the AGENT-HOOKS ``agent.id``, and each run's
+        start in the session journal (the timeline's "run started" row)."""
+        return self._name
+
+    @name.setter
+    def name(self, name: str | None) -> None:
+        if name is not None and (not isinstance(name, str) or not _NAME.fullmatch(name)):
+            raise ConfigurationError(
+                "an agent's name is 1 to 64 letters, digits, spaces and '_.:-', starting with "
+                f"a letter or digit, got {str(name)[:80]!r}"
+            )
+        self._name = name
 
     # -- the conversation (views of self.conversation) -------------------------------
 
@@ -517,7 +539,8 @@ class Agent:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Agent(model={self.model.name!r}, tools={[t.name for t in self.tools]}, session_id={self.session_id!r})"
+        named = "" if self._name is None else f"name={self._name!r}, "
+        return f"Agent({named}model={self.model.name!r}, tools={[t.name for t in self.tools]}, session_id={self.session_id!r})"
 
 
 def _run_sync(coroutine: Coroutine[Any, Any, Result]) -> Result:

@@ -81,6 +81,8 @@ async def run_invocation(
                 "resume": bool(resume),
                 "model": agent.model.name,
             }
+            if agent.name is not None:
+                start["agent"] = agent.name
             journal.defer("status", {"status": "running", **start}, status="running")
         settle_system_prompt(run, resumed=resume is not None)
         # The cycles (model call, tool batch, ...) are inline, not a generator of their

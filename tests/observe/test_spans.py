@@ -491,3 +491,21 @@ def test_an_mcp_tool_call_is_an_execute_tool_span_like_any_tool(otel: Any) -> No
     assert span.name == "execute_tool echo"
     assert span.attributes["tether.tool.status"] == "ok"
     assert span.parent.span_id == otel.named("invoke_agent")[0].context.span_id
+
+
+def test_the_name_is_the_invoke_agent_span_and_gen_ai_agent_name(otel: Any) -> None:
+    agent = Agent(model=ScriptedModel(["hi"]))
+    agent.name = "researcher"
+    otel.instrument(agent)
+    agent("go")
+    (span,) = otel.named("invoke_agent")
+    assert span.name == "invoke_agent researcher"  # not "invoke_agent tether"
+    assert span.attributes["gen_ai.agent.name"] == "researcher"
+
+
+def test_an_unnamed_agent_keeps_the_tracing_name(otel: Any) -> None:
+    agent = Agent(model=ScriptedModel(["hi"]))
+    otel.instrument(agent, agent_name="calc")
+    agent("go")
+    (span,) = otel.named("invoke_agent")
+    assert span.name == "invoke_agent calc"

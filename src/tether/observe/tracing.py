@@ -152,9 +152,10 @@ class Tracing(StepSpans):
                 links.append(Link(remote, {"tether.link": "resumed_from"}))
         model = A.first_model(agent.model).name
         provider = A.provider_of(agent.model)
+        name = agent.name or self.agent_name  # Agent.name, else Tracing(agent_name=...)
         attributes: dict[str, Any] = {
             A.OPERATION: "invoke_agent",
-            A.AGENT_NAME: self.agent_name,
+            A.AGENT_NAME: name,
             A.CONVERSATION: agent.session_id,
             A.PROVIDER: provider,
             A.REQUEST_MODEL: model,
@@ -166,7 +167,7 @@ class Tracing(StepSpans):
         if self.capture and agent.system_prompt:
             attributes[A.SYSTEM_INSTRUCTIONS] = _system(agent.system_prompt)
         span = self.tracer.start_span(
-            f"invoke_agent {self.agent_name}",
+            f"invoke_agent {name}",
             context=parent,
             kind=SpanKind.INTERNAL,
             attributes=attributes,

@@ -200,7 +200,7 @@ class AgentHooksHost:
 
     def _new_session(self, agent: Agent, owned: bool) -> _Session:
         builder = AgentContextBuilder(
-            agent_id="tether",
+            agent_id=agent.name or "tether",
             framework="tether",
             session_id=f"{agent.session_id}.{os.urandom(6).hex()}",
         )
