@@ -655,6 +655,21 @@ async def test_a_policy_that_fails_open_leaves_a_warning_and_a_policy_failed_ver
     assert "unreachable" not in str(failed)  # the type only: an error's text may hold secrets
 
 
+def test_two_confirms_of_one_name_at_one_point_are_refused_not_answered_as_one() -> None:
+    runs: list[Any] = []
+    ask = policy("before_tool_call", lambda e: Confirm("ok?"), cls_name="Ask", name="security")
+    again = policy("before_tool_call", lambda e: Confirm("ok?"), cls_name="Ask", name="security")
+    agent, _ = make_agent(TOOL_TURN, "3", runs=runs, interventions=[ask, again])
+    with pytest.raises(HookError) as raised:
+        agent("hi")
+    assert str(raised.value) == (
+        "two interventions named 'security' both asked for confirmation at before_tool_call: "
+        "one answer would answer both; give each its own name (InterventionHandler.name)"
+    )
+    assert runs == []
+    assert agent.pending_interrupts == []
+
+
 def _crashing_transform(event: Any) -> Transform:
     return Transform(lambda subject: 1 / 0)
 

@@ -213,6 +213,7 @@ class _PointEvaluator:
                 try:
                     refusal = await _confirm(self.point, event, handler, action.prompt)
                 except InterruptSignal as signal:
+                    _refuse_twice(self.point, asked, signal, handler)
                     asked.append(signal)
                     continue
                 if refusal is not None:
@@ -264,6 +265,23 @@ class _PointEvaluator:
         raise HookError(
             f"intervention {handler.label!r} raised {type(exc).__name__} at {self.point}: {exc}"
         ) from exc
+
+
+def _refuse_twice(
+    point: Point,
+    asked: list[InterruptSignal],
+    signal: InterruptSignal,
+    handler: InterventionHandler,
+) -> None:
+    """Two handlers of one name asking at one point would share an interrupt id (one
+    answer would answer both): refuse it, as the hook registry does for hooks."""
+    ids = {i.id for s in asked for i in s.interrupts}
+    if signal.interrupt.id in ids:
+        raise HookError(
+            f"two interventions named {handler.label!r} both asked for confirmation at "
+            f"{point}: one answer would answer both; give each its own name "
+            "(InterventionHandler.name)"
+        )
 
 
 async def _failed_open(
