@@ -216,3 +216,29 @@ def test_llm_katan_accepts_each_choice_in_its_wire_format(katan: Any, kind: str)
         result = agent("x")
         assert result.stop_reason in ("limit_turns", "end_turn"), (choice, result.reason)
         assert result.usage.model_calls == 1
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "bedrock"])
+def test_a_hooks_choice_replaces_the_forced_final_answer_tool_for_that_call(
+    fault: Any, kind: str
+) -> None:
+    from pydantic import BaseModel
+
+    class Verdict(BaseModel):
+        label: str
+        score: int
+
+    model = (
+        claude(fault.url, "final_ok")
+        if kind == "anthropic"
+        else bedrock(fault.url, "final_ok", output_tool=True)
+    )
+    agent = choosing(model, "sub")
+    # (the fault server answers through the final-answer tool whatever the choice)
+    assert agent.run("x", output_type=Verdict).output == Verdict(label="spam", score=9)
+    body = sent(fault, model)
+    if kind == "anthropic":
+        assert body["tool_choice"] == {"type": "tool", "name": "sub"}  # not {"type": "any"}
+        assert [t["name"] for t in body["tools"]] == ["add", "sub", "final_answer"]
+    else:
+        assert body["toolConfig"]["toolChoice"] == {"tool": {"name": "sub"}}
