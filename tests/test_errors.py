@@ -177,6 +177,13 @@ def _two_hosts() -> None:
     Agent(model=ScriptedModel(["x"]), agent_hooks=host)
 
 
+def _second_host_through_add_provider() -> None:
+    from tether.control.agent_hooks import AgentHooksHost
+
+    agent = Agent(model=ScriptedModel(["x"]), agent_hooks=[lambda ctx: {"decision": "allow"}])
+    agent.hooks.add_provider(AgentHooksHost([lambda ctx: {"decision": "allow"}]))
+
+
 def _host_in_hooks() -> None:
     from tether.control.agent_hooks import AgentHooksHost
 
@@ -260,6 +267,12 @@ BAD_INPUTS: list[tuple[str, Callable[[], Any], type[TetherError], list[str]]] = 
     (
         "a second AGENT-HOOKS attach",
         _two_hosts,
+        ConfigurationError,
+        ["already attached", "a host serves one agent", "new AgentHooksHost"],
+    ),
+    (
+        "a second AGENT-HOOKS host through hooks.add_provider",
+        _second_host_through_add_provider,
         ConfigurationError,
         ["already attached", "a host serves one agent", "new AgentHooksHost"],
     ),

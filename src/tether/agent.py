@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import sys
 import threading
 from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Sequence
@@ -26,7 +27,7 @@ from tether.conversation import Conversation
 from tether.errors import AgentBusyError, ConfigurationError, InputError, SessionStateError
 from tether.events import FinalResult, StreamEvent, StreamObserver
 from tether.execution import Execution
-from tether.limits import IterationBudget, Limits
+from tether.limits import DEFAULT_LIMITS, IterationBudget, Limits
 from tether.loop import run_invocation
 from tether.messages import JSONValue, Message
 from tether.models.base import Model
@@ -53,6 +54,7 @@ E = TypeVar("E", bound=HookEvent)
 Middleware: TypeAlias = ModelMiddleware | ToolMiddleware
 
 _thread_state = threading.local()
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.:-]{0,63}")
 
 
 class Agent:
@@ -73,7 +75,7 @@ class Agent:
         hooks: Iterable[HookProvider] = (),
         interventions: Iterable[InterventionHandler] = (),
         middleware: Iterable[Middleware] = (),
-        limits: Limits | None = None,
+        limits: Limits | None = DEFAULT_LIMITS,
         budget: IterationBudget | None = None,
         confirm: ConfirmCallback | None = None,
         session_id: str | None = None,
@@ -91,7 +93,16 @@ class Agent:
         self.tool_map: dict[str, Tool] = {t.name: t for t in self.tools}
         self.tool_specs: list[dict[str, Any]] = [t.spec() for t in self.tools]
         self.system_prompt = system_prompt
-        self.limits = limits
+        if limits is not None and not isinstance(limits, Limits):
+            raise ConfigurationError(
+                f"limits= takes a Limits(...) or None, got {type(limits).__name__}"
+            )
+        # The default cap of model calls; a budget, when given, is the cap instead.
+        self.limits: Limits | None = (
+            None if limits is DEFAULT_LIMITS and budget is not None else limits
+        )
+        """This agent's ceilings per invocation: by default ``Limits(turns=90)``
+        (``DEFAULT_MAX_TURNS``) unless a budget is given; ``limits=None`` runs unbounded."""
         self.budget = budget
         self.confirm = confirm
         if execution is not None and not isinstance(execution, Execution):
@@ -143,6 +154,26 @@ class Agent:
         self.audit_sink = install_audit(self, approvals)
         install_tracing(self, providers)
         self.hooks.emit_sync(AgentInitialized(self))
+
+    # -- identity ---------------------------------------------------------------------
+
+    _name: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        """This agent's name (None: unnamed): ``gen_ai.agent.name`` and the span name
+        ``invoke_agent {name}`` in traces, the AGENT-HOOKS ``agent.id``, and each run's
+        start in the session journal (the timeline's "run started" row)."""
+        return self._name
+
+    @name.setter
+    def name(self, name: str | None) -> None:
+        if name is not None and (not isinstance(name, str) or not _NAME.fullmatch(name)):
+            raise ConfigurationError(
+                "an agent's name is 1 to 64 letters, digits, spaces and '_.:-', starting with "
+                f"a letter or digit, got {str(name)[:80]!r}"
+            )
+        self._name = name
 
     # -- the conversation (views of self.conversation) -------------------------------
 
@@ -509,7 +540,8 @@ class Agent:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Agent(model={self.model.name!r}, tools={[t.name for t in self.tools]}, session_id={self.session_id!r})"
+        named = "" if self._name is None else f"name={self._name!r}, "
+        return f"Agent({named}model={self.model.name!r}, tools={[t.name for t in self.tools]}, session_id={self.session_id!r})"
 
 
 def _run_sync(coroutine: Coroutine[Any, Any, Result]) -> Result:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -37,6 +38,8 @@ from tether.models.base import ModelResponse
 
 if TYPE_CHECKING:
     from tether.agent import Agent
+
+_log = logging.getLogger("tether")
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +213,7 @@ class _PointEvaluator:
                 try:
                     refusal = await _confirm(self.point, event, handler, action.prompt)
                 except InterruptSignal as signal:
+                    _refuse_twice(self.point, asked, signal, handler)
                     asked.append(signal)
                     continue
                 if refusal is not None:
@@ -224,7 +228,9 @@ class _PointEvaluator:
                     raise
                 except Exception as exc:  # the handler's own code: its on_error applies
                     fallback = self._failed(handler, exc)
-                    if fallback is not None:
+                    if fallback is None:
+                        await _failed_open(self.point, handler, event, exc)
+                    else:
                         reason = f"denied by policy {handler.label!r}: {fallback.reason}"
                         _deny(self.point, event, reason)
                         return
@@ -245,7 +251,10 @@ class _PointEvaluator:
                 action = await action
             return action  # type: ignore[no-any-return]
         except Exception as exc:
-            return self._failed(handler, exc)
+            fallback = self._failed(handler, exc)
+            if fallback is None:
+                await _failed_open(self.point, handler, event, exc)
+            return fallback
 
     def _failed(self, handler: InterventionHandler, exc: Exception) -> Deny | None:
         """Apply ``handler.on_error`` to ``exc``: None (proceed), a Deny, or raise HookError."""
@@ -256,6 +265,42 @@ class _PointEvaluator:
         raise HookError(
             f"intervention {handler.label!r} raised {type(exc).__name__} at {self.point}: {exc}"
         ) from exc
+
+
+def _refuse_twice(
+    point: Point,
+    asked: list[InterruptSignal],
+    signal: InterruptSignal,
+    handler: InterventionHandler,
+) -> None:
+    """Two handlers of one name asking at one point would share an interrupt id (one
+    answer would answer both): refuse it, as the hook registry does for hooks."""
+    ids = {i.id for s in asked for i in s.interrupts}
+    if signal.interrupt.id in ids:
+        raise HookError(
+            f"two interventions named {handler.label!r} both asked for confirmation at "
+            f"{point}: one answer would answer both; give each its own name "
+            "(InterventionHandler.name)"
+        )
+
+
+async def _failed_open(
+    point: Point, handler: InterventionHandler, event: Any, exc: Exception
+) -> None:
+    """``on_error="proceed"``: the step goes on, but never without a trace: a warning and a
+    ``policy.failed`` verdict (the exception type, no message) for the audit trail and tracing."""
+    _log.warning(
+        "intervention %r raised %s at %s and fails open (on_error='proceed')",
+        handler.label,
+        type(exc).__name__,
+        point,
+    )
+    hooks = event.agent.hooks
+    if hooks.has(PolicyVerdict):
+        failed = PolicyVerdict(
+            event.agent, point, handler.label, "policy.failed", event, type(exc).__name__
+        )
+        await hooks.emit(failed)
 
 
 def _combine(guides: list[tuple[str, str]]) -> str:

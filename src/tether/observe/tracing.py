@@ -159,9 +159,10 @@ class Tracing(StepSpans):
                 links.append(Link(remote, {"tether.link": "resumed_from"}))
         model = A.first_model(agent.model).name
         provider = A.provider_of(agent.model)
+        name = agent.name or self.agent_name  # Agent.name, else Tracing(agent_name=...)
         attributes: dict[str, Any] = {
             A.OPERATION: "invoke_agent",
-            A.AGENT_NAME: self.agent_name,
+            A.AGENT_NAME: name,
             A.CONVERSATION: agent.session_id,
             A.PROVIDER: provider,
             A.REQUEST_MODEL: model,
@@ -174,7 +175,7 @@ class Tracing(StepSpans):
         if self.capture and agent.system_prompt:
             attributes[A.SYSTEM_INSTRUCTIONS] = masker.text(_system(agent.system_prompt))
         span = self.tracer.start_span(
-            f"invoke_agent {self.agent_name}",
+            f"invoke_agent {name}",
             context=parent,
             kind=SpanKind.INTERNAL,
             attributes=attributes,
@@ -292,10 +293,10 @@ class Tracing(StepSpans):
             entry = run.tools.get(call.id)
             if entry is not None:
                 entry.confirming.append(policy)
-        G.verdict_span(run, point, event).add_event(
-            "tether.policy.verdict",
-            {"tether.policy": policy, "tether.action": action, "tether.point": point},
-        )
+        attrs = {"tether.policy": policy, "tether.action": action, "tether.point": point}
+        if verdict.error is not None:  # failed open: the exception type, never its text
+            attrs["error.type"] = verdict.error
+        G.verdict_span(run, point, event).add_event("tether.policy.verdict", attrs)
         self.instruments.verdicts.add(
             1, {"tether.policy": policy, "tether.action": action, "tether.point": point}
         )
