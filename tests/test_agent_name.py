@@ -23,6 +23,9 @@ def test_an_agent_is_unnamed_until_named_and_the_name_is_checked() -> None:
         assert agent.name == "researcher-1"  # unchanged
     agent.name = None
     assert agent.name is None
+    assert Agent(model=ScriptedModel(["x"]), name="lead").name == "lead"
+    with pytest.raises(ConfigurationError, match="an agent's name"):
+        Agent(model=ScriptedModel(["x"]), name="bad\x1bname")
 
 
 def test_the_name_is_the_agent_hooks_agent_id() -> None:

@@ -84,7 +84,9 @@ class Agent:
         agent_hooks: AgentHooksHost | Iterable[Any] | None = None,
         approvals: ApprovalPolicy | None = None,
         execution: Execution | None = None,
+        name: str | None = None,
     ) -> None:
+        self.name = name
         self.model: Model = resolve_model(model)
         items = list(tools)
         self.tools: list[Tool] = expand_tools(items)  # names are unique, or it raises
