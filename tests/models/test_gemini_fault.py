@@ -14,7 +14,7 @@ import pytest
 
 from tether import Agent, tool
 from tether.events import ModelFallback, ModelRetry, TextDelta
-from tether.messages import Image, Message, ReasoningBlock, ToolCall, ToolResult
+from tether.messages import Image, Message, ReasoningBlock, TextBlock, ToolCall, ToolResult
 from tether.models import FallbackChain, GeminiModel, OpenAIModel, ProviderError, RetryPolicy
 from tether.models.assembler import ResponseAssembler
 from tether.models.base import ModelRequest
@@ -222,6 +222,7 @@ async def test_tool_images_follow_the_function_responses_as_inline_data(fault):
         ("e404", R.MODEL_NOT_FOUND, 404),
         ("e500", R.SERVER_ERROR, 500),
         ("e503", R.OVERLOADED, 503),
+        ("e504", R.TIMEOUT, 504),
     ],
 )
 async def test_errors_are_classified(fault, step, reason, status):
@@ -294,3 +295,25 @@ async def test_an_agent_runs_tools_over_gemini(fault):
     parts = sent(fault, model)[1]["body"]["contents"][-1]["parts"]
     outputs = [wire(p, "functionResponse")["response"]["output"] for p in parts]
     assert outputs == ["3", "7"]
+
+
+async def test_another_providers_signature_is_not_sent(fault):
+    model = gemini(fault, "text")
+    history = Message(
+        "assistant",
+        [ReasoningBlock("thought", signature="anthropic-sig"), TextBlock("earlier")],
+    )
+    await assemble(model, ModelRequest([Message.user("a"), history, Message.user("b")], []))
+    [part] = sent(fault, model)[0]["body"]["contents"][1]["parts"]
+    assert part == {"text": "earlier"}
+
+
+async def test_output_tool_false_sends_the_schema_beside_tools(fault):
+    model = gemini(fault, "json", output_tool=False)
+    schema = {"type": "object", "properties": {"label": {"type": "string"}}}
+    req = ModelRequest([Message.user("classify")], [add.spec()], output_schema=schema)
+    response, _ = await assemble(model, req)
+    assert response.message.text == '{"label": "spam", "score": 9}'
+    body = sent(fault, model)[0]["body"]
+    assert body["generationConfig"]["responseJsonSchema"] == schema
+    assert "toolConfig" not in body

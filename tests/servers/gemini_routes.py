@@ -26,6 +26,7 @@ _STATUS = {
     429: "RESOURCE_EXHAUSTED",
     500: "INTERNAL",
     503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
 }
 
 
@@ -69,6 +70,7 @@ ERRORS = {
     ),
     "e500": lambda: _error(500, "An internal error has occurred."),
     "e503": lambda: _error(503, "The model is overloaded. Please try again later."),
+    "e504": lambda: _error(504, "Deadline expired before operation could complete."),
 }
 
 SIGNATURE = b"\x01sig-of-the-call"
