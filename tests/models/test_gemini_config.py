@@ -69,3 +69,13 @@ def test_the_sdk_loads_only_when_a_model_is_built():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [False, False, True]
+
+
+def test_vertex_ai_without_credentials_is_a_configuration_error(monkeypatch, tmp_path):
+    for var in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path))  # no gcloud login to find
+    monkeypatch.setenv("NO_GCE_CHECK", "True")  # no metadata server to ask
+    with pytest.raises(ConfigurationError, match="could not set up Vertex AI") as caught:
+        GeminiModel("gemini-2.5-flash", vertexai=True)
+    assert "application default credentials" in str(caught.value)

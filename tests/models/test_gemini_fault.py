@@ -317,3 +317,15 @@ async def test_output_tool_false_sends_the_schema_beside_tools(fault):
     body = sent(fault, model)[0]["body"]
     assert body["generationConfig"]["responseJsonSchema"] == schema
     assert "toolConfig" not in body
+
+
+async def test_an_error_inside_the_stream_after_output_fails_as_partial(fault):
+    with pytest.raises(ProviderError) as caught:
+        await assemble(gemini(fault, "mid_error"))
+    assert (caught.value.reason, caught.value.partial) == (R.OVERLOADED, True)
+
+
+async def test_an_error_inside_the_stream_before_output_is_retried(fault):
+    response, events = await assemble(gemini(fault, "early_error,text"))
+    assert response.message.text == "Hello"
+    assert [e.reason for e in events if type(e) is ModelRetry] == ["overloaded"]

@@ -136,6 +136,12 @@ def _chunks(step: str, body: dict[str, Any]) -> list[dict[str, Any]] | None:
         return [{"candidates": [_candidate([{"text": "cut"}], "MAX_TOKENS")]}]
     if step == "broken":  # the stream ends without a finishReason
         return [{"candidates": [_candidate([{"text": "partial"}])]}]
+    if step in ("mid_error", "early_error"):  # an error object inside a 200 stream
+        error = {
+            "error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}
+        }
+        text = [{"candidates": [_candidate([{"text": "partial"}])]}]
+        return [*(text if step == "mid_error" else []), error]
     if step == "malformed":
         return [{"candidates": [{"finishReason": "MALFORMED_FUNCTION_CALL", "index": 0}]}]
     if step == "json":

@@ -114,11 +114,18 @@ class GeminiModel(ProviderModel):
             timeout=int(timeout * 1000),  # milliseconds
         )
         if vertexai:
-            self._clients = [
-                genai.Client(
+            try:
+                client = genai.Client(
                     vertexai=True, project=project, location=location, http_options=options
                 )
-            ]
+            except Exception as exc:  # google.auth found no credentials, no project ...
+                raise ConfigurationError(
+                    f"GeminiModel({model!r}, vertexai=True) could not set up Vertex AI "
+                    f"({type(exc).__name__}: {exc}); pass project=... and location=... and "
+                    "set up application default credentials (gcloud auth application-default "
+                    "login or GOOGLE_APPLICATION_CREDENTIALS)"
+                ) from exc
+            self._clients = [client]
         else:
             self._clients = [genai.Client(api_key=key, http_options=options) for key in keys]
         self._types: Any = genai.types
