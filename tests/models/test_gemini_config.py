@@ -79,3 +79,15 @@ def test_vertex_ai_without_credentials_is_a_configuration_error(monkeypatch, tmp
     with pytest.raises(ConfigurationError, match="could not set up Vertex AI") as caught:
         GeminiModel("gemini-2.5-flash", vertexai=True)
     assert "application default credentials" in str(caught.value)
+
+
+def test_gemini_context_windows_and_the_limit_its_overflow_error_states():
+    from tether.context.window import context_window, family_window, stated_limit
+
+    assert family_window("gemini:gemini-2.5-flash") == 1_048_576
+    assert family_window("gemini-1.5-pro-002") == 2_097_152
+    assert context_window(GeminiModel("gemini-3-pro-preview", api_key="k")) == 1_048_576
+    message = (
+        "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."
+    )
+    assert stated_limit(message) == 1_048_576
