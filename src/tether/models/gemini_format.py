@@ -81,13 +81,13 @@ def blocked_text(what: str, reason: str, ratings: Any, message: str | None = Non
     """The answer tether gives for a blocked prompt or response (never an empty one)."""
     flagged = [
         f"{enum_name(r.category).removeprefix('HARM_CATEGORY_')}: {enum_name(r.probability)}"
-        for r in ratings or ()
+        for r in list(ratings or ())[:8]  # provider data: bounded
         if getattr(r, "blocked", False)
         or enum_name(getattr(r, "probability", "")) in ("MEDIUM", "HIGH")
     ]
-    text = f"[Gemini blocked the {what}: {reason}"
+    text = f"[Gemini blocked the {what}: {snippet(reason, 60)}"
     if flagged:
-        text += f" ({', '.join(flagged)})"
+        text += f" ({snippet(', '.join(flagged), 300)})"
     if message:
         text += f"; {snippet(message, 200)}"
     return text + "]"
