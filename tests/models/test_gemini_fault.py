@@ -329,3 +329,27 @@ async def test_an_error_inside_the_stream_before_output_is_retried(fault):
     response, events = await assemble(gemini(fault, "early_error,text"))
     assert response.message.text == "Hello"
     assert [e.reason for e in events if type(e) is ModelRetry] == ["overloaded"]
+
+
+@pytest.mark.parametrize(
+    ("choice", "config"),
+    [
+        ("auto", {"mode": "AUTO"}),
+        ("required", {"mode": "ANY"}),
+        ("none", {"mode": "NONE"}),
+        ("add", {"mode": "ANY", "allowedFunctionNames": ["add"]}),
+    ],
+)
+async def test_a_hooks_tool_choice_is_sent_as_the_function_calling_config(fault, choice, config):
+    model = gemini(fault, "text")
+    req = ModelRequest([Message.user("hi")], [add.spec()], "be brief", tool_choice=choice)
+    await assemble(model, req)
+    body = sent(fault, model)[0]["body"]
+    calling = wire(wire(body, "toolConfig"), "functionCallingConfig")
+    assert {k: wire(calling, k) for k in config} == config
+
+
+async def test_no_tool_choice_sends_no_tool_config(fault):
+    model = gemini(fault, "text")
+    await assemble(model)
+    assert "toolConfig" not in sent(fault, model)[0]["body"]

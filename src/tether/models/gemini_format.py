@@ -128,6 +128,15 @@ def tools_param(specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"function_declarations": declarations}]
 
 
+def tool_config_param(choice: str) -> dict[str, Any]:
+    """``ModelRequest.tool_choice`` as Gemini's ``function_calling_config``: ``auto`` is
+    AUTO, ``required`` ANY, ``none`` NONE, a tool's name ANY limited to that function."""
+    modes = {"auto": "AUTO", "required": "ANY", "none": "NONE"}
+    if choice in modes:
+        return {"function_calling_config": {"mode": modes[choice]}}
+    return {"function_calling_config": {"mode": "ANY", "allowed_function_names": [choice]}}
+
+
 def system_instruction(request: ModelRequest) -> str | None:
     parts = [request.system_prompt] if request.system_prompt else []
     parts += [m.text for m in request.messages if m.role == "system" and m.text]

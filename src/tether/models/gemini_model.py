@@ -26,6 +26,7 @@ from tether.models.gemini_format import (
     signature_of,
     stop_reason,
     system_instruction,
+    tool_config_param,
     tools_param,
     usage_from,
 )
@@ -144,6 +145,8 @@ class GeminiModel(ProviderModel):
             config["response_json_schema"] = request.output_schema
         if specs:
             config["tools"] = tools_param(specs)
+        if request.tool_choice is not None:  # a hook's choice for this call wins
+            config["tool_config"] = tool_config_param(request.tool_choice)
         limit = request.max_tokens or self.max_tokens
         if limit is not None:
             config["max_output_tokens"] = limit
