@@ -262,7 +262,8 @@ def raw_mode(spec: dict[str, Any]) -> None:
             content: list[dict[str, Any]] = [{"type": "text", "text": text}]
             if "images" in spec:
                 count, mime, size, *fake = spec["images"]
-                body = (b"not an image " if fake else PNG) * (size // len(PNG) + 1)
+                unit = b"not an image " if fake else PNG
+                body = unit * (size // len(unit) + 1)
                 data = base64.b64encode(body[:size]).decode()
                 content += [{"type": "image", "mimeType": mime, "data": data}] * count
             result = {"content": content}

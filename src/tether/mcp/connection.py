@@ -60,6 +60,7 @@ class _Live:
     session: ClientSession | None = None
     tools: list[mcp_types.Tool] = field(default_factory=list)
     refreshing: asyncio.Task[None] | None = None  # re-listing after tools/list_changed
+    stale: bool = False  # another list_changed came while ``refreshing`` ran
 
 
 class Connection:
@@ -73,6 +74,7 @@ class Connection:
         startup_timeout: float,
         list_timeout: float,
         on_tools: Callable[[list[mcp_types.Tool]], None],
+        max_tools: int = 500,
         roots: list[tuple[str, str]] | None = None,
         sampling: Callable[..., Any] | None = None,
         elicitation: Callable[..., Any] | None = None,
@@ -84,6 +86,7 @@ class Connection:
         self.transport = transport
         self.startup_timeout = startup_timeout
         self.list_timeout = list_timeout
+        self.max_tools = max_tools
         self._on_tools = on_tools
         self._thread_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -290,6 +293,8 @@ class Connection:
                     live.ready.set_result(tools)
                 await live.closed.wait()
         except Exception as exc:
+            while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+                exc = exc.exceptions[0]  # the session's task group wraps the one error
             if not live.ready.done():
                 live.ready.set_exception(exc)
             else:
@@ -314,6 +319,12 @@ class Connection:
                     params = PaginatedRequestParams(cursor=cursor) if cursor else None
                     page = await session.list_tools(params=params)
                     tools.extend(page.tools)
+                    if len(tools) > self.max_tools:
+                        raise MCPConnectionError(
+                            f"MCP server {self.label!r} lists more than {self.max_tools:,} tools "
+                            f"(max_tools={self.max_tools:,}): tether does not take them up; "
+                            "raise max_tools on the MCPServer if the server really needs that many"
+                        )
                     cursor = page.next_cursor
                     if not cursor:
                         return tools
@@ -349,13 +360,19 @@ class Connection:
             await asyncio.wait(rest, timeout=_TEARDOWN_TIMEOUT)
 
     async def _refresh(self, live: _Live) -> None:
-        if live.session is None or live.closed.is_set():
-            return
-        try:
-            live.tools = await self._list(live.session)
-            self._on_tools(live.tools)
-        except Exception as exc:
-            self._log.warning("MCP server %r: re-listing tools failed: %s", self.label, exc)
+        """Re-list until no ``list_changed`` arrived during the last listing: however many
+        notifications come, one listing runs and at most one more is queued behind it."""
+        while True:
+            live.stale = False
+            if live.session is None or live.closed.is_set():
+                return
+            try:
+                live.tools = await self._list(live.session)
+                self._on_tools(live.tools)
+            except Exception as exc:
+                self._log.warning("MCP server %r: re-listing tools failed: %s", self.label, exc)
+            if not live.stale:
+                return
 
     async def _on_message(self, live: _Live, message: Any) -> None:
         from mcp_types import ToolListChangedNotification
@@ -373,7 +390,10 @@ class Connection:
             else:
                 self._log.warning("MCP server %r sent an unreadable message: %s", self.label, text)
         elif isinstance(message, ToolListChangedNotification):
-            live.refreshing = asyncio.get_running_loop().create_task(self._refresh(live))
+            if live.refreshing is not None and not live.refreshing.done():
+                live.stale = True  # the listing in flight is followed by one more
+            else:
+                live.refreshing = asyncio.get_running_loop().create_task(self._refresh(live))
 
     async def _list_roots(self, context: Any) -> mcp_types.ListRootsResult:
         from mcp_types import ListRootsResult, Root

@@ -44,7 +44,9 @@ class MCPServer:
     server's annotations are untrusted), ``trust_annotations`` (False: ignore them, every
     tool counts as a destructive, non-idempotent write unless ``hints`` say otherwise),
     ``startup_timeout`` / ``list_timeout`` / ``call_timeout`` (seconds),
-    ``max_result_chars`` (a longer result is an error the model sees) and ``roots``
+    ``max_result_chars`` (a longer text is an error the model sees; images past it, by
+    their base64 size, are left out and named), ``max_tools`` (a server listing more
+    tools fails to connect, 500 by default) and ``roots``
     (directories, or ``file://`` URIs, the server may work in; None: the client offers
     no roots capability). ``sampling``: an Agent (without tools, not the one calling
     this server) that answers the server's ``sampling/createMessage`` requests under its
@@ -67,6 +69,7 @@ class MCPServer:
         list_timeout: float = 30.0,
         call_timeout: float | None = 120.0,
         max_result_chars: int = 200_000,
+        max_tools: int = 500,
         roots: Iterable[str | os.PathLike[str]] | None = None,
         sampling: Agent | None = None,
         elicitation: bool = False,
@@ -83,10 +86,11 @@ class MCPServer:
             raise ConfigurationError(
                 f"MCP server {label!r}: call_timeout must be > 0 or None, got {call_timeout!r}"
             )
-        if max_result_chars < 1:
-            raise ConfigurationError(
-                f"MCP server {label!r}: max_result_chars must be >= 1, got {max_result_chars!r}"
-            )
+        for what, bound in (("max_result_chars", max_result_chars), ("max_tools", max_tools)):
+            if not isinstance(bound, int) or bound < 1:
+                raise ConfigurationError(
+                    f"MCP server {label!r}: {what} must be >= 1, got {bound!r}"
+                )
         self.label = label
         self.prefix = prefix
         self.allow = None if allow is None else frozenset(_names(allow, "allow", label))
@@ -109,6 +113,7 @@ class MCPServer:
             startup_timeout=startup_timeout,
             list_timeout=list_timeout,
             on_tools=self._offer,
+            max_tools=max_tools,
             roots=None if roots is None else [_root(r, label) for r in roots],
             sampling=None if sampling is None else SamplingAnswerer(sampling, label),
             elicitation=self._elicitations,
