@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import logging
 import threading
 from collections.abc import Callable, Coroutine
@@ -134,10 +135,13 @@ class Connection:
         arguments: dict[str, Any],
         tool_label: str,
         progress: ProgressReport | None = None,
+        parent: Any = None,
     ) -> mcp_types.CallToolResult:
         """Call a tool; a server that went away between calls is restarted first.
-        ``progress`` gets the call's progress notifications (in the connection's thread)."""
-        return await self.run(self._call(name, arguments, tool_label, progress))
+        ``progress`` gets the call's progress notifications (in the connection's thread);
+        ``parent``, an OpenTelemetry context, is current while the call runs there."""
+        call = self._call(name, arguments, tool_label, progress)
+        return await self.run(call if parent is None else _under(parent, call))
 
     def close(self) -> None:
         """Close the session and stop the private loop; the connection can reopen later."""
@@ -238,7 +242,9 @@ class Connection:
     async def _connect(self) -> _Live:
         loop = asyncio.get_running_loop()
         live = _Live(closed=asyncio.Event(), ready=loop.create_future())
-        live.task = asyncio.create_task(self._own(live))
+        # The session outlives the call that opened it: it runs in a context of its own
+        # (its SDK spans are not children of that call's span, nor its other contextvars).
+        live.task = asyncio.create_task(self._own(live), context=contextvars.Context())
         try:
             async with asyncio.timeout(self.startup_timeout):
                 tools = await asyncio.shield(live.ready)
@@ -404,3 +410,14 @@ class Connection:
     async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
         level = _LOG_LEVELS.get(str(params.level), logging.INFO)
         self._log.log(level, "%s", printable(params.data))
+
+
+async def _under(parent: Any, coroutine: Coroutine[Any, Any, T]) -> T:
+    """Await ``coroutine`` with the OpenTelemetry context ``parent`` attached."""
+    from opentelemetry import context as otel_context
+
+    token = otel_context.attach(parent)
+    try:
+        return await coroutine
+    finally:
+        otel_context.detach(token)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -274,11 +275,14 @@ class MCPServer:
                 "(its tool list changed)"
             )
         progress = _progress_to(context)
+        parent = _trace_parent(context)
         if self._elicitations is None:
-            result = await self._connection.call_tool(tool.mcp_name, arguments, tool.name, progress)
+            result = await self._connection.call_tool(
+                tool.mcp_name, arguments, tool.name, progress, parent
+            )
         else:
             result = await self._call_answering(
-                tool, arguments, context, self._elicitations, progress
+                tool, arguments, context, self._elicitations, progress, parent
             )
         return result_text(result, tool.name, self.max_result_chars)
 
@@ -289,13 +293,14 @@ class MCPServer:
         context: ToolContext | None,
         elicitations: Elicitations,
         progress: ProgressReport | None,
+        parent: Any,
     ) -> mcp_types.CallToolResult:
         """The call, answering the server's questions while it runs (see elicitation.py)."""
         from mcp_types import ElicitResult
 
         asking = elicitations.open()
         call = asyncio.ensure_future(
-            self._connection.call_tool(tool.mcp_name, arguments, tool.name, progress)
+            self._connection.call_tool(tool.mcp_name, arguments, tool.name, progress, parent)
         )
         try:
             while True:
@@ -315,6 +320,20 @@ class MCPServer:
             if not call.done():
                 call.cancel()
                 await asyncio.gather(call, return_exceptions=True)
+
+
+def _trace_parent(context: ToolContext | None) -> Any:
+    """The OpenTelemetry context of the call's ``execute_tool`` span (None: not traced), so
+    the SDK's spans of the call, made in the connection's thread, are its children."""
+    tracing = sys.modules.get("tether.observe.tracing")
+    if context is None or tracing is None or context.tool_call is None:
+        return None
+    span = tracing.tool_span(context.agent, context.tool_call.id)
+    if span is None:
+        return None
+    from opentelemetry import trace
+
+    return trace.set_span_in_context(span)
 
 
 def _progress_to(context: ToolContext | None) -> ProgressReport | None:
