@@ -185,6 +185,11 @@ class MCPServer:
         self.close()
 
     @property
+    def listed(self) -> bool:
+        """True once the tools were listed (before: :meth:`offered` is empty, nothing started)."""
+        return self._connection.connects > 0
+
+    @property
     def connects(self) -> int:
         """How many times a session was opened (1 + restarts after the server went away)."""
         return self._connection.connects
