@@ -79,3 +79,19 @@ def test_a_server_that_cannot_start_fails_the_first_run_clearly_not_the_build():
         "start MCP server 'mcp-server': command '/no/such/mcp-server' was not found (not an "
         "executable file, nor on PATH); check the command, or give its full path"
     )
+
+
+def test_a_name_clash_found_at_first_use_fails_every_run_not_only_the_first():
+    def echo(text: str) -> str:
+        """A local echo, named like the server's."""
+        return text
+
+    with MCPServer.stdio(sys.executable, fixture_args(), name="fx") as server:
+        agent = Agent(ScriptedModel(["done", "done"]), tools=[echo, server], store=None)
+        for _ in range(2):
+            with pytest.raises(HookError) as info:
+                agent.run("go")
+            assert "two tools are named 'echo': one from the tools list, one from " in str(
+                info.value
+            )
+        assert [t.name for t in agent.tools] == ["echo"]

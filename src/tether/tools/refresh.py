@@ -57,6 +57,8 @@ class ToolRefresh:
                 position += 1
         self._sources: list[Any] = [p for p in self._parts if changes(p)]
         self._seen = [s.generation for s in self._sources]
+        # Every source's first listing went through a strict apply (a name clash raises).
+        self._taken = not self._unlisted()
 
     def register_hooks(self, registry: HookRegistry) -> None:
         registry.add(BeforeInvocation, self.before_invocation, HookOrder.SDK_FIRST)
@@ -69,7 +71,7 @@ class ToolRefresh:
         """List the sources not listed yet (their first use), in a thread: a server's
         start must not hold the loop."""
         waiting = self._unlisted()
-        if not waiting:
+        if not waiting and self._taken:
             return
         for source in waiting:
             try:
@@ -83,15 +85,18 @@ class ToolRefresh:
     def load(self, agent: Agent) -> bool:
         """List the sources not listed yet, blocking; False when there were none."""
         waiting = self._unlisted()
+        if not waiting and self._taken:
+            return False
         for source in waiting:
             source.tools()
-        if waiting:
-            self._take_up(agent)
-        return bool(waiting)
+        self._take_up(agent)
+        return True
 
     def _take_up(self, agent: Agent) -> None:
-        self._seen = [s.generation for s in self._sources]
-        self.apply(agent, strict=True)
+        seen = [s.generation for s in self._sources]
+        self.apply(agent, strict=True)  # raises for a name clash: the next use asks again
+        self._seen = seen
+        self._taken = True
 
     def before_model_call(self, event: BeforeModelCall) -> None:
         now = [s.generation for s in self._sources]
