@@ -3,6 +3,7 @@ the Agent is built: an agent built to validate an edit or show a session starts 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -95,3 +96,33 @@ def test_a_name_clash_found_at_first_use_fails_every_run_not_only_the_first():
                 info.value
             )
         assert [t.name for t in agent.tools] == ["echo"]
+
+
+def test_the_first_listing_runs_off_the_loop():
+    """A server slow to start does not hold the agent's event loop while the run waits."""
+
+    async def main() -> tuple[int, BaseException | None]:
+        server = MCPServer.stdio(sys.executable, fixture_args("hang"), startup_timeout=1)
+        agent = Agent(ScriptedModel(["done"]), tools=[server], store=None)
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticker = asyncio.ensure_future(tick())
+        try:
+            await agent.invoke_async("go")
+        except HookError as exc:
+            return ticks, exc
+        finally:
+            ticker.cancel()
+            server.close()
+        return ticks, None
+
+    ticks, error = asyncio.run(main())
+    assert isinstance(error, HookError)
+    assert "did not finish starting within 1 s (startup_timeout)" in str(error)
+    assert ticks > 20  # about 100 in the second the server took
