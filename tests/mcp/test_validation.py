@@ -190,6 +190,23 @@ def test_pattern_properties_are_bounded_too():
     )
 
 
+def test_unevaluated_properties_match_pattern_properties_under_the_bound():
+    slow_key = "a" * 27 + "!"  # about 6 s in Python's re for this pattern
+    validate = validator(
+        {}, allOf=[{"patternProperties": {r"^(a+)+$": {}}}], unevaluatedProperties=False
+    )
+    started = time.monotonic()
+    assert refused(validate, {slow_key: 1}) == (
+        f"tool 't': Unevaluated properties are not allowed ({slow_key!r} was unexpected)"
+    )
+    assert time.monotonic() - started < PATTERN_SECONDS + 0.5
+    assert validate({"aaa": 1}, "t") == {"aaa": 1}
+    nested = validator(
+        {}, allOf=[{"patternProperties": {r"^(a|a)*$": {}}}], unevaluatedProperties=False
+    )
+    assert "took more than" in refused(nested, {"a" * 30 + "!": 1})
+
+
 def test_a_normal_pattern_validates_both_ways():
     validate = validator({"day": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}})
     assert validate({"day": "2026-12-01"}, "t") == {"day": "2026-12-01"}

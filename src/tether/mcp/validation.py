@@ -7,8 +7,9 @@ or holding the agent's event loop:
   and against the JSON-Schema meta-schemas tether ships; a ``file:``, ``http:`` or any
   other reference is never fetched. An unresolvable or endlessly recursive reference
   is a tool error the model sees, not a failed run.
-- ``pattern``, ``patternProperties`` (and ``additionalProperties`` next to it) are
-  matched with the ``regex`` engine under a time bound: :data:`PATTERN_SECONDS` for all
+- ``pattern``, ``patternProperties`` (and the ``additionalProperties`` and draft
+  2020-12 ``unevaluatedProperties`` that look at it) are matched with the ``regex``
+  engine under a time bound: :data:`PATTERN_SECONDS` for all
   the matching one validation does. A pattern that takes longer (catastrophic
   backtracking) is stopped and the call is refused with a tool error.
 - A pattern or a reference is named in an error cut to a few dozen characters.
@@ -147,11 +148,13 @@ def _compiled(pattern: str) -> Any:
 @functools.cache
 def _bounded(cls: Any) -> Any:
     """``cls`` with the keywords that match patterns replaced by bounded ones."""
-    from jsonschema import validators
+    from jsonschema import _keywords, validators
 
     replaced = {
         name: keyword for name, keyword in _KEYWORDS.items() if cls.VALIDATORS.get(name) is not None
     }
+    if cls.VALIDATORS.get("unevaluatedProperties") is _keywords.unevaluatedProperties:
+        replaced["unevaluatedProperties"] = _unevaluated_properties  # draft 2020-12
     return validators.extend(cls, replaced)
 
 
@@ -204,6 +207,72 @@ def _additional_properties(
             yield ValidationError(
                 f"Additional properties are not allowed ({joined} {verb} unexpected)"
             )
+
+
+def _unevaluated_properties(
+    validator: Any, unevaluated: Any, instance: Any, schema: Any
+) -> Iterator[Any]:
+    """jsonschema's (draft 2020-12) keyword, with its patternProperties matching bounded."""
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    evaluated = set(_evaluated_keys(validator, instance, schema))
+    left = []
+    for key in instance:
+        if key not in evaluated:
+            for _ in validator.descend(instance[key], unevaluated, path=key, schema_path=key):
+                left.append(key)
+                break
+    if left and unevaluated is False:
+        extras = sorted(left, key=str)
+        joined = ", ".join(repr(each) for each in extras)
+        verb = "was" if len(extras) == 1 else "were"
+        yield ValidationError(
+            f"Unevaluated properties are not allowed ({joined} {verb} unexpected)"
+        )
+
+
+def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> list[Any]:
+    """The keys of ``instance`` that ``schema`` evaluates (jsonschema's
+    ``find_evaluated_property_keys_by_schema``, its pattern matching bounded)."""
+    if validator.is_type(schema, "boolean"):
+        return []
+    keys: list[Any] = []
+
+    def valid(errors: Iterator[Any]) -> bool:
+        return next(errors, None) is None
+
+    for ref_keyword in ("$ref", "$dynamicRef"):
+        ref = schema.get(ref_keyword)
+        if ref is not None:
+            resolved = validator._resolver.lookup(ref)
+            inner = validator.evolve(schema=resolved.contents, _resolver=resolved.resolver)
+            keys += _evaluated_keys(inner, instance, resolved.contents)
+    properties = schema.get("properties")
+    if validator.is_type(properties, "object"):
+        keys += properties.keys() & instance.keys()
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        subschema = schema.get(keyword)
+        if subschema is not None:
+            keys += [k for k, v in instance.items() if valid(validator.descend(v, subschema))]
+    for pattern in schema.get("patternProperties", {}):
+        keys += [k for k in instance if search(pattern, k)]
+    for key, subschema in schema.get("dependentSchemas", {}).items():
+        if key in instance:
+            keys += _evaluated_keys(validator, instance, subschema)
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        for subschema in schema.get(keyword, []):
+            if valid(validator.descend(instance, subschema)):
+                keys += _evaluated_keys(validator, instance, subschema)
+    if "if" in schema:
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            keys += _evaluated_keys(validator, instance, schema["if"])
+            if "then" in schema:
+                keys += _evaluated_keys(validator, instance, schema["then"])
+        elif "else" in schema:
+            keys += _evaluated_keys(validator, instance, schema["else"])
+    return keys
 
 
 _KEYWORDS = {
