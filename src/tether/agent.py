@@ -89,7 +89,8 @@ class Agent:
         self.name = name
         self.model: Model = resolve_model(model)
         items = list(tools)
-        self.tools: list[Tool] = expand_tools(items)  # names are unique, or it raises
+        # names are unique, or it raises; an MCP server connects when a run needs it
+        self.tools: list[Tool] = expand_tools(items, connect=False)
         self.tool_sources: list[ToolSource] = tool_sources(items)
         """Sources of several tools (e.g. MCP servers), closed by :meth:`close`."""
         self.tool_map: dict[str, Tool] = {t.name: t for t in self.tools}

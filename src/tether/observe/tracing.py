@@ -52,6 +52,16 @@ _MAX_SAVED = 1024
 
 _TRACED: weakref.WeakSet[Agent] = weakref.WeakSet()
 """Agents some Tracing already watches (instrument() refuses to trace one twice)."""
+_TRACERS: weakref.WeakKeyDictionary[Agent, Tracing] = weakref.WeakKeyDictionary()
+
+
+def tool_span(agent: Agent, call_id: str) -> Any:
+    """The open ``execute_tool`` span of ``agent``'s tool call ``call_id``, or None: the
+    parent for work the call does elsewhere (an MCP connection's thread, say)."""
+    tracing = _TRACERS.get(agent)
+    run = None if tracing is None else tracing._runs.get(id(agent))
+    entry = None if run is None else run.tools.get(call_id)
+    return None if entry is None else entry.span
 
 
 class Tracing(StepSpans):
@@ -121,6 +131,7 @@ class Tracing(StepSpans):
             agent.observers.append(partial(self._stream_event, agent))
             weakref.finalize(agent, self._runs.pop, id(agent), None)
             _TRACED.add(agent)
+            _TRACERS[agent] = self
             host = agent.agent_hooks
             if host is not None:  # tee the host's record sink: verdicts become span events
                 trail = host.trail
