@@ -36,10 +36,12 @@ from tether.models import ScriptedModel
 SRC = Path(tether.__file__).parent
 
 # Python protocols kept on purpose (docs/design.md, "Errors"): a module's lazy
-# __getattr__ must raise AttributeError; an abstract method raises NotImplementedError;
+# __getattr__ must raise AttributeError; a mapping's __missing__ raises KeyError; an
+# abstract method raises NotImplementedError;
 # an async iterator's __anext__ ends with StopAsyncIteration.
 PROTOCOL = {
     "AttributeError": "__getattr__",
+    "KeyError": "__missing__",  # a dict subclass's lookup protocol (tools/refresh.py)
     "NotImplementedError": None,
     "StopAsyncIteration": "__anext__",
 }

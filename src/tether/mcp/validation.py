@@ -34,8 +34,9 @@ _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
 )
 
 
-class _Refused(Exception):
-    """Validation stopped: the message says why (a pattern too slow, a bad reference)."""
+class SchemaRefusal(ToolArgumentError):
+    """Validation stopped: the message says why (a pattern too slow, a bad reference).
+    Caught inside this module and given to the model as a tool error."""
 
 
 def schema_validator(schema: dict[str, Any], *, server: str, tool: str) -> SchemaValidator:
@@ -82,7 +83,7 @@ class SchemaValidator:
         token = _DEADLINE.set(time.monotonic() + PATTERN_SECONDS)
         try:
             errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path))
-        except _Refused as exc:
+        except SchemaRefusal as exc:
             raise ToolArgumentError(f"tool {tool_name!r}: {exc}") from None
         except Unresolvable as exc:
             ref = str(getattr(exc, "ref", "") or "?")
@@ -112,16 +113,16 @@ class SchemaValidator:
 
 def search(pattern: str, text: str) -> bool:
     """``regex.search(pattern, text)`` within what is left of this validation's time bound;
-    raises _Refused past it, or for a pattern the engine cannot compile."""
+    raises SchemaRefusal past it, or for a pattern the engine cannot compile."""
     deadline = _DEADLINE.get()
     left = PATTERN_SECONDS if deadline is None else deadline - time.monotonic()
     shown = _cut(pattern, _SHOWN)
     if left <= 0:
-        raise _Refused(_too_slow(shown))
+        raise SchemaRefusal(_too_slow(shown))
     try:
         return _compiled(pattern).search(text, timeout=left) is not None
     except TimeoutError:
-        raise _Refused(_too_slow(shown)) from None
+        raise SchemaRefusal(_too_slow(shown)) from None
 
 
 def _too_slow(shown: str) -> str:
@@ -139,7 +140,7 @@ def _compiled(pattern: str) -> Any:
     try:
         return regex.compile(pattern)
     except regex.error as exc:
-        raise _Refused(
+        raise SchemaRefusal(
             f"the input schema's pattern {_cut(pattern, _SHOWN)!r} is not a regular "
             f"expression tether can match ({exc})"
         ) from None
