@@ -201,7 +201,14 @@ async def _process_call(run: RunState, call: ToolCall, argument_error: str | Non
     tool = agent.tool_map.get(call.name)
     denied: ToolResult | None = None
     if hooks.has(BeforeToolCall):
-        interrupter = Interrupter(run.answers, "before_tool_call", run.batch_position, "hook", call)
+        interrupter = Interrupter(
+            run.answers,
+            "before_tool_call",
+            run.batch_position,
+            "hook",
+            call,
+            session=agent.session_id,
+        )
         before = await hooks.emit(BeforeToolCall(agent, call, tool, interrupter=interrupter))
         call, tool = before.tool_call, before.selected_tool
         if before.block:
@@ -301,7 +308,9 @@ async def _invoke(
         run.invalid_calls += 1
         return _error(call, f"Error: {exc}"), exc
     agent = run.agent
-    interrupter = Interrupter(run.answers, "tool", run.batch_position, "tool", call)
+    interrupter = Interrupter(
+        run.answers, "tool", run.batch_position, "tool", call, session=agent.session_id
+    )
     task = asyncio.current_task()
     outlets = run.outlets  # set while a live group runs: this task's way into the stream
     outlet = outlets.get(task) if outlets is not None and task is not None else None
