@@ -119,6 +119,7 @@ async def test_a_resume_edit_a_policy_would_rewrite_is_refused_and_nothing_recor
                 if r.event == "approval.decided"]  # fmt: skip
     assert record.data["decided_by"] == "ops-bot"
     assert record.data["edited_args_sha256"] == args_sha256({"replicas": 2})
+    assert record.data["runs_args_sha256"] == args_sha256({**STAGING, "replicas": 2})
     agent.close()
 
 
@@ -165,4 +166,20 @@ async def test_an_answer_against_a_row_decided_otherwise_is_refused(stores, log)
     assert done.stop_reason == "end_turn"
     assert "not today" in json.dumps(agent.messages[-2].to_dict())
     assert ran(log) == []
+    agent.close()
+
+
+async def test_an_answer_that_agrees_with_the_decided_row_resumes_without_a_new_decision(
+    stores, log
+):
+    store = stores()
+    agent, interrupt = await _suspended(store, "d-agree")
+    [row] = await store.approvals.pending()
+    await store.approvals.decide(row.id, "approve", decided_by="alice")
+    done = await agent.resume_async({interrupt.id: "approve"}, decided_by="bob")
+    assert done.text == "done: deployed 5 to staging"
+    assert (await store.approvals.get(row.id)).decided_by == "alice"  # the first decision
+    decided = [r for r in await store.audit.records(session_id="d-agree")
+               if r.event == "approval.decided"]  # fmt: skip
+    assert [r.data["decided_by"] for r in decided] == ["alice"]
     agent.close()

@@ -9,6 +9,10 @@ import asyncio
 import json
 import os
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,32 @@ SUPPORT = Path(__file__).parents[1] / "support"
 CLI = "from tether.ops.cli import main; main()"
 
 
-async def call(tmp_path: Path, answer: Any = None) -> tuple[Any, list[Any]]:
+@contextmanager
+def http_ok() -> Iterator[str]:
+    """A local HTTP server answering 200 to every GET: its URL."""
+
+    class Ok(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Ok)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/ping"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+async def call(
+    tmp_path: Path, answer: Any = None, env: dict[str, str] | None = None
+) -> tuple[Any, list[Any]]:
     """Serve deploy_app over stdio and call run_agent; ``answer(params)`` answers
     elicitations (None: the client offers none). Returns (the result, the questions)."""
     asked: list[Any] = []
@@ -40,6 +69,7 @@ async def call(tmp_path: Path, answer: Any = None) -> tuple[Any, list[Any]]:
             **os.environ,
             "DEPLOY_LOG": str(tmp_path / "deploys.jsonl"),
             "DEPLOY_DB": str(tmp_path / "deploy.db"),
+            **(env or {}),
         },
     )
     with open(tmp_path / "stderr.txt", "w") as errlog:  # noqa: ASYNC230 - the child's stderr
@@ -60,7 +90,10 @@ def _approve(edit: str = "") -> ElicitResult:
 
 def test_an_edited_elicitation_runs_within_the_policy_and_decides_the_row(tmp_path):
     answers = iter([_approve('{"env": "prod", "replicas": 2}'), _approve('{"replicas": 2}')])
-    result, asked = asyncio.run(call(tmp_path, lambda params: next(answers)))
+    with http_ok() as url:  # the tool makes a real httpx request: no INFO line reaches stderr
+        result, asked = asyncio.run(
+            call(tmp_path, lambda params: next(answers), {"DEPLOY_PING": url})
+        )
     assert not result.is_error, result
     assert result.content[0].text == "done: deployed 2 to staging"
     assert result.structured_content["status"] == "completed"
@@ -86,7 +119,8 @@ def test_an_edited_elicitation_runs_within_the_policy_and_decides_the_row(tmp_pa
     assert late.exit_code != 0
     assert "already decided" in late.output
     assert asyncio.run(SQLiteStore(db).approvals.get(row.id)).status == "approved"
-    assert "Processing request" not in (tmp_path / "stderr.txt").read_text()
+    stderr = (tmp_path / "stderr.txt").read_text()
+    assert "HTTP Request" not in stderr, stderr
 
 
 def test_a_suspended_run_says_so_in_structured_content_without_secrets(tmp_path):

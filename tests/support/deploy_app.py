@@ -3,7 +3,7 @@
 ``deploy(env, replicas, api_token)``; the scripted model asks for prod with 5 replicas
 and a secret token; ``PinStaging`` rewrites env to staging, then ``AskBeforeDeploy``
 asks a human. Every run appends the arguments it ran with to $DEPLOY_LOG (one JSON
-line); $DEPLOY_DB is the SQLite store. ``factory`` serves ``--app deploy_app:factory``
+line); $DEPLOY_DB is the SQLite store; with $DEPLOY_PING a deploy first GETs that URL. ``factory`` serves ``--app deploy_app:factory``
 (the CLI, the HTTP server, the worker, ``tether mcp serve``).
 """
 
@@ -49,6 +49,10 @@ class AskBeforeDeploy(InterventionHandler):
 @tool
 def deploy(env: str, replicas: int, api_token: str) -> str:
     """Deploy the service."""
+    if os.environ.get("DEPLOY_PING"):  # a real HTTP request through httpx2 (it logs at INFO)
+        import httpx2
+
+        httpx2.get(os.environ["DEPLOY_PING"], timeout=10)
     with open(os.environ["DEPLOY_LOG"], "a", encoding="utf-8") as log:
         log.write(json.dumps({"env": env, "replicas": replicas, "api_token": api_token}) + "\n")
     return f"deployed {replicas} to {env}"

@@ -250,6 +250,7 @@ class ApprovalsBase:
             kind = "approve_edited" if edited_args else "approve"
             edited_args = edited_args or None  # every key as shown: a plain approval
         canonical(response)  # must be JSON
+        runs = self._runs_sha256(view, current, kind, edited_args)
         decided = replace(
             current,
             status="denied" if decision == "deny" else "approved",
@@ -268,11 +269,31 @@ class ApprovalsBase:
                 "decision": kind,
                 "decided_by": decided_by,
                 "edited_args_sha256": None if edited_args is None else args_sha256(edited_args),
+                "runs_args_sha256": runs,
                 "note": note,
             },
             current.session_id,
         )
         return await self._decide(decided, audit)
+
+    def _runs_sha256(
+        self,
+        view: SessionView | None,
+        current: Approval,
+        kind: str,
+        edited: dict[str, Any] | None,
+    ) -> str | None:
+        """The hash of the arguments an approved tool call will run with (the call after the
+        policies ahead of its Confirm, edits merged), for ``approval.decided``; None for
+        other decisions, or when the session's journal does not hold the call."""
+        if current.tool is None or kind not in ("approve", "approve_edited"):
+            return None
+        if not edited:
+            return current.args_sha256
+        interrupt = _pending_in(view).get(current.interrupt_id)
+        if interrupt is None or interrupt.tool_call is None:
+            return None
+        return args_sha256({**self._real_in(interrupt, current), **edited})
 
     async def expire_due(self, now: float | None = None) -> list[Approval]:
         """Resolve pending approvals past their expiry by their expiry action."""

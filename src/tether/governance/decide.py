@@ -58,7 +58,7 @@ async def decide_answers(
             todo.append((row, _as_decision(interrupt, answer)))
             continue
         recorded = await approvals.response_of(row)
-        if not _same(recorded, answer):
+        if not _agree(interrupt, recorded, answer):
             who = row.decided_by or "an approver"
             raise AnswerError(
                 f"interrupt {iid} of session {agent.session_id} was already decided in the "
@@ -103,6 +103,20 @@ def _as_decision(interrupt: Interrupt, answer: JSONValue) -> tuple[Decision, dic
             "give every argument"
         )
     return "approve", {"note": decision.reason, "edited_args": edited}
+
+
+def _agree(interrupt: Interrupt, recorded: JSONValue, answer: JSONValue) -> bool:
+    """Whether ``answer`` decides what the row ``recorded`` (a note or reason may differ)."""
+    if _same(recorded, answer):
+        return True
+    try:
+        mine, theirs = _as_decision(interrupt, answer), _as_decision(interrupt, recorded)
+    except AnswerError:
+        return False
+    return mine[0] == theirs[0] and _same(
+        {k: v for k, v in mine[1].items() if k != "note"},
+        {k: v for k, v in theirs[1].items() if k != "note"},
+    )
 
 
 def _same(a: Any, b: Any) -> bool:
