@@ -158,3 +158,25 @@ async def test_http_refuses_an_edit_the_policy_would_rewrite_and_runs_the_one_it
         status, body = await asyncio.to_thread(call, "POST", url_of.format(url), token, again)
         assert status == 409
     await store.close()
+
+
+async def test_a_row_whose_interrupt_was_answered_elsewhere_is_refused_by_cli_and_http(db):
+    """A row left pending although its interrupt was answered (a journal written before
+    every answer decided its row): CLI exit 1, HTTP 409, nothing recorded."""
+    approval = await _suspend(db, "stale")
+    store = SQLiteStore(db)
+    row = await store.approvals.get(approval)
+    record = await store.load("stale")
+    answered = {"answers": {row.interrupt_id: True}}
+    await store.append("stale", record.version, [("interrupt_answered", answered)])
+    late = await asyncio.to_thread(cli, "approvals", "deny", approval, "--store", db)
+    assert late.exit_code == 1
+    assert "is no longer waiting for interrupt" in late.output
+    token = (await store.approvers.add("erin", ["approve:*"])).token
+    with live_server(create_app(SQLiteStore(db), close_store=True)) as url:
+        decision = f"{url}/api/approvals/{approval}/decision"
+        status, body = await asyncio.to_thread(call, "POST", decision, token, {"decision": "deny"})
+    assert status == 409, body
+    assert "is no longer waiting for interrupt" in body["error"]
+    assert (await store.approvals.get(approval)).status == "pending"
+    await store.close()

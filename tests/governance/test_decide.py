@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,8 +14,11 @@ from pathlib import Path
 import pytest
 from deploy_app import SECRET, deploy_agent, ran
 
+from tether import Agent
+from tether.control import BeforeToolCall, Deny, InterventionHandler
 from tether.durable import ApprovalConflict, SQLiteStore, args_sha256
 from tether.errors import AnswerError
+from tether.models import ScriptedModel
 
 SUPPORT = Path(__file__).parents[1] / "support"
 STAGING = {"env": "staging", "replicas": 5, "api_token": SECRET}
@@ -182,4 +186,56 @@ async def test_an_answer_that_agrees_with_the_decided_row_resumes_without_a_new_
     decided = [r for r in await store.audit.records(session_id="d-agree")
                if r.event == "approval.decided"]  # fmt: skip
     assert [r.data["decided_by"] for r in decided] == ["alice"]
+    agent.close()
+
+
+class CapReplicas(InterventionHandler):
+    """Deny more than 5 replicas; a broken policy for 7 (it raises)."""
+
+    def before_tool_call(self, event: BeforeToolCall) -> Deny | None:
+        replicas = event.tool_call.arguments.get("replicas")
+        if replicas == 7:
+            raise RuntimeError("cannot judge 7")
+        return Deny("at most 5 replicas") if replicas > 5 else None
+
+
+async def test_an_edit_a_policy_ahead_would_deny_or_cannot_judge_is_refused(stores, log):
+    from deploy_app import AskBeforeDeploy, PinStaging, deploy, script
+
+    store = stores()
+    agent = Agent(
+        ScriptedModel(script),
+        tools=[deploy],
+        interventions=[PinStaging(), CapReplicas(), AskBeforeDeploy()],
+        store=store,
+        session_id="d-deny",
+    )
+    [interrupt] = (await agent.invoke_async("ship it")).interrupts
+    [row] = await store.approvals.pending()
+    for replicas, why in ((9, "would not let it run (at most 5 replicas)"), (7, "failed on it")):
+        edit = {"approved": True, "args": {**STAGING, "replicas": replicas}}
+        with pytest.raises(AnswerError, match=rf"policy 'CapReplicas' {re.escape(why)}"):
+            await agent.resume_async({interrupt.id: edit})
+        with pytest.raises(AnswerError, match=rf"policy 'CapReplicas' {re.escape(why)}"):
+            await store.approvals.decide(
+                row.id,
+                "approve",
+                decided_by="alice",
+                edited_args={"replicas": replicas},
+                validate=agent,
+            )
+    assert (await store.approvals.get(row.id)).status == "pending"
+    assert ran(log) == []
+    agent.close()
+
+
+async def test_a_resume_edit_of_a_masked_value_is_refused_as_in_the_inbox(stores, log):
+    store = stores()
+    agent, interrupt = await _suspended(store, "d-secret")
+    edit = {"approved": True, "args": {**STAGING, "api_token": "sk-typed-by-hand"}}
+    with pytest.raises(AnswerError, match="edited arguments may not set 'api_token'"):
+        await agent.resume_async({interrupt.id: edit})
+    assert (await store.approvals.pending())[0].interrupt_id == interrupt.id
+    assert agent.pending_interrupts == [interrupt]
+    assert ran(log) == []
     agent.close()

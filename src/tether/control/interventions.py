@@ -344,7 +344,10 @@ async def _confirm(
         # The question records the call as it stands here, after every policy ahead of
         # this Confirm: what the approver sees (and edits) is what will run.
         answer = event.interrupter(
-            f"confirm:{handler.label}", prompt, "intervention", tool_call=event.tool_call
+            f"confirm:{handler.label}",
+            prompt,
+            "intervention",
+            tool_call=getattr(event, "tool_call", None),
         )
         decision = ConfirmDecision.parse(answer)
         if not decision.approved:

@@ -17,6 +17,7 @@ import socket
 from typing import TYPE_CHECKING, Any
 
 from tether.control.interrupts import ConfirmDecision, Interrupt
+from tether.durable.redaction import edits_to_store, redactor_of
 from tether.errors import AnswerError
 
 if TYPE_CHECKING:
@@ -55,7 +56,10 @@ async def decide_answers(
     for iid, row in rows.items():
         interrupt, answer = interrupts[iid], answers[iid]
         if row.status == "pending":
-            todo.append((row, _as_decision(interrupt, answer)))
+            decision, fields = _as_decision(interrupt, answer)
+            if fields.get("edited_args"):  # refused here, before any row is decided
+                edits_to_store(row, fields["edited_args"], redactor_of(agent))
+            todo.append((row, (decision, fields)))
             continue
         recorded = await approvals.response_of(row)
         if not _agree(interrupt, recorded, answer):
