@@ -7,6 +7,7 @@ import pytest
 from tether import Agent, SessionStateError, ToolContext, tool
 from tether.control import BeforeModelCall, BeforeToolCall, Confirm, InterventionHandler
 from tether.control.interrupts import InterruptSignal, interrupt_id
+from tether.durable import MemoryStore
 from tether.models import ScriptedModel
 
 
@@ -221,6 +222,7 @@ def test_interrupt_ids_are_deterministic_within_their_session():
             tools=[add],
             interventions=[AskFirst()],
             session_id=session,
+            store=MemoryStore(),  # (a session id alone journals to ./tether.db)
         )
         ids.append(agent("go").interrupts[0].id)
     # another session of the same shape asks its own question (the re-run of one session

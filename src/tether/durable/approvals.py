@@ -228,7 +228,9 @@ class ApprovalsBase:
         current = await self.get(approval_id)
         if current.status != "pending":
             raise ApprovalConflict(current)
-        view = await self._view(current.session_id)
+        # An unreadable journal cannot show the interrupt answered: the row decides (as
+        # before the check); an edit still needs the journal (below, it refuses).
+        view = await self._view(current.session_id, strict=edited_args is not None)
         if view is not None and current.interrupt_id in view.answers:
             raise ApprovalStale(current)
         kind: str = decision
@@ -328,10 +330,18 @@ class ApprovalsBase:
             )
         return interrupt
 
-    async def _view(self, session_id: str) -> SessionView | None:
+    async def _view(self, session_id: str, *, strict: bool = True) -> SessionView | None:
+        """The fold of the session's journal; not ``strict``: None when it cannot be read
+        (a corrupt entry), for checks that then cannot apply."""
+        from tether.durable.errors import CorruptEntry
         from tether.session import fold
 
-        record = await self._store.load(session_id)
+        try:
+            record = await self._store.load(session_id)
+        except CorruptEntry:
+            if strict:
+                raise
+            return None
         return None if record is None else fold(record)
 
     async def _pending_interrupts(self, session_id: str) -> dict[str, Interrupt]:
