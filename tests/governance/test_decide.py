@@ -239,3 +239,25 @@ async def test_a_resume_edit_of_a_masked_value_is_refused_as_in_the_inbox(stores
     assert agent.pending_interrupts == [interrupt]
     assert ran(log) == []
     agent.close()
+
+
+async def test_the_inbox_front_door_refuses_an_edit_without_the_agent(stores, log):
+    from tether.governance import decide_approval
+
+    store = stores()
+    agent, _ = await _suspended(store, "d-door")
+    [row] = await store.approvals.pending()
+    with pytest.raises(AnswerError, match=r"give the app's agent \(--app module:factory\)"):
+        await decide_approval(
+            store, row.id, "approve", decided_by="alice", edited_args={"replicas": 2}
+        )
+    assert (await store.approvals.get(row.id)).status == "pending"
+    with pytest.raises(AnswerError, match="policy 'PinStaging' would rewrite field 'env'"):
+        await decide_approval(
+            store, row.id, "approve", decided_by="alice", edited_args={"env": "prod"}, agent=agent
+        )
+    decided = await decide_approval(
+        store, row.id, "approve", decided_by="alice", edited_args={"replicas": 2}, agent=agent
+    )
+    assert (decided.decision, decided.decided_by) == ("approve_edited", "alice")
+    agent.close()

@@ -2,7 +2,7 @@
 
 An answer given straight to a run (``agent.resume({id: answer})``, an MCP host's
 elicitation, a worker resuming from the inbox) and a decision made in the inbox
-(``store.approvals.decide``) are two ways of answering one question. Before the
+(:func:`decide_approval`: the CLI, the HTTP API) are two ways of answering one question. Before the
 answers are journaled, :func:`decide_answers` makes the row say the same: a pending
 row is decided with the answer and who gave it; a row already decided (the worker's
 case: the answer came from it) must say the same thing, else the answer is refused
@@ -23,6 +23,7 @@ from tether.errors import AnswerError
 if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.durable.approvals import Approval, Decision
+    from tether.durable.store import Store
     from tether.messages import JSONValue
 
 
@@ -73,6 +74,37 @@ async def decide_answers(
     who = decided_by or default_decided_by()
     for row, (decision, fields) in todo:
         await approvals.decide(row.id, decision, decided_by=who, **fields)
+
+
+async def decide_approval(
+    store: Store,
+    approval_id: str,
+    decision: Decision,
+    *,
+    decided_by: str,
+    note: str | None = None,
+    edited_args: dict[str, Any] | None = None,
+    response: Any = None,
+    agent: Agent | None = None,
+) -> Approval:
+    """The inbox's way of answering (``tether approvals``, the HTTP API and web inbox):
+    decide the row, first decision wins, refused when its interrupt was answered another
+    way. An edit needs ``agent`` (the app's Agent): the edit rule judges it against the
+    tool's schema and the policies ahead of the Confirm before anything is recorded."""
+    if edited_args is not None and agent is None:
+        raise AnswerError(
+            "edited arguments are checked against the agent's tool and policies before they "
+            "are recorded: give the app's agent (--app module:factory), or approve without edits"
+        )
+    return await store.approvals.decide(
+        approval_id,
+        decision,
+        decided_by=decided_by,
+        note=note,
+        edited_args=edited_args,
+        response=response,
+        validate=agent,
+    )
 
 
 def _approvals(agent: Agent) -> Any:

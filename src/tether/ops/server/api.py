@@ -23,6 +23,7 @@ from tether.durable.approval_types import ApprovalConflict, ApprovalError
 from tether.durable.errors import CorruptEntry, StoreError
 from tether.durable.session_list import SEARCH_MAX
 from tether.durable.store import SESSION_STATUSES
+from tether.governance import decide_approval
 from tether.ops.decision_trace import trace_decided, tracing_on
 from tether.ops.server.auth import Policy, allowed, authenticate, default_policy, subject
 from tether.ops.server.changes import ChangeFeed
@@ -219,13 +220,14 @@ class Api:
         started = time.time_ns()
         try:
             decided = await self.run(
-                self.store.approvals.decide,
+                decide_approval,
+                self.store,
                 current.id,
                 decision,  # type: ignore[arg-type]
                 decided_by=approver.name,
                 note=note,
                 edited_args=edited,
-                validate=validate,
+                agent=validate,
             )
         except ApprovalConflict as exc:
             a = exc.approval
