@@ -430,7 +430,11 @@ class Agent:
             run.paused = True
 
     async def resume_stream(
-        self, responses: dict[str, Any] | None = None, *, output_type: Any = None
+        self,
+        responses: dict[str, Any] | None = None,
+        *,
+        output_type: Any = None,
+        decided_by: str | None = None,
     ) -> AsyncGenerator[StreamEvent, None]:
         """Answer pending interrupts (id -> JSON value) and continue the suspended run.
 
@@ -441,6 +445,9 @@ class Agent:
         Ids left unanswered stay pending (the result is again ``interrupt``). Only
         the interrupted calls re-run; the model is not called again for that turn.
         ``output_type``: the invocation's output type (needed again in a new process).
+        ``decided_by``: who answered, recorded on the approval rows the answers decide
+        (default ``user@host (agent.resume)``); an answer to a row the inbox decided
+        otherwise is refused.
         """
         from tether.resume import resume_events
 
@@ -451,7 +458,8 @@ class Agent:
                 self.conversation.output_spec = spec
             self.conversation.follow_up = None
             events = self._chain(
-                resume_events(self, responses or {}, self._cancel, journal), journal
+                resume_events(self, responses or {}, self._cancel, journal, decided_by),
+                journal,
             )
             async with contextlib.aclosing(events) as events:
                 observers = self.observers
@@ -463,19 +471,32 @@ class Agent:
             await self._close(journal)
 
     async def resume_async(
-        self, responses: dict[str, Any] | None = None, *, output_type: Any = None
+        self,
+        responses: dict[str, Any] | None = None,
+        *,
+        output_type: Any = None,
+        decided_by: str | None = None,
     ) -> Result:
         """:meth:`resume_stream` driven to its Result."""
         result: Result | None = None
-        async for event in self.resume_stream(responses, output_type=output_type):
+        stream = self.resume_stream(responses, output_type=output_type, decided_by=decided_by)
+        async for event in stream:
             if type(event) is FinalResult:
                 result = event.result
         assert result is not None
         return result
 
-    def resume(self, responses: dict[str, Any] | None = None, *, output_type: Any = None) -> Result:
+    def resume(
+        self,
+        responses: dict[str, Any] | None = None,
+        *,
+        output_type: Any = None,
+        decided_by: str | None = None,
+    ) -> Result:
         """Synchronous :meth:`resume_async`."""
-        return _run_sync(self.resume_async(responses, output_type=output_type))
+        return _run_sync(
+            self.resume_async(responses, output_type=output_type, decided_by=decided_by)
+        )
 
     def run(self, prompt: Prompt, *, output_type: Any = None) -> Result:
         """Synchronous :meth:`invoke_async` (works inside a running event loop too)."""

@@ -47,7 +47,8 @@ catch a built-in exception for the same mistake, the built-in is a second base.
                                                     CorruptEntry, NotSerializable (TypeError),
                                                     SessionNotFound (KeyError), ApproverExists,
                                                     ApprovalError: ApprovalNotFound (KeyError),
-                                                    ApprovalConflict
+                                                    ApprovalConflict (ApprovalStale: its
+                                                    interrupt was answered another way)
 
 Three Python protocols are kept as they are: a module's lazy ``__getattr__`` raises
 ``AttributeError`` for a name it does not have, a mapping's ``__missing__`` raises

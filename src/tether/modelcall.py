@@ -84,7 +84,11 @@ class ModelCall:
             choice: str | None = None
             if hooks.has(BeforeModelCall):
                 interrupter = Interrupter(
-                    run.answers, "before_model_call", len(run.messages), "hook"
+                    run.answers,
+                    "before_model_call",
+                    len(run.messages),
+                    "hook",
+                    session=agent.session_id,
                 )
                 event = BeforeModelCall(
                     agent, list(messages), specs, attempt, interrupter=interrupter

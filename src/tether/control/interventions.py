@@ -387,7 +387,14 @@ async def _confirm(
     if agent.confirm is None:
         if point not in ("before_tool_call", "before_model_call"):
             return f"{refused}: no confirm callback is configured (Agent(confirm=...))"
-        answer = event.interrupter(f"confirm:{handler.label}", prompt, "intervention")
+        # The question records the call as it stands here, after every policy ahead of
+        # this Confirm: what the approver sees (and edits) is what will run.
+        answer = event.interrupter(
+            f"confirm:{handler.label}",
+            prompt,
+            "intervention",
+            tool_call=getattr(event, "tool_call", None),
+        )
         decision = ConfirmDecision.parse(answer)
         if not decision.approved:
             return f"{refused}: {decision.reason or 'the approver said no'}"
@@ -409,3 +416,68 @@ async def _confirm(
     if point == "before_tool_call":
         event.mark_approved(event.tool_call)
     return None
+
+
+async def recheck_edit(agent: Agent, confirm_name: str, event: BeforeToolCall) -> None:
+    """The edit rule: the policies ahead of the Confirm ``confirm_name`` judge the edited
+    call in ``event`` again; a Deny, a Guide or a Transform that changes it refuses the
+    edit (AnswerError naming the policy and the fields), since what a human approves must
+    be exactly what runs. Confirms ahead were answered already; they do not re-ask."""
+    from tether.errors import AnswerError
+
+    label = confirm_name.removeprefix("confirm:")
+    ahead: list[InterventionHandler] = []
+    for handler in agent.interventions:
+        if handler.label == label:
+            break
+        if _overrides(handler, "before_tool_call"):
+            ahead.append(handler)
+    call: ToolCall = event.tool_call
+    for handler in ahead:
+        try:
+            action = handler.before_tool_call(event)
+            if inspect.isawaitable(action):
+                action = await action
+            rewritten = action.fn(call) if isinstance(action, Transform) else call
+        except Exception as exc:
+            raise AnswerError(
+                f"the edited call was refused: policy {handler.label!r} failed on it "
+                f"({type(exc).__name__}: {exc})"
+            ) from exc
+        if isinstance(action, Deny | Guide):
+            why = action.reason if isinstance(action, Deny) else action.feedback
+            raise AnswerError(
+                f"the edited call was refused: policy {handler.label!r} would not let it run "
+                f"({why}); edit it within the policy or deny the call"
+            )
+        if not isinstance(rewritten, ToolCall):
+            raise AnswerError(
+                f"the edited call was refused: policy {handler.label!r}'s Transform returned "
+                f"{type(rewritten).__name__}, not a ToolCall"
+            )
+        changed = _changed_fields(call, rewritten)
+        if changed:
+            raise AnswerError(
+                f"the edited call was refused: policy {handler.label!r} would rewrite "
+                f"{', '.join(changed)} after your approval, so what you approved would not be "
+                "what runs; edit within the policy (leave those fields as shown) or deny"
+            )
+
+
+def _changed_fields(before: ToolCall, after: ToolCall) -> list[str]:
+    """What a Transform changed: the tool's name, and each argument it set or dropped."""
+    out = [] if after.name == before.name else [f"the tool ({before.name!r} -> {after.name!r})"]
+    for key in sorted(set(before.arguments) | set(after.arguments)):
+        was, now = before.arguments.get(key, _ABSENT), after.arguments.get(key, _ABSENT)
+        if (was is _ABSENT) != (now is _ABSENT) or _json(was) != _json(now):
+            out.append(f"field {key!r}")
+    return out
+
+
+_ABSENT: Any = object()
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True, default=repr)
