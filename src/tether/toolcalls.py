@@ -343,7 +343,10 @@ async def _invoke(
     run: RunState, call: ToolCall, tool: Tool
 ) -> tuple[ToolResult, BaseException | None]:
     try:
-        kwargs = tool.prepare(call.arguments)
+        if tool.untrusted_schema:
+            kwargs = await asyncio.to_thread(tool.prepare, call.arguments)
+        else:
+            kwargs = tool.prepare(call.arguments)
     except ToolArgumentError as exc:
         run.invalid_calls += 1
         return _error(call, f"Error: {exc}"), exc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import sys
@@ -15,7 +16,7 @@ import pytest
 
 from tether import Agent, Limits
 from tether.errors import ToolArgumentError
-from tether.mcp import MCPServer
+from tether.mcp import MCPServer, validation
 from tether.mcp.validation import PATTERN_SECONDS, schema_validator
 from tether.models import ScriptedModel
 
@@ -282,3 +283,44 @@ def test_through_a_server_a_pathological_pattern_is_a_clear_tool_error():
     (ok,) = [r for m in ok_agent.messages for r in m.tool_results]
     assert not ok.is_error
     assert json.loads(ok.content)["arguments"] == {"code": "aaaa"}
+
+
+def test_a_servers_pattern_is_matched_off_the_event_loop(monkeypatch: pytest.MonkeyPatch):
+    """The loop keeps running while a backtracking pattern is matched (issue 20, item 29):
+    the arguments of an MCP tool are validated in a worker thread, and regex releases the
+    GIL while it matches. The bound is raised to 1 s so a stall would be unmistakable."""
+    monkeypatch.setattr(validation, "PATTERN_SECONDS", 1.0)
+    pattern, text = REDOS[1]
+    schema = lookup({"properties": {"code": {"type": "string", "pattern": pattern}}})
+
+    async def main(server: MCPServer) -> tuple[float, Any]:
+        def script(messages, specs):
+            if messages[-1].role == "user":
+                return {"tool_calls": [{"name": "lookup", "args": {"code": text}}]}
+            return "done"
+
+        agent = Agent(ScriptedModel(script), tools=[server], store=None)
+        longest, last = 0.0, time.monotonic()
+
+        async def tick() -> None:
+            nonlocal longest, last
+            while True:
+                await asyncio.sleep(0.005)
+                now = time.monotonic()
+                longest, last = max(longest, now - last), now
+
+        ticker = asyncio.ensure_future(tick())
+        try:
+            result = await agent.invoke_async("go")
+        finally:
+            ticker.cancel()
+        longest = max(longest, time.monotonic() - last)  # a stall up to the run's end too
+        (tool_result,) = [r for m in agent.messages for r in m.tool_results]
+        return longest, (result, tool_result)
+
+    with raw_server(schema) as server:
+        server.tools()
+        longest, (result, tool_result) = asyncio.run(main(server))
+    assert result.stop_reason == "end_turn"
+    assert "took more than 1 s" in tool_result.content
+    assert longest < 0.5  # on the loop, the match held it for the whole second

@@ -90,6 +90,7 @@ class MCPTool(Tool):
     ``gone`` (the server stopped offering it).
     """
 
+    untrusted_schema = True  # the server's schema: validated off the event loop
     server: str
     mcp_name: str
     destructive: bool

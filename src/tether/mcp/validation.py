@@ -120,7 +120,9 @@ def search(pattern: str, text: str) -> bool:
     if left <= 0:
         raise SchemaRefusal(_too_slow(shown))
     try:
-        return _compiled(pattern).search(text, timeout=left) is not None
+        # concurrent=True: regex releases the GIL while it matches, so the loop's thread
+        # keeps running while a worker thread matches (see Tool.untrusted_schema)
+        return _compiled(pattern).search(text, timeout=left, concurrent=True) is not None
     except TimeoutError:
         raise SchemaRefusal(_too_slow(shown)) from None
 

@@ -42,6 +42,10 @@ class Tool:
     timeout: float | None
     cheap: bool = False
     """A model turn calling only cheap tools gives its iteration back to a refunding budget."""
+    untrusted_schema: bool = False
+    """Its schema came from outside (an MCP server): the loop validates a call's arguments
+    in a worker thread, so a costly schema (a backtracking ``pattern``) never runs on the
+    event loop."""
     is_async: bool
     takes_context: bool
     """It declares a ToolContext parameter (so it may emit stream events while it runs)."""
