@@ -1,6 +1,6 @@
 """Model strings to Model objects.
 
-``openai:gpt-4.1``, ``anthropic:claude-sonnet-4-5``,
+``openai:gpt-4.1``, ``openai-responses:o4-mini`` (the Responses API), ``anthropic:claude-sonnet-4-5``,
 ``bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0``,
 ``openai-compatible:MODEL@http://127.0.0.1:8080/v1`` (key from OPENAI_API_KEY,
 else "none"), ``scripted:path.json``.
@@ -14,7 +14,14 @@ from pathlib import Path
 from tether.errors import ConfigurationError
 from tether.models.base import Model
 
-KNOWN_PREFIXES = ("openai", "anthropic", "bedrock", "openai-compatible", "scripted")
+KNOWN_PREFIXES = (
+    "openai",
+    "openai-responses",
+    "anthropic",
+    "bedrock",
+    "openai-compatible",
+    "scripted",
+)
 
 
 def model_from_string(spec: str) -> Model:
@@ -31,6 +38,10 @@ def model_from_string(spec: str) -> Model:
         from tether.models.openai_model import OpenAIModel
 
         return OpenAIModel(rest)
+    if provider == "openai-responses":
+        from tether.models.openai_responses_model import OpenAIResponsesModel
+
+        return OpenAIResponsesModel(rest)
     if provider == "anthropic":
         from tether.models.anthropic_model import AnthropicModel
 
