@@ -298,3 +298,14 @@ def test_reasoning_survives_a_resume_in_another_process(fault, tmp_path):
         "output": "deleted 2 files",
     }
     assert "previous_response_id" not in bodies[1]
+
+
+def test_importing_the_adapter_loads_no_sdk():
+    """``import tether.models`` (and the adapter's own modules) leave openai unloaded."""
+    code = (
+        "import sys, tether, tether.models, tether.models.openai_responses_model;"
+        "from tether.models import OpenAIResponsesModel;"
+        "print('openai' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -31,6 +31,7 @@ from tether.models.openai_responses_format import (
 from tether.models.resilient import (
     CompressHook,
     ProviderModel,
+    ProviderReportedError,
     ResponseFormatError,
     StreamBrokenError,
     import_sdk,
@@ -43,14 +44,9 @@ from tether.models.sdk_errors import http_error_info
 from tether.models.textsink import TextSink
 
 
-class ResponseFailedError(Exception):
+class ResponseFailedError(ProviderReportedError):
     """A response reported ``response.failed`` or an ``error`` event; ProviderModel.stream
     turns it into a classified ProviderError (retried, rotated or fallen back on)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 class OpenAIResponsesModel(ProviderModel):
