@@ -28,7 +28,7 @@ def add(a: int, b: int) -> int:
 
 
 def compatible(server, plan: str) -> OpenAIModel:
-    built = model_from_string(f"openai-compatible:{plan}~{next(_tags)}@{server.url}/v1")
+    built = model_from_string(f"openai-compatible:{plan}~compat{next(_tags)}@{server.url}/v1")
     assert isinstance(built, OpenAIModel)
     return built
 

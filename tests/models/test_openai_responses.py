@@ -43,7 +43,7 @@ def add(a: int, b: int) -> int:
 def model(fault, plan: str, **kwargs) -> OpenAIResponsesModel:
     kwargs.setdefault("retry", FAST)
     kwargs.setdefault("api_key", "sk-test")
-    return OpenAIResponsesModel(f"{plan}~{next(_tags)}", base_url=fault.url + "/v1", **kwargs)
+    return OpenAIResponsesModel(f"{plan}~resp{next(_tags)}", base_url=fault.url + "/v1", **kwargs)
 
 
 def request(tools: bool = False) -> ModelRequest:
@@ -236,8 +236,18 @@ async def test_key_rotation_after_a_401(fault):
     assert got == ["Bearer sk-bad", "Bearer sk-good"]
 
 
+async def test_a_rate_limit_error_event_rotates_to_the_next_key(fault):
+    """An in-stream ``error`` event (HTTP 200) keeps its code: rate_limit rotates keys."""
+    m = model(fault, "error_event,text", api_key=None, api_keys=["sk-one", "sk-two"])
+    events = await collect(m)
+    assert [(e.reason, e.delay) for e in events if isinstance(e, ModelRetry)] == [
+        ("rate_limit", 0.0)
+    ]
+    assert m.api_key == "sk-two"
+
+
 async def test_fallback_chain_moves_on_after_a_classified_error(fault):
-    chat = OpenAIModel(f"text~{next(_tags)}", base_url=fault.url + "/v1", api_key="sk-test")
+    chat = OpenAIModel(f"text~resp{next(_tags)}", base_url=fault.url + "/v1", api_key="sk-test")
     chain = FallbackChain([model(fault, "e404"), chat])
     result = await Agent(model=chain).invoke_async("hi")
     assert result.text == "Hello world"
@@ -263,7 +273,7 @@ def test_reasoning_survives_a_resume_in_another_process(fault, tmp_path):
     """A real second process resumes the session; its request carries the reasoning item."""
     child = Path(__file__).parents[1] / "support" / "responses_resume_child.py"
     db, effects = tmp_path / "tether.db", tmp_path / "effects.txt"
-    name = f"reason_clean,text~{next(_tags)}"
+    name = f"reason_clean,text~resp{next(_tags)}"
 
     def run(*args: str) -> dict:
         done = subprocess.run(

@@ -16,9 +16,9 @@ from tether.models.base import Model
 
 KNOWN_PREFIXES = (
     "openai",
-    "openai-responses",
     "anthropic",
     "bedrock",
+    "openai-responses",
     "openai-compatible",
     "scripted",
 )
