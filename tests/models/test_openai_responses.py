@@ -236,6 +236,22 @@ async def test_key_rotation_after_a_401(fault):
     assert got == ["Bearer sk-bad", "Bearer sk-good"]
 
 
+async def test_a_whole_json_body_to_a_stream_request_is_a_whole_response(fault):
+    """A server that answers ``stream=true`` with one application/json response."""
+    m = model(fault, "json_reason_tools")
+    response = await assemble(m, request(True))
+    assert sent(fault, m)[0]["stream"] is True
+    assert [(c.id, c.arguments) for c in response.tool_calls] == [("call_r", {"a": 2, "b": 3})]
+    [block] = [b for b in response.message.content if isinstance(b, ReasoningBlock)]
+    assert (block.text, ENCRYPTED in (block.signature or "")) == (
+        "First I add.\n\nThen I answer.",
+        True,
+    )
+    with pytest.raises(ProviderError, match="not a response object") as info:
+        await collect(model(fault, "json_garbage"))
+    assert info.value.reason.value == "format_error"
+
+
 async def test_a_rate_limit_error_event_rotates_to_the_next_key(fault):
     """An in-stream ``error`` event (HTTP 200) keeps its code: rate_limit rotates keys."""
     m = model(fault, "error_event,text", api_key=None, api_keys=["sk-one", "sk-two"])

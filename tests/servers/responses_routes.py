@@ -5,7 +5,8 @@ interleaved argument deltas), ``reason_tools`` (a reasoning item with two summar
 parts and encrypted content, then a call), ``reason_hidden`` (encrypted reasoning
 only), ``reason_clean`` (reasoning, then a ``clean`` call), ``incomplete``,
 ``filtered``, ``failed`` (response.failed, server_error), ``error_event`` (an SSE
-error event, rate limit), ``cut`` (no response.completed), and the HTTP errors of
+error event, rate limit), ``cut`` (no response.completed), ``json_STEP`` (a whole
+JSON response even to a stream request), ``json_garbage``, and the HTTP errors of
 servers/openai_routes.py (same documented bodies).
 """
 
@@ -216,7 +217,10 @@ async def responses(request: Request) -> Response:
         return ERRORS[step]()
     if step == "empty":
         return StreamingResponse(iter(()), media_type="text/event-stream")
-    if not body.get("stream"):
+    if step == "json_garbage":
+        return JSONResponse({"object": "response", "output": 5})
+    if not body.get("stream") or step.startswith("json_"):  # json_*: whole JSON even if streamed
+        step = step.removeprefix("json_")
         if step == "failed":
             error = {"code": "server_error", "message": "The server had an error processing it."}
             return JSONResponse(_response([], "failed", error=error))

@@ -8,6 +8,7 @@ encrypted, are journaled as signed ReasoningBlocks and are sent back next turn.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ from tether.events import (
     ToolCallDelta,
 )
 from tether.models.base import ModelRequest
-from tether.models.failover import ErrorInfo
+from tether.models.failover import ErrorInfo, snippet
 from tether.models.openai_responses_format import (
     input_items,
     reasoning_signature,
@@ -56,7 +57,8 @@ class OpenAIResponsesModel(ProviderModel):
 
     ``encrypted_reasoning=False`` stops asking for encrypted reasoning (for a server
     that refuses ``include``); ``params`` adds request fields (``reasoning``,
-    ``temperature`` ...); ``streaming=False`` asks for whole responses.
+    ``temperature`` ...); ``streaming=False`` asks for whole responses (a server that
+    answers a streamed request with one JSON response is read as a whole response too).
     """
 
     provider = "openai-responses"
@@ -90,6 +92,7 @@ class OpenAIResponsesModel(ProviderModel):
         self.max_tokens = max_tokens
         self.params = dict(params or {})
         openai = import_sdk("openai", "OpenAIResponsesModel", "openai")
+        self._response_type: Any = openai.types.responses.Response
         self._clients = sdk_clients(openai.AsyncOpenAI, keys, base_url, default_headers, timeout)
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
@@ -127,6 +130,10 @@ class OpenAIResponsesModel(ProviderModel):
         self, client: Any, request: ModelRequest
     ) -> AsyncGenerator[ModelStreamEvent, None]:
         response = await client.responses.create(**self._body(request))
+        async for event in self._response_events(response):
+            yield event
+
+    async def _response_events(self, response: Any) -> AsyncGenerator[ModelStreamEvent, None]:
         _raise_failed(response)
         sink = TextSink()
         calls = 0
@@ -156,6 +163,11 @@ class OpenAIResponsesModel(ProviderModel):
         body = self._body(request)
         body["stream"] = True
         stream = await client.responses.create(**body)
+        whole = await self._whole_answer(stream)
+        if whole is not None:
+            async for event in self._response_events(whole):
+                yield event
+            return
         sink = TextSink()
         calls: dict[int, int] = {}  # output_index -> tool call index
         argued: set[int] = set()  # tool calls whose arguments streamed
@@ -226,6 +238,23 @@ class OpenAIResponsesModel(ProviderModel):
         for item in sink.finish(len(calls), True):
             yield item
         yield ModelStop(_stop(final), usage_from(final.usage))
+
+    async def _whole_answer(self, stream: Any) -> Any | None:
+        """The response of a server that answered ``stream=true`` with one JSON body,
+        else None (a real event stream)."""
+        response: Any = getattr(stream, "response", None)
+        if response is None or "json" not in str(response.headers.get("content-type", "")).lower():
+            return None
+        try:
+            data = json.loads(await response.aread())
+        finally:
+            await stream.close()
+        if not isinstance(data, dict) or not isinstance(data.get("output"), list):
+            raise ResponseFormatError(
+                f"{self.name} answered a streamed request with JSON that is not a response "
+                f"object: {snippet(data)}"
+            )
+        return self._response_type.construct(**data)
 
     def _error_info(self, exc: BaseException, request: ModelRequest) -> ErrorInfo | None:
         if isinstance(exc, ResponseFailedError):
