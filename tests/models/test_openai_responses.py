@@ -73,6 +73,8 @@ async def test_text_usage_and_a_stateless_request(fault, streaming):
     assert response.stop_reason == "end_turn"
     usage = response.usage
     assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens) == (11, 7, 4)
+    assert usage.reasoning_tokens == 3  # of the 7 output tokens
+    assert Message.from_dict(response.message.to_dict()).usage == usage  # journaled as is
     [body] = sent(fault, m)
     assert body["store"] is False
     assert "previous_response_id" not in body

@@ -59,15 +59,17 @@ def stop_reason(status: str | None, incomplete_reason: str | None) -> ModelStopR
 
 def usage_from(raw: Any) -> Usage:
     """Usage from a Responses ``usage`` object (or None); ``input_tokens`` include cached
-    ones, ``output_tokens`` include reasoning ones."""
+    ones, ``output_tokens`` include the ``reasoning_tokens``."""
     if raw is None:
         return Usage()
     details = getattr(raw, "input_tokens_details", None)
+    reasoning = getattr(raw, "output_tokens_details", None)
     return Usage(
         input_tokens=int(getattr(raw, "input_tokens", 0) or 0),
         output_tokens=int(getattr(raw, "output_tokens", 0) or 0),
         cache_read_tokens=int(getattr(details, "cached_tokens", 0) or 0),
         cache_write_tokens=int(getattr(details, "cache_write_tokens", 0) or 0),
+        reasoning_tokens=int(getattr(reasoning, "reasoning_tokens", 0) or 0),
     )
 
 
