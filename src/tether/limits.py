@@ -63,6 +63,14 @@ class Limits:
         return None
 
 
+DEFAULT_MAX_TURNS = 90
+"""The model calls an invocation may make when the Agent is given no limits and no budget
+(Hermes' default of 90 iterations)."""
+
+DEFAULT_LIMITS = Limits(turns=DEFAULT_MAX_TURNS)
+"""``Agent(limits=...)``'s default: a cap of :data:`DEFAULT_MAX_TURNS` model calls."""
+
+
 class IterationBudget:
     """A thread-safe count of model calls that several agents can share.
 

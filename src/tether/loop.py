@@ -24,6 +24,7 @@ from tether.events import (
     StreamEvent,
     TextDelta,
 )
+from tether.limits import DEFAULT_LIMITS, DEFAULT_MAX_TURNS
 from tether.messages import Message, ReasoningBlock, TextBlock, ToolCall, ToolResult
 from tether.modelcall import ModelCall
 from tether.result import Result, StopReason
@@ -81,6 +82,8 @@ async def run_invocation(
                 "resume": bool(resume),
                 "model": agent.model.name,
             }
+            if agent.name is not None:
+                start["agent"] = agent.name
             journal.defer("status", {"status": "running", **start}, status="running")
         settle_system_prompt(run, resumed=resume is not None)
         # The cycles (model call, tool batch, ...) are inline, not a generator of their
@@ -432,7 +435,11 @@ def _check_boundary(run: RunState) -> None:
     if run.paused:
         raise StopRun("paused", "paused by agent.pause()")
     limits = run.agent.limits
-    if limits is not None:
-        hit = limits.exceeded(run.usage, time.monotonic() - run.started)
-        if hit is not None:
-            raise StopRun(*hit)
+    if limits is DEFAULT_LIMITS:  # the default cap alone: one comparison, no clock read
+        if run.usage.model_calls < DEFAULT_MAX_TURNS:
+            return
+    elif limits is None:
+        return
+    hit = limits.exceeded(run.usage, time.monotonic() - run.started)
+    if hit is not None:
+        raise StopRun(*hit)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
+from typing import Any
 
 from tether.context.cleanup import clean_history
 from tether.context.step import ContextStep
 from tether.control.events import AfterModelCall, BeforeModelCall
 from tether.control.interrupts import Interrupter
-from tether.errors import MiddlewareError, ModelError, RetryLimitError, RunError
+from tether.errors import HookError, MiddlewareError, ModelError, RetryLimitError, RunError
 from tether.events import (
     ModelCallStarted,
     ModelFallback,
@@ -20,7 +21,7 @@ from tether.events import (
 )
 from tether.messages import Message, TextBlock
 from tether.models.assembler import ResponseAssembler
-from tether.models.base import Model, ModelRequest, ModelResponse
+from tether.models.base import TOOL_CHOICES, Model, ModelRequest, ModelResponse
 from tether.run_state import RunState, StopRun
 
 
@@ -80,9 +81,14 @@ class ModelCall:
             if run.clean_history:
                 messages = clean_history(messages)
             specs = agent.tool_specs
+            choice: str | None = None
             if hooks.has(BeforeModelCall):
                 interrupter = Interrupter(
-                    run.answers, "before_model_call", len(run.messages), "hook"
+                    run.answers,
+                    "before_model_call",
+                    len(run.messages),
+                    "hook",
+                    session=agent.session_id,
                 )
                 event = BeforeModelCall(
                     agent, list(messages), specs, attempt, interrupter=interrupter
@@ -91,12 +97,17 @@ class ModelCall:
                 if before.block:
                     raise StopRun("blocked", before.block)
                 messages = before.messages
+                choice = before.tool_choice
+                if choice is not None:
+                    _check_choice(choice, specs)
             yield ModelCallStarted(attempt)
             response: ModelResponse | None = None
             error: Exception | None = None
             try:
                 limit = run.truncation.max_tokens
                 request = ModelRequest(messages, specs, run.system_prompt, run.invocation, limit)
+                if choice is not None:
+                    request.tool_choice = choice
                 if run.output_spec is not None:
                     request.output_schema = run.output_spec.schema
                     request.output_name = run.output_spec.schema_name
@@ -165,6 +176,20 @@ class ModelCall:
             context.calibrate(response, sent)
             self.response = response
             return
+
+
+def _check_choice(choice: object, specs: list[dict[str, Any]]) -> None:
+    """Refuse a ``BeforeModelCall.tool_choice`` that no provider could send."""
+    if choice in TOOL_CHOICES:
+        return
+    names = [spec.get("name") for spec in specs]
+    if isinstance(choice, str) and choice in names:
+        return
+    offered = ", ".join(repr(n) for n in names) or "none"
+    raise HookError(
+        f"BeforeModelCall.tool_choice must be 'auto', 'required', 'none' or the name of "
+        f"an offered tool ({offered}), got {str(choice)[:60]!r}"
+    )
 
 
 def _failure(model: Model, error: Exception) -> RunError:

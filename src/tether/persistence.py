@@ -116,7 +116,10 @@ def settle_in_doubt(agent: Agent, suspension: Suspension) -> tuple[list[Interrup
     for index, call in enumerate(calls):
         if call.id not in suspension.in_doubt or results[index] is not None:
             continue
-        iid = interrupt_id(IN_DOUBT, suspension.batch_position, call.id, IN_DOUBT)
+        iid = interrupt_id(IN_DOUBT, suspension.batch_position, call.id, IN_DOUBT, agent.session_id)
+        legacy = interrupt_id(IN_DOUBT, suspension.batch_position, call.id, IN_DOUBT)
+        if iid not in agent.answers and legacy in agent.answers:  # journaled before binding
+            iid = legacy
         tool = agent.tool_map.get(call.name)
         if iid in agent.answers:
             outcome = _apply_answer(call, agent.answers[iid])

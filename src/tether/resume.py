@@ -7,7 +7,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from tether.control.interrupts import ConfirmDecision, Interrupt, check_response
-from tether.errors import AnswerError, SessionStateError, ToolArgumentError
+from tether.errors import AnswerError, SessionStateError
 from tether.events import FinalResult, InterruptRaised, StreamEvent
 from tether.loop import run_invocation
 from tether.messages import JSONValue
@@ -26,11 +26,20 @@ async def resume_events(
     responses: dict[str, Any],
     cancel: CancelSignal,
     journal: SessionJournal | None,
+    decided_by: str | None = None,
 ) -> AsyncGenerator[StreamEvent, None]:
-    """The events of ``agent.resume(responses)``; the caller holds the agent's lock."""
+    """The events of ``agent.resume(responses)``; the caller holds the agent's lock.
+    ``decided_by``: who answered, recorded on the approval rows the answers decide."""
     conversation = agent.conversation
     suspension = _suspension(agent)
-    checked = check_answers(agent, suspension, responses)
+    checked = await check_answers(agent, suspension, responses)
+    if checked and journal is not None:
+        # One record of each decision: the approval rows say what the answers say (and who
+        # gave them) before the answers are journaled; a row decided otherwise refuses.
+        from tether.governance import decide_answers
+
+        pending = {i.id: i for i in suspension.interrupts}
+        await decide_answers(agent, pending, checked, decided_by)
     if checked and journal is not None:
         # The answers commit with the run's next write, before anything re-runs: a
         # non-idempotent call's fsync'd intent (one durable commit, not two), or the
@@ -115,7 +124,7 @@ def _still_waiting(agent: Agent, remaining: list[Interrupt]) -> Result:
     return result
 
 
-def check_answers(
+async def check_answers(
     agent: Agent, suspension: Suspension, responses: dict[str, Any]
 ) -> dict[str, JSONValue]:
     """Validate ``responses`` against the pending interrupts; raise before anything changes."""
@@ -131,48 +140,23 @@ def check_answers(
     for key, value in checked.items():
         interrupt = pending[key]
         check_in_doubt_answer(interrupt, value)
-        _check_confirm_answer(agent, interrupt, value)
+        await _check_confirm_answer(agent, interrupt, value)
     return checked
 
 
-def _check_confirm_answer(agent: Agent, interrupt: Interrupt, response: JSONValue) -> None:
+async def _check_confirm_answer(agent: Agent, interrupt: Interrupt, response: JSONValue) -> None:
     """Validate the answer to a Confirm (and any edited tool arguments) before anything runs.
 
-    ``args`` are the arguments the call will run with, exactly: they must fit the schema
-    of the tool (a sub-agent's tool for a Confirm lifted from the tree), and every value
-    that differs from the model's is a person's edit, checked strictly (never coerced).
+    ``args`` are the arguments the call will run with, exactly: the one edit rule
+    (``tether.agents.edits.check_edit``) checks them against the tool's schema (a
+    sub-agent's tool for a Confirm lifted from the tree; a person's values strictly) and
+    against the policies ahead of the Confirm, which must neither rewrite nor deny them.
     """
     if interrupt.source != "intervention":
         return
     decision = ConfirmDecision.parse(response)
     if decision.args is None:
         return
-    call = interrupt.tool_call
-    tool = None
-    if call is not None:
-        tool = agent.tool_map.get(call.name)
-        if "/" in interrupt.point:  # raised in a sub-agent: its tool, not ours
-            from tether.agents.edits import tool_at
+    from tether.agents.edits import check_edit
 
-            tool = tool_at(agent, interrupt.point, call.name)
-    if tool is None or call is None:
-        raise AnswerError(
-            f"interrupt {interrupt.id} ({interrupt.name}) is not about a known tool; "
-            "'args' cannot apply: answer it without 'args'"
-        )
-    edited = {k: v for k, v in decision.args.items() if not _same(call.arguments.get(k), v)}
-    try:
-        tool.check_edit(decision.args, edited)
-    except ToolArgumentError as exc:
-        raise AnswerError(
-            f"edited arguments for interrupt {interrupt.id} ({interrupt.name}) are invalid: "
-            f"{exc}; the interrupt is still pending: answer it again with arguments that fit "
-            "the tool's schema"
-        ) from exc
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal as JSON (``1`` and ``True`` differ)."""
-    import json
-
-    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+    await check_edit(agent, interrupt, decision.args)

@@ -83,6 +83,8 @@ class SessionView:
     compaction: Compaction | None = None
     system_prompt: str | None = None
     system_prompt_known: bool = False
+    session_id: str | None = None
+    """Set by :func:`fold`: in-doubt interrupt ids name their session."""
 
     @property
     def suspension(self) -> Suspension | None:
@@ -125,7 +127,9 @@ class SessionView:
             # A new attempt consumes the answer to the call's in_doubt interrupt: if this
             # attempt is cut off too, a human must decide again (a stale "retry" would
             # repeat a side effect that may have happened).
-            self.answers.pop(interrupt_id(IN_DOUBT, self.position, data["call_id"], IN_DOUBT), None)
+            for session in {self.session_id, None}:  # (None: a journal from before binding)
+                key = interrupt_id(IN_DOUBT, self.position, data["call_id"], IN_DOUBT, session)
+                self.answers.pop(key, None)
         elif kind == "tool_result":
             self._set_result(ToolResult(**data["result"]))
         elif kind == "interrupt_raised":
@@ -222,7 +226,7 @@ class SessionView:
 
 def fold(record: SessionRecord) -> SessionView:
     """The view of a loaded session (snapshot, then the entries after it)."""
-    view = SessionView()
+    view = SessionView(session_id=record.session_id)
     if record.snapshot is not None:
         for earlier in record.earlier_snapshots:
             view.add_snapshot_messages(earlier.data)

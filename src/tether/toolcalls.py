@@ -234,7 +234,14 @@ async def _process_call(run: RunState, call: ToolCall, argument_error: str | Non
     denied: ToolResult | None = None
     origin: _Origin | None = None
     if hooks.has(BeforeToolCall):
-        interrupter = Interrupter(run.answers, "before_tool_call", run.batch_position, "hook", call)
+        interrupter = Interrupter(
+            run.answers,
+            "before_tool_call",
+            run.batch_position,
+            "hook",
+            call,
+            session=agent.session_id,
+        )
         model = copy.deepcopy(call.arguments)  # a hook may change them in place
         model_name, model_id = call.name, call.id
         before = await hooks.emit(BeforeToolCall(agent, call, tool, interrupter=interrupter))
@@ -341,7 +348,9 @@ async def _invoke(
         run.invalid_calls += 1
         return _error(call, f"Error: {exc}"), exc
     agent = run.agent
-    interrupter = Interrupter(run.answers, "tool", run.batch_position, "tool", call)
+    interrupter = Interrupter(
+        run.answers, "tool", run.batch_position, "tool", call, session=agent.session_id
+    )
     task = asyncio.current_task()
     outlets = run.outlets  # set while a live group runs: this task's way into the stream
     outlet = outlets.get(task) if outlets is not None and task is not None else None

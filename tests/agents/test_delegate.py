@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tether import Agent, ConfigurationError, tool
+from tether import Agent, ConfigurationError, Limits, tool
 from tether.control import BeforeToolCall, Deny, InterventionHandler
 from tether.models import ScriptedModel
 from tether.tools import delegate
@@ -112,3 +112,48 @@ def test_bad_bounds_are_refused_naming_the_argument() -> None:
         delegate(max_depth=0)
     with pytest.raises(ConfigurationError, match=r"max_children=...\) must be an int >= 1"):
         delegate(max_children=True)
+    with pytest.raises(ConfigurationError, match=r"delegate\(max_turns=...\) must be an int >= 1"):
+        delegate(max_turns=0)
+
+
+def test_a_helper_has_its_own_cap_of_model_calls_under_the_parents_other_limits() -> None:
+    setup()
+    call = {"id": "d1", "name": "delegate", "args": {"task": "dig", "tools": ["lookup"]}}
+    seen: list[str] = []
+
+    def turn(messages: list[Any], specs: list[Any]) -> Any:
+        if messages[0].text == "go":
+            if messages[-1].role == "tool":
+                seen.append(messages[-1].tool_results[0].content)
+                return "done"
+            return {"tool_calls": [call]}
+        return {"tool_calls": [{"name": "lookup", "args": {"q": "more"}}]}  # never stops
+
+    tool = delegate(max_turns=4)
+    assert tool.max_turns == 4
+    assert delegate().max_turns == 50
+    parent = Agent(
+        model=ScriptedModel(turn), tools=[lookup, tool], limits=Limits(turns=60, tool_calls=500)
+    )
+    result = parent("go")
+    assert result.text == "done"
+    assert result.usage.by_agent["delegate#d1"].model_calls == 4  # not the parent's 60
+    assert len(RAN) == 4
+    assert "limit of 4 model call(s)" in seen[0]
+
+
+def test_a_helper_never_runs_past_the_parents_tool_call_limit() -> None:
+    setup()
+    call = {"id": "d1", "name": "delegate", "args": {"task": "dig", "tools": ["lookup"]}}
+
+    def turn(messages: list[Any], specs: list[Any]) -> Any:
+        if messages[0].text == "go":
+            return "done" if messages[-1].role == "tool" else {"tool_calls": [call]}
+        return {"tool_calls": [{"name": "lookup", "args": {"q": "more"}}]}
+
+    parent = Agent(
+        model=ScriptedModel(turn), tools=[lookup, delegate()], limits=Limits(tool_calls=3)
+    )
+    result = parent("go")
+    assert len(RAN) == 3  # the parent's tool_calls limit bounds the helper's own run
+    assert result.stop_reason == "limit_tool_calls"  # and the parent, counting the tree

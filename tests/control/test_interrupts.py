@@ -7,6 +7,7 @@ import pytest
 from tether import Agent, SessionStateError, ToolContext, tool
 from tether.control import BeforeModelCall, BeforeToolCall, Confirm, InterventionHandler
 from tether.control.interrupts import InterruptSignal, interrupt_id
+from tether.durable import MemoryStore
 from tether.models import ScriptedModel
 
 
@@ -213,15 +214,23 @@ def test_an_edited_answer_is_checked_strictly_and_runs_exactly_as_approved():
     assert agent.messages[2].tool_results[0].content == "42"
 
 
-def test_interrupt_ids_are_deterministic():
+def test_interrupt_ids_are_deterministic_within_their_session():
     ids = []
-    for _ in range(2):
+    for session in ("same-shape-1", "same-shape-2"):
         agent = Agent(
-            model=two_turns(("add", {"a": 1, "b": 2})), tools=[add], interventions=[AskFirst()]
+            model=two_turns(("add", {"a": 1, "b": 2})),
+            tools=[add],
+            interventions=[AskFirst()],
+            session_id=session,
+            store=MemoryStore(),  # (a session id alone journals to ./tether.db)
         )
         ids.append(agent("go").interrupts[0].id)
-    assert ids[0] == ids[1]
+    # another session of the same shape asks its own question (the re-run of one session
+    # finds its answer: every resume test)
+    assert ids[0] != ids[1]
+    assert interrupt_id("tool", 1, "c", "n", "s-1") == interrupt_id("tool", 1, "c", "n", "s-1")
     assert interrupt_id("tool", 1, "c", "n") != interrupt_id("tool", 3, "c", "n")
+    assert interrupt_id("tool", 1, "c", "n", "a") != interrupt_id("tool", 1, "c", "n", "b")
 
 
 def test_pause_stops_at_the_next_boundary_and_resume_continues():

@@ -33,6 +33,7 @@ from tether.control import (
     Guide,
     HookOrder,
     InterventionHandler,
+    PolicyVerdict,
     Proceed,
     Transform,
 )
@@ -608,6 +609,65 @@ def test_on_error_proceed_ignores_the_failure() -> None:
     assert runs == [("add", 1, 2)]
     assert later.calls == 1  # type: ignore[attr-defined]
     assert tool_result(agent).content == "3"
+
+
+@pytest.mark.parametrize("decide", [_boom, lambda e: Transform(lambda subject: 1 / 0)])
+async def test_a_policy_that_fails_open_leaves_a_warning_and_a_policy_failed_verdict(
+    decide: Callable[[Any], Any], tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tether.durable import SQLiteStore
+
+    runs: list[Any] = []
+    lenient = policy("before_tool_call", decide, cls_name="Lenient", on_error="proceed")
+    store = SQLiteStore(str(tmp_path / "audit.db"))
+    seen: list[PolicyVerdict] = []
+    try:
+        agent, _ = make_agent(
+            TOOL_TURN, "3", runs=runs, interventions=[lenient], store=store, session_id="open"
+        )
+        agent.hooks.add(PolicyVerdict, seen.append)
+        with caplog.at_level("WARNING", logger="tether"):
+            result = await agent.invoke_async("hi")
+        records = await store.audit.records(session_id="open")
+    finally:
+        await store.close()
+    assert result.stop_reason == "end_turn"
+    assert runs == [("add", 1, 2)]  # it failed open: the tool ran
+    (warning,) = [r for r in caplog.records if "fails open" in r.getMessage()]
+    assert warning.levelname == "WARNING"
+    assert "'Lenient'" in warning.getMessage()
+    assert "before_tool_call" in warning.getMessage()
+    error = "ValueError" if decide is _boom else "ZeroDivisionError"
+    assert error in warning.getMessage()
+    (verdict,) = [v for v in seen if v.action == "policy.failed"]  # after a Transform's own
+    assert (verdict.action, verdict.policy, verdict.error) == ("policy.failed", "Lenient", error)
+    failed = [r.data for r in records if r.data.get("action") == "policy.failed"]
+    assert failed == [
+        {
+            "point": "before_tool_call",
+            "policy": "Lenient",
+            "action": "policy.failed",
+            "tool": "add",
+            "call_id": failed[0]["call_id"],
+            "error": error,
+        }
+    ]
+    assert "unreachable" not in str(failed)  # the type only: an error's text may hold secrets
+
+
+def test_two_confirms_of_one_name_at_one_point_are_refused_not_answered_as_one() -> None:
+    runs: list[Any] = []
+    ask = policy("before_tool_call", lambda e: Confirm("ok?"), cls_name="Ask", name="security")
+    again = policy("before_tool_call", lambda e: Confirm("ok?"), cls_name="Ask", name="security")
+    agent, _ = make_agent(TOOL_TURN, "3", runs=runs, interventions=[ask, again])
+    with pytest.raises(HookError) as raised:
+        agent("hi")
+    assert str(raised.value) == (
+        "two interventions named 'security' both asked for confirmation at before_tool_call: "
+        "one answer would answer both; give each its own name (InterventionHandler.name)"
+    )
+    assert runs == []
+    assert agent.pending_interrupts == []
 
 
 def _crashing_transform(event: Any) -> Transform:

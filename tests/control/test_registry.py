@@ -359,3 +359,68 @@ def test_agent_initialized_hook_failure_is_a_hook_error() -> None:
 
     with pytest.raises(HookError, match="raised KeyError during AgentInitialized"):
         make_agent("done", hooks=[Init()])
+
+
+# -- interrupts raised by several hooks at one point ----------------------------------
+
+
+def test_two_hooks_raising_interrupts_with_one_name_at_one_point_are_refused() -> None:
+    from tether import Agent, tool
+    from tether.models import ScriptedModel
+
+    runs: list[str] = []
+
+    @tool
+    def deploy(env: str) -> str:
+        """Deploy."""
+        runs.append(env)
+        return "deployed"
+
+    def security(event: BeforeToolCall) -> None:
+        event.interrupt("approval", "ok with security?")
+
+    def finance(event: BeforeToolCall) -> None:
+        event.interrupt("approval", "ok with finance?")
+
+    turns = [{"tool_calls": [{"name": "deploy", "args": {"env": "prod"}}]}, "done"]
+    agent = Agent(model=ScriptedModel(turns), tools=[deploy])
+    agent.hooks.add(BeforeToolCall, security)
+    agent.hooks.add(BeforeToolCall, finance)
+    with pytest.raises(HookError) as raised:
+        agent("ship it")
+    message = str(raised.value)
+    assert ".security'" in message
+    assert ".finance'" in message
+    assert "interrupt 'approval'" in message
+    assert "during BeforeToolCall" in message
+    assert runs == []  # neither question was answered by the other's answer
+    assert agent.pending_interrupts == []
+    assert raised.value.result is not None
+    assert raised.value.result.stop_reason == "error"
+    assert agent.messages[-1].tool_results[0].status == "error"  # the history stays valid
+
+
+def test_the_same_name_from_two_hooks_before_a_model_call_is_refused_too() -> None:
+    from tether import Agent
+    from tether.models import ScriptedModel
+
+    agent = Agent(model=ScriptedModel(["never"]))
+    agent.hooks.add(BeforeModelCall, lambda e: e.interrupt("pause", None))
+    agent.hooks.add(BeforeModelCall, lambda e: e.interrupt("pause", None))
+    with pytest.raises(
+        HookError, match=r"hooks '.*<lambda>' and '.*<lambda>' both raised interrupt 'pause'"
+    ):
+        agent("go")
+
+
+def test_distinct_names_from_two_hooks_still_join_into_one_suspension() -> None:
+    from tether import Agent
+    from tether.models import ScriptedModel
+
+    agent = Agent(model=ScriptedModel(["ok"]))
+    agent.hooks.add(BeforeModelCall, lambda e: e.interrupt("legal", None))
+    agent.hooks.add(BeforeModelCall, lambda e: e.interrupt("finance", None))
+    result = agent("go")
+    assert [i.name for i in result.interrupts] == ["legal", "finance"]
+    assert len({i.id for i in result.interrupts}) == 2
+    assert agent.resume({i.id: True for i in result.interrupts}).text == "ok"

@@ -45,6 +45,26 @@ def test_the_confirm_callback_answers_in_process():
     assert asked[0].startswith("MCP server 'fx' asks, during 'ask_read': Read notes? (fields: ")
 
 
+def test_the_prompt_a_callback_gets_has_no_raw_control_or_bidi_characters():
+    asked = []
+
+    def confirm(request):
+        asked.append(request.prompt)
+        return "cancel"
+
+    topic = "notes\x1b[2J\x1b]0;pwned\x07\u202egnp.exe\u2066x\nfake line"
+    call = {"name": "ask_read", "args": {"topic": topic}}
+    with MCPServer.stdio(sys.executable, fixture_args(), name="fx", elicitation=True) as server:
+        result = agent_for(server, call, confirm=confirm)("go")
+    assert result.text == "done: cancel:"
+    (prompt,) = asked
+    assert prompt.startswith(
+        "MCP server 'fx' asks, during 'ask_read': Read notes\\x1b[2J\\x1b]0;pwned\\x07"
+        "\\u202egnp.exe\\u2066x\\x0afake line? (fields: "
+    )
+    assert prompt.isprintable()
+
+
 def test_without_a_callback_an_idempotent_call_suspends_and_reruns_with_the_answer():
     with MCPServer.stdio(sys.executable, fixture_args(), name="fx", elicitation=True) as server:
         agent = agent_for(server, READ)

@@ -64,7 +64,7 @@ def test_an_approved_confirm_runs_the_tool_and_returns_the_answer(tmp_path):
     (question,) = asked
     assert "intervention" in question.message
     assert '(tool delete {"path": "/tmp/x"}): delete /tmp/x?' in question.message
-    assert set(question.requested_schema["properties"]) == {"approve", "note"}
+    assert set(question.requested_schema["properties"]) == {"approve", "note", "edit"}
     assert deleted(tmp_path) == ["/tmp/x"]
 
 

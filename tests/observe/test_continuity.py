@@ -58,11 +58,27 @@ def test_a_resume_in_another_process_continues_the_suspended_trace(tmp_path: Pat
     assert asked["attributes"]["tether.stop_reason"] == "interrupt"
     assert resumed["attributes"]["tether.resumed"] is True
     (answered,) = [e for e in resumed["events"] if e["name"] == "tether.interrupt.answered"]
-    assert answered["attributes"] == {
+    attrs = answered["attributes"]
+    assert {k: v for k, v in attrs.items() if not k.startswith("tether.approval.")} == {
         "tether.interrupt.id": interrupt,
         "tether.interrupt.source": "intervention",
         "tether.answer": "approve",
     }
+    # the answer decided its approval row (one decision path): the event names the row
+    assert {k for k in attrs if k.startswith("tether.approval.")} == {
+        "tether.approval.id",
+        "tether.approval.status",
+        "tether.approval.decision",
+        "tether.approval.edited",
+        "tether.approval.decided_by",
+        "tether.approval.decided_at",
+    }
+    assert (attrs["tether.approval.status"], attrs["tether.approval.decision"]) == (
+        "approved",
+        "approve",
+    )
+    assert attrs["tether.approval.edited"] is False
+    assert attrs["tether.approval.decided_by"].endswith("(agent.resume)")
     clean = [s for s in found if s["name"] == "execute_tool clean"]
     assert [s["attributes"]["tether.tool.status"] for s in clean] == ["interrupted", "ok"]
     assert clean[1]["parent_id"] == resumed["context"]["span_id"]

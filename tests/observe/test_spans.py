@@ -425,6 +425,28 @@ def test_intervention_verdicts_name_the_handler_on_the_span_they_judged(otel: An
     assert counted == {("ask-first", "Confirm"): 1, ("halve", "Transform"): 1}
 
 
+def test_a_policy_that_fails_open_is_a_policy_failed_verdict_on_the_span(otel: Any) -> None:
+    class Flaky(InterventionHandler):
+        name = "flaky"
+        on_error = "proceed"
+
+        def before_tool_call(self, event: Any) -> None:
+            raise KeyError("token=abc")
+
+    agent = Agent(model=ScriptedModel([ADD, "3"]), tools=[add], interventions=[Flaky()])
+    otel.instrument(agent)
+    assert agent("add").text == "3"  # failed open: the tool ran
+    (tool_span,) = otel.named("execute_tool")
+    assert events(tool_span, "tether.policy.verdict") == [
+        {
+            "tether.policy": "flaky",
+            "tether.action": "policy.failed",
+            "tether.point": "before_tool_call",
+            "error.type": "KeyError",
+        }
+    ]
+
+
 async def test_with_a_store_the_audit_trail_still_records_every_verdict(
     otel: Any, tmp_path: Any
 ) -> None:
@@ -469,3 +491,21 @@ def test_an_mcp_tool_call_is_an_execute_tool_span_like_any_tool(otel: Any) -> No
     assert span.name == "execute_tool echo"
     assert span.attributes["tether.tool.status"] == "ok"
     assert span.parent.span_id == otel.named("invoke_agent")[0].context.span_id
+
+
+def test_the_name_is_the_invoke_agent_span_and_gen_ai_agent_name(otel: Any) -> None:
+    agent = Agent(model=ScriptedModel(["hi"]))
+    agent.name = "researcher"
+    otel.instrument(agent)
+    agent("go")
+    (span,) = otel.named("invoke_agent")
+    assert span.name == "invoke_agent researcher"  # not "invoke_agent tether"
+    assert span.attributes["gen_ai.agent.name"] == "researcher"
+
+
+def test_an_unnamed_agent_keeps_the_tracing_name(otel: Any) -> None:
+    agent = Agent(model=ScriptedModel(["hi"]))
+    otel.instrument(agent, agent_name="calc")
+    agent("go")
+    (span,) = otel.named("invoke_agent")
+    assert span.name == "invoke_agent calc"

@@ -16,7 +16,13 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from servers import anthropic_routes, bedrock_routes, openai_routes, responses_routes
+from servers import (
+    anthropic_routes,
+    bedrock_routes,
+    gemini_routes,
+    openai_routes,
+    responses_routes,
+)
 from servers.plan import Recorder
 
 
@@ -31,6 +37,8 @@ def fault_app() -> Starlette:
             Route(
                 "/model/{model_id:path}/converse-stream", bedrock_routes.converse, methods=["POST"]
             ),
+            Route("/v1beta/models/{target:path}", gemini_routes.generate, methods=["POST"]),
+            Route("/v1/models/{target:path}", gemini_routes.generate, methods=["POST"]),
         ]
     )
     app.state.recorder = Recorder()

@@ -1,9 +1,12 @@
 """An MCP server written with the mcp SDK, for what the reference servers do not do.
 
-Usage: python mcp_fixture_server.py stdio | http PORT | sse PORT | garbage | hang | badschema | invalidschema
+Usage: python mcp_fixture_server.py stdio | http PORT | sse PORT | garbage | hang | badschema
+| invalidschema | raw
 ``garbage`` writes a non-JSON line to stdout; ``hang`` never answers; ``badschema``
 and ``invalidschema`` (hand-written JSON-RPC) list one tool whose input schema is not
-an object / not a valid JSON schema.
+an object / not a valid JSON schema. ``raw`` is a hand-written server shaped by the JSON
+in ``FIXTURE_RAW`` (see :func:`raw_mode`): a hostile server's schemas, listings,
+notifications and images.
 """
 
 from __future__ import annotations
@@ -222,6 +225,53 @@ def raw_server(*tools: dict[str, Any]) -> None:
         print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}), flush=True)
 
 
+def raw_mode(spec: dict[str, Any]) -> None:
+    """A hand-written stdio server: ``tools`` (definitions as sent) plus ``many`` generated
+    ones; every ``tools/call`` first sends ``notify`` ``tools/list_changed`` notifications,
+    then answers with a JSON text ``{"arguments", "lists"}`` (the ``tools/list`` requests
+    seen so far) and ``images``: ``[count, media type claimed, bytes]`` of PNG data (or of
+    text, with a fourth item ``"fake"``)."""
+    tools = list(spec.get("tools", []))
+    tools += [
+        {"name": f"t{i}", "inputSchema": {"type": "object"}} for i in range(spec.get("many", 0))
+    ]
+    lists = 0
+
+    def send(message: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "id" not in request:
+            continue
+        method = request["method"]
+        if method == "initialize":
+            result: dict[str, Any] = {
+                "protocolVersion": request["params"]["protocolVersion"],
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "raw", "version": "1"},
+            }
+        elif method == "tools/list":
+            lists += 1
+            result = {"tools": tools}
+        elif method == "tools/call":
+            for _ in range(spec.get("notify", 0)):
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            text = json.dumps({"arguments": request["params"].get("arguments"), "lists": lists})
+            content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+            if "images" in spec:
+                count, mime, size, *fake = spec["images"]
+                unit = b"not an image " if fake else PNG
+                body = unit * (size // len(unit) + 1)
+                data = base64.b64encode(body[:size]).decode()
+                content += [{"type": "image", "mimeType": mime, "data": data}] * count
+            result = {"content": content}
+        else:
+            result = {}
+        send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+
 def main() -> None:
     mode = sys.argv[1]
     if mode == "http":
@@ -245,6 +295,8 @@ def main() -> None:
         raw_server(
             {"name": "odd", "inputSchema": {"type": "object", "properties": {"x": {"type": 42}}}}
         )
+    elif mode == "raw":
+        raw_mode(json.loads(os.environ["FIXTURE_RAW"]))
     else:
         server.run("stdio")
 

@@ -3,16 +3,19 @@
 Opt-in (``tools=[..., delegate()]``). The child uses the parent's model and the
 parent's tools named in the call (all of them when none are named), runs under the
 parent's policy like any sub-agent, and is bounded by depth (the top agent is depth 0;
-its children are depth 1) and by how many delegations one invocation may start.
+its children are depth 1), by how many delegations one invocation may start and by
+its own cap of model calls (``max_turns``; the parent's other limits apply too).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tether.agents.inherit import agent_path
 from tether.agents.subagent import SubAgentTool
 from tether.errors import ConfigurationError, SubAgentError
+from tether.limits import Limits
 from tether.tools.base import Tool
 from tether.tools.context import ToolContext
 
@@ -21,6 +24,7 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_DEPTH = 2
 DEFAULT_MAX_CHILDREN = 4
+DEFAULT_MAX_TURNS = 50  # a helper's model calls per task
 _REMEMBERED = 256  # invocations whose delegations are counted (older ones are over)
 
 
@@ -33,9 +37,15 @@ class DelegateTool(SubAgentTool):
         name: str = "delegate",
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_children: int = DEFAULT_MAX_CHILDREN,
+        max_turns: int = DEFAULT_MAX_TURNS,
         system_prompt: str | None = None,
     ) -> None:
-        for label, value in (("max_depth", max_depth), ("max_children", max_children)):
+        checked = (
+            ("max_depth", max_depth),
+            ("max_children", max_children),
+            ("max_turns", max_turns),
+        )
+        for label, value in checked:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigurationError(
                     f"delegate({label}=...) must be an int >= 1, got {value!r}"
@@ -43,6 +53,7 @@ class DelegateTool(SubAgentTool):
         self._init_state(None)
         self.max_depth = max_depth
         self.max_children = max_children
+        self.max_turns = max_turns
         self.system_prompt = system_prompt
         self._started: dict[int, set[str]] = {}  # call ids by invocation number
 
@@ -86,6 +97,8 @@ class DelegateTool(SubAgentTool):
             system_prompt=self.system_prompt or parent.system_prompt,
             store=None,
             execution=parent.execution,
+            # its own cap of model calls, under the parent's other limits
+            limits=replace(parent.limits or Limits(), turns=self.max_turns),
         )
 
     def lookup_agent(self, parent: Agent) -> Agent:
@@ -114,9 +127,14 @@ def delegate(
     name: str = "delegate",
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_children: int = DEFAULT_MAX_CHILDREN,
+    max_turns: int = DEFAULT_MAX_TURNS,
     system_prompt: str | None = None,
 ) -> DelegateTool:
     """The opt-in ``delegate`` tool (see the module docstring)."""
     return DelegateTool(
-        name=name, max_depth=max_depth, max_children=max_children, system_prompt=system_prompt
+        name=name,
+        max_depth=max_depth,
+        max_children=max_children,
+        max_turns=max_turns,
+        system_prompt=system_prompt,
     )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from tether.agents.budget import SharedBudget
 from tether.errors import ConfigurationError
+from tether.limits import DEFAULT_LIMITS
 
 if TYPE_CHECKING:
     from tether.agent import Agent
@@ -88,7 +89,8 @@ def bind(child: Agent, parent: Agent, path: str, call_id: str = "") -> None:
         own.registered = {id(h) for h in child.interventions}
     _PATHS[child] = f"{agent_path(parent)}/{path}" if agent_path(parent) else path
     child.store = parent.store
-    child.limits = own.limits if own.limits is not None else parent.limits
+    defaulted = own.limits is None or own.limits is DEFAULT_LIMITS  # the child set none
+    child.limits = parent.limits if defaulted and parent.limits is not None else own.limits
     child.confirm = own.confirm if own.confirm is not None else parent.confirm
     child.budget = own.budget
     if parent.budget is not None:

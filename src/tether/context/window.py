@@ -29,6 +29,9 @@ _FAMILIES: list[tuple[re.Pattern[str], int]] = [
     (re.compile(r"meta\.llama3"), 8_192),
     (re.compile(r"mistral\.mistral-large"), 128_000),
     (re.compile(r"cohere\.command-r"), 128_000),
+    # Gemini (gemini-1.5-pro has 2M; every other 1.5, 2.x and 3 model 1M)
+    (re.compile(r"gemini-1\.5-pro"), 2_097_152),
+    (re.compile(r"gemini-(1\.5|2|3)"), 1_048_576),
 ]
 
 _LIMIT_PATTERNS: list[re.Pattern[str]] = [
@@ -37,6 +40,7 @@ _LIMIT_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"context (?:window|length|limit) (?:of|is) (\d[\d,]*)", re.I),
     re.compile(r"max(?:imum)? (?:input |prompt )?tokens?(?: is| of|:)? (\d[\d,]*)", re.I),
     re.compile(r"limit of (\d[\d,]*) tokens", re.I),
+    re.compile(r"maximum number of tokens allowed \((\d[\d,]*)\)", re.I),  # Gemini
 ]
 
 _LEARNED: dict[str, int] = {}

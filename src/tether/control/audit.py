@@ -252,6 +252,8 @@ class AuditTrail:
         data = {"point": verdict.point, "policy": verdict.policy, "action": verdict.action}
         if call is not None:
             data |= {"tool": call.name, "call_id": call.id}
+        if verdict.error is not None:  # action policy.failed: the policy raised, failed open
+            data["error"] = verdict.error
         await self._write([("policy.verdict", data)])
 
     # -- session journal observer -----------------------------------------------------

@@ -108,17 +108,20 @@ class BeforeModelCall(HookEvent):
     """The model is about to be called.
 
     Writable: ``messages`` (assign a new list to change what this call sends; the
-    conversation history is not changed) and ``block`` (a reason: stop with
-    ``blocked`` instead of calling the model).
+    conversation history is not changed), ``tool_choice`` (for this call only:
+    ``"auto"``, ``"required"``, ``"none"`` or the name of an offered tool; None keeps
+    the provider's default) and ``block`` (a reason: stop with ``blocked`` instead of
+    calling the model).
     """
 
-    WRITABLE = frozenset({"messages", "block"})
+    WRITABLE = frozenset({"messages", "tool_choice", "block"})
     agent: Agent
     messages: list[Message]
     tool_specs: list[dict[str, Any]]
     attempt: int
     block: str | None = None
     interrupter: Interrupter | None = None
+    tool_choice: str | None = None
 
     def interrupt(self, name: str, reason: JSONValue = None) -> JSONValue:
         """Suspend the run before this model call; returns the answer after ``agent.resume``."""
@@ -250,7 +253,9 @@ class PolicyVerdict(HookEvent):
     ``point`` is where (``before_tool_call``, ...), ``policy`` the handler's name,
     ``action`` one of Deny, Guide, Confirm, Transform, and ``subject`` the hook event
     the verdict is about (its ``tool_call``, when there is one). The audit trail and
-    tracing record verdicts from here.
+    tracing record verdicts from here. A handler that raised and fails open
+    (``on_error="proceed"``) gives action ``policy.failed`` with ``error``, the
+    exception's type name.
     """
 
     WRITABLE = frozenset()
@@ -259,6 +264,7 @@ class PolicyVerdict(HookEvent):
     policy: str
     action: str
     subject: HookEvent
+    error: str | None = None
 
 
 def _raise(event: BeforeModelCall | BeforeToolCall, name: str, reason: JSONValue) -> JSONValue:

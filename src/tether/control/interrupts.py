@@ -3,8 +3,10 @@
 Raising is two-phase: the first time, ``interrupt(...)`` raises
 :class:`InterruptSignal` and the run stops with stop reason ``interrupt``; after
 ``agent.resume({id: response})`` the same call returns the response instead.
-Ids are deterministic from (point, position in the conversation, tool call id,
-name), so the re-run finds its answer.
+Ids are deterministic from (session, point, position in the conversation, tool call
+id, name), so the re-run finds its answer, and an answer given to one session is never
+accepted by another of the same shape. Journals written before the session was part of
+the id keep their ids: :class:`Interrupter` finds an answer under either.
 """
 
 from __future__ import annotations
@@ -20,10 +22,19 @@ from tether.messages import JSONValue, ToolCall
 InterruptSource: TypeAlias = Literal["tool", "hook", "intervention", "caller", "in_doubt"]
 
 
-def interrupt_id(point: str, position: int, tool_call_id: str | None, name: str) -> str:
-    """The deterministic id of an interrupt raised at ``point`` for ``name``."""
-    key = f"{point}\x00{position}\x00{tool_call_id or ''}\x00{name}".encode()
-    return "int_" + hashlib.sha256(key).hexdigest()[:20]
+def interrupt_id(
+    point: str,
+    position: int,
+    tool_call_id: str | None,
+    name: str,
+    session: str | None = None,
+) -> str:
+    """The deterministic id of an interrupt raised at ``point`` for ``name`` in ``session``
+    (None: the id journals written before sessions were bound used)."""
+    key = f"{point}\x00{position}\x00{tool_call_id or ''}\x00{name}"
+    if session is not None:
+        key = f"{session}\x00{key}"
+    return "int_" + hashlib.sha256(key.encode()).hexdigest()[:20]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +101,7 @@ class InterruptSignal(BaseException):
 class Interrupter:
     """Raises interrupts for one point of one run, or returns their recorded answers."""
 
-    __slots__ = ("_answers", "_point", "_position", "_source", "_tool_call")
+    __slots__ = ("_answers", "_point", "_position", "_session", "_source", "_tool_call")
 
     def __init__(
         self,
@@ -99,22 +110,36 @@ class Interrupter:
         position: int,
         source: InterruptSource,
         tool_call: ToolCall | None = None,
+        *,
+        session: str | None = None,
     ) -> None:
         self._answers = answers
         self._point = point
         self._position = position
         self._source = source
         self._tool_call = tool_call
+        self._session = session
 
     def __call__(
-        self, name: str, reason: JSONValue = None, source: InterruptSource | None = None
+        self,
+        name: str,
+        reason: JSONValue = None,
+        source: InterruptSource | None = None,
+        *,
+        tool_call: ToolCall | None = None,
     ) -> JSONValue:
+        """The recorded answer, else raise. ``tool_call``: the call as it stands at the
+        question (after the policies ahead of a Confirm), recorded as what will run."""
         call_id = self._tool_call.id if self._tool_call is not None else None
-        iid = interrupt_id(self._point, self._position, call_id, name)
+        iid = interrupt_id(self._point, self._position, call_id, name, self._session)
         if iid in self._answers:
             return self._answers[iid]
+        if self._session is not None:  # a journal written before ids named the session
+            legacy = interrupt_id(self._point, self._position, call_id, name)
+            if legacy in self._answers:
+                return self._answers[legacy]
         interrupt = Interrupt(
-            iid, name, reason, source or self._source, self._point, self._tool_call
+            iid, name, reason, source or self._source, self._point, tool_call or self._tool_call
         )
         raise InterruptSignal(interrupt)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -37,6 +38,8 @@ from tether.models.base import ModelResponse
 
 if TYPE_CHECKING:
     from tether.agent import Agent
+
+_log = logging.getLogger("tether")
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +213,7 @@ class _PointEvaluator:
                 try:
                     refusal = await _confirm(self.point, event, handler, action.prompt)
                 except InterruptSignal as signal:
+                    _refuse_twice(self.point, asked, signal, handler)
                     asked.append(signal)
                     continue
                 if refusal is not None:
@@ -224,7 +228,9 @@ class _PointEvaluator:
                     raise
                 except Exception as exc:  # the handler's own code: its on_error applies
                     fallback = self._failed(handler, exc)
-                    if fallback is not None:
+                    if fallback is None:
+                        await _failed_open(self.point, handler, event, exc)
+                    else:
                         reason = f"denied by policy {handler.label!r}: {fallback.reason}"
                         _deny(self.point, event, reason)
                         return
@@ -245,7 +251,10 @@ class _PointEvaluator:
                 action = await action
             return action  # type: ignore[no-any-return]
         except Exception as exc:
-            return self._failed(handler, exc)
+            fallback = self._failed(handler, exc)
+            if fallback is None:
+                await _failed_open(self.point, handler, event, exc)
+            return fallback
 
     def _failed(self, handler: InterventionHandler, exc: Exception) -> Deny | None:
         """Apply ``handler.on_error`` to ``exc``: None (proceed), a Deny, or raise HookError."""
@@ -256,6 +265,42 @@ class _PointEvaluator:
         raise HookError(
             f"intervention {handler.label!r} raised {type(exc).__name__} at {self.point}: {exc}"
         ) from exc
+
+
+def _refuse_twice(
+    point: Point,
+    asked: list[InterruptSignal],
+    signal: InterruptSignal,
+    handler: InterventionHandler,
+) -> None:
+    """Two handlers of one name asking at one point would share an interrupt id (one
+    answer would answer both): refuse it, as the hook registry does for hooks."""
+    ids = {i.id for s in asked for i in s.interrupts}
+    if signal.interrupt.id in ids:
+        raise HookError(
+            f"two interventions named {handler.label!r} both asked for confirmation at "
+            f"{point}: one answer would answer both; give each its own name "
+            "(InterventionHandler.name)"
+        )
+
+
+async def _failed_open(
+    point: Point, handler: InterventionHandler, event: Any, exc: Exception
+) -> None:
+    """``on_error="proceed"``: the step goes on, but never without a trace: a warning and a
+    ``policy.failed`` verdict (the exception type, no message) for the audit trail and tracing."""
+    _log.warning(
+        "intervention %r raised %s at %s and fails open (on_error='proceed')",
+        handler.label,
+        type(exc).__name__,
+        point,
+    )
+    hooks = event.agent.hooks
+    if hooks.has(PolicyVerdict):
+        failed = PolicyVerdict(
+            event.agent, point, handler.label, "policy.failed", event, type(exc).__name__
+        )
+        await hooks.emit(failed)
 
 
 def _combine(guides: list[tuple[str, str]]) -> str:
@@ -342,7 +387,14 @@ async def _confirm(
     if agent.confirm is None:
         if point not in ("before_tool_call", "before_model_call"):
             return f"{refused}: no confirm callback is configured (Agent(confirm=...))"
-        answer = event.interrupter(f"confirm:{handler.label}", prompt, "intervention")
+        # The question records the call as it stands here, after every policy ahead of
+        # this Confirm: what the approver sees (and edits) is what will run.
+        answer = event.interrupter(
+            f"confirm:{handler.label}",
+            prompt,
+            "intervention",
+            tool_call=getattr(event, "tool_call", None),
+        )
         decision = ConfirmDecision.parse(answer)
         if not decision.approved:
             return f"{refused}: {decision.reason or 'the approver said no'}"
@@ -364,3 +416,68 @@ async def _confirm(
     if point == "before_tool_call":
         event.mark_approved(event.tool_call)
     return None
+
+
+async def recheck_edit(agent: Agent, confirm_name: str, event: BeforeToolCall) -> None:
+    """The edit rule: the policies ahead of the Confirm ``confirm_name`` judge the edited
+    call in ``event`` again; a Deny, a Guide or a Transform that changes it refuses the
+    edit (AnswerError naming the policy and the fields), since what a human approves must
+    be exactly what runs. Confirms ahead were answered already; they do not re-ask."""
+    from tether.errors import AnswerError
+
+    label = confirm_name.removeprefix("confirm:")
+    ahead: list[InterventionHandler] = []
+    for handler in agent.interventions:
+        if handler.label == label:
+            break
+        if _overrides(handler, "before_tool_call"):
+            ahead.append(handler)
+    call: ToolCall = event.tool_call
+    for handler in ahead:
+        try:
+            action = handler.before_tool_call(event)
+            if inspect.isawaitable(action):
+                action = await action
+            rewritten = action.fn(call) if isinstance(action, Transform) else call
+        except Exception as exc:
+            raise AnswerError(
+                f"the edited call was refused: policy {handler.label!r} failed on it "
+                f"({type(exc).__name__}: {exc})"
+            ) from exc
+        if isinstance(action, Deny | Guide):
+            why = action.reason if isinstance(action, Deny) else action.feedback
+            raise AnswerError(
+                f"the edited call was refused: policy {handler.label!r} would not let it run "
+                f"({why}); edit it within the policy or deny the call"
+            )
+        if not isinstance(rewritten, ToolCall):
+            raise AnswerError(
+                f"the edited call was refused: policy {handler.label!r}'s Transform returned "
+                f"{type(rewritten).__name__}, not a ToolCall"
+            )
+        changed = _changed_fields(call, rewritten)
+        if changed:
+            raise AnswerError(
+                f"the edited call was refused: policy {handler.label!r} would rewrite "
+                f"{', '.join(changed)} after your approval, so what you approved would not be "
+                "what runs; edit within the policy (leave those fields as shown) or deny"
+            )
+
+
+def _changed_fields(before: ToolCall, after: ToolCall) -> list[str]:
+    """What a Transform changed: the tool's name, and each argument it set or dropped."""
+    out = [] if after.name == before.name else [f"the tool ({before.name!r} -> {after.name!r})"]
+    for key in sorted(set(before.arguments) | set(after.arguments)):
+        was, now = before.arguments.get(key, _ABSENT), after.arguments.get(key, _ABSENT)
+        if (was is _ABSENT) != (now is _ABSENT) or _json(was) != _json(now):
+            out.append(f"field {key!r}")
+    return out
+
+
+_ABSENT: Any = object()
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True, default=repr)

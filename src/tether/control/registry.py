@@ -52,6 +52,8 @@ class HookRegistry:
         self._entries: dict[type[HookEvent], list[_Entry]] = {}
         self._sorted: dict[type[HookEvent], tuple[_Entry, ...]] = {}
         self._seq = 0
+        self.agent_hooks_host: HookProvider | None = None
+        """The AGENT-HOOKS host registered here (an agent takes one; the host refuses a second)."""
 
     def add(
         self,
@@ -109,7 +111,7 @@ class HookRegistry:
         entries = self._sorted.get(type(event))
         if entries is None:
             return event
-        interrupted: list[InterruptSignal] | None = None
+        interrupted: list[tuple[_Entry, InterruptSignal]] | None = None
         for entry in entries:
             try:
                 outcome = entry.callback(event)
@@ -118,7 +120,7 @@ class HookRegistry:
             except RunError:
                 raise
             except InterruptSignal as signal:
-                interrupted = [*(interrupted or ()), signal]
+                interrupted = [*(interrupted or ()), (entry, signal)]
             except Exception as exc:
                 err = HookError(
                     f"hook {entry.name!r} raised {type(exc).__name__} during "
@@ -126,7 +128,7 @@ class HookRegistry:
                 )
                 raise err from exc
         if interrupted is not None:
-            raise InterruptSignal.joined(interrupted)
+            raise _joined(interrupted, event)
         return event
 
     def emit_sync(self, event: HookEvent) -> None:
@@ -147,6 +149,23 @@ class HookRegistry:
                 if inspect.iscoroutine(outcome):
                     outcome.close()  # never awaited: close it instead of leaking a warning
                 raise _sync_only(entry, event, "returned an awaitable")
+
+
+def _joined(raised: list[tuple[_Entry, InterruptSignal]], event: HookEvent) -> InterruptSignal:
+    """One signal for the interrupts several hooks raised at one point; two hooks asking
+    under the same name (the same id: one answer would answer both) are refused."""
+    if len(raised) > 1:
+        askers: dict[str, _Entry] = {}
+        for entry, signal in raised:
+            for interrupt in signal.interrupts:
+                first = askers.setdefault(interrupt.id, entry)
+                if first is not entry:
+                    raise HookError(
+                        f"hooks {first.name!r} and {entry.name!r} both raised interrupt "
+                        f"{interrupt.name!r} during {type(event).__name__}: one answer would "
+                        "answer both questions; give each interrupt its own name"
+                    )
+    return InterruptSignal.joined([signal for _, signal in raised])
 
 
 def _sync_only(entry: _Entry, event: HookEvent, problem: str) -> ConfigurationError:

@@ -64,6 +64,20 @@ class ApprovalConflict(ApprovalError):
         )
 
 
+class ApprovalStale(ApprovalConflict):
+    """The approval's interrupt was already answered another way (``agent.resume``, an MCP
+    host): the row is no longer the question, so deciding it is refused."""
+
+    def __init__(self, approval: Approval) -> None:
+        self.approval = approval
+        ApprovalError.__init__(
+            self,
+            f"approval {approval.id}: session {approval.session_id!r} is no longer waiting for "
+            f"interrupt {approval.interrupt_id} (it was answered another way: agent.resume, a "
+            "worker or an MCP host); your decision was not recorded",
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Approval:
     """One approval request and, once decided, its decision.

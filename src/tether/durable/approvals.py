@@ -8,6 +8,7 @@ redactor are in ``approval_types.py`` and re-exported here.
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -19,6 +20,7 @@ from tether.durable.approval_types import (
     ApprovalConflict,
     ApprovalError,
     ApprovalNotFound,
+    ApprovalStale,
     ApprovalStatus,
     Decision,
     ExpiryAction,
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
     from tether.control.interrupts import Interrupt
     from tether.durable.audit import AuditEvent
     from tether.durable.store import Store
+    from tether.session import SessionView
 
 __all__ = [
     "APPROVAL_SOURCES",
@@ -46,6 +49,7 @@ __all__ = [
     "ApprovalConflict",
     "ApprovalError",
     "ApprovalNotFound",
+    "ApprovalStale",
     "ApprovalStatus",
     "Approvals",
     "ApprovalsBase",
@@ -207,9 +211,13 @@ class ApprovalsBase:
         """Record a decision (first one wins: a later one raises :class:`ApprovalConflict`)
         and, in the same transaction, mark the session ``ready`` when nothing of it is pending.
 
-        ``edited_args`` (approve only, Confirm interrupts only) are merged over the real
-        arguments. ``validate`` (an Agent, or a ``Validator``) checks the merged arguments
-        against the tool schema first; ``agent.resume`` validates them again anyway.
+        ``edited_args`` (approve only, Confirm interrupts only) are merged over the
+        arguments that will run (the call after every policy ahead of the Confirm).
+        ``validate`` (an Agent, or a ``Validator``) checks the merged call first: with an
+        Agent, the one edit rule (``tether.agents.edits.check_edit``: the tool's schema, and
+        the policies ahead of the Confirm would neither rewrite nor deny it); ``agent.resume``
+        applies it again anyway. A row whose interrupt the session's journal shows answered
+        (another path answered it) is refused with :class:`ApprovalStale`, nothing recorded.
         """
         from tether.durable.audit import AuditEvent
 
@@ -220,6 +228,11 @@ class ApprovalsBase:
         current = await self.get(approval_id)
         if current.status != "pending":
             raise ApprovalConflict(current)
+        # An unreadable journal cannot show the interrupt answered: the row decides (as
+        # before the check); an edit still needs the journal (below, it refuses).
+        view = await self._view(current.session_id, strict=edited_args is not None)
+        if view is not None and current.interrupt_id in view.answers:
+            raise ApprovalStale(current)
         kind: str = decision
         if edited_args is not None:
             if decision != "approve":
@@ -233,12 +246,13 @@ class ApprovalsBase:
                 raise AnswerError("edited arguments must be a JSON object")
             edited_args = edits_to_store(current, edited_args, redactor or redactor_of(validate))
             if validate is not None:
-                interrupt = await self._waiting_for(current)
-                full = {**await self.real_arguments(current), **edited_args}
-                _validator(validate, edited_args, interrupt.point)(current.tool, full)
+                interrupt = self._waiting_in(view, current)
+                full = {**self._real_in(interrupt, current), **edited_args}
+                await _check_edit(validate, interrupt, current.tool, full)
             kind = "approve_edited" if edited_args else "approve"
             edited_args = edited_args or None  # every key as shown: a plain approval
         canonical(response)  # must be JSON
+        runs = self._runs_sha256(view, current, kind, edited_args)
         decided = replace(
             current,
             status="denied" if decision == "deny" else "approved",
@@ -257,20 +271,45 @@ class ApprovalsBase:
                 "decision": kind,
                 "decided_by": decided_by,
                 "edited_args_sha256": None if edited_args is None else args_sha256(edited_args),
+                "runs_args_sha256": runs,
                 "note": note,
             },
             current.session_id,
         )
         return await self._decide(decided, audit)
 
+    def _runs_sha256(
+        self,
+        view: SessionView | None,
+        current: Approval,
+        kind: str,
+        edited: dict[str, Any] | None,
+    ) -> str | None:
+        """The hash of the arguments an approved tool call will run with (the call after the
+        policies ahead of its Confirm, edits merged), for ``approval.decided``; None for
+        other decisions, or when the session's journal does not hold the call."""
+        if current.tool is None or kind not in ("approve", "approve_edited"):
+            return None
+        if not edited:
+            return current.args_sha256
+        interrupt = _pending_in(view).get(current.interrupt_id)
+        if interrupt is None or interrupt.tool_call is None:
+            return None
+        return args_sha256({**self._real_in(interrupt, current), **edited})
+
     async def expire_due(self, now: float | None = None) -> list[Approval]:
         """Resolve pending approvals past their expiry by their expiry action."""
         return await self._expire(time.time() if now is None else now)
 
     async def real_arguments(self, approval: Approval) -> dict[str, Any]:
-        """The real tool arguments of the approval's interrupt, read from the session journal;
-        refused when they no longer hash to ``args_sha256``."""
-        interrupt = await self._waiting_for(approval)
+        """The arguments the approval's call will run with (after the policies ahead of its
+        Confirm), read from the session journal; refused when they no longer hash to
+        ``args_sha256``."""
+        view = await self._view(approval.session_id)
+        return self._real_in(self._waiting_in(view, approval), approval)
+
+    @staticmethod
+    def _real_in(interrupt: Interrupt, approval: Approval) -> dict[str, Any]:
         assert interrupt.tool_call is not None
         real = dict(interrupt.tool_call.arguments)
         if args_sha256(real) != approval.args_sha256:
@@ -280,9 +319,10 @@ class ApprovalsBase:
             )
         return real
 
-    async def _waiting_for(self, approval: Approval) -> Interrupt:
+    @staticmethod
+    def _waiting_in(view: SessionView | None, approval: Approval) -> Interrupt:
         """The tool-call interrupt the approval's session is still waiting for."""
-        interrupt = (await self._pending_interrupts(approval.session_id)).get(approval.interrupt_id)
+        interrupt = _pending_in(view).get(approval.interrupt_id)
         if interrupt is None or interrupt.tool_call is None:
             raise ApprovalError(
                 f"approval {approval.id}: session {approval.session_id!r} is no longer waiting "
@@ -290,16 +330,22 @@ class ApprovalsBase:
             )
         return interrupt
 
-    async def _pending_interrupts(self, session_id: str) -> dict[str, Interrupt]:
+    async def _view(self, session_id: str, *, strict: bool = True) -> SessionView | None:
+        """The fold of the session's journal; not ``strict``: None when it cannot be read
+        (a corrupt entry), for checks that then cannot apply."""
+        from tether.durable.errors import CorruptEntry
         from tether.session import fold
 
-        record = await self._store.load(session_id)
-        if record is None:
-            return {}
-        view = fold(record)
-        if view.status != "suspended":
-            return {}
-        return {i.id: i for i in view.interrupts if i.id not in view.answers}
+        try:
+            record = await self._store.load(session_id)
+        except CorruptEntry:
+            if strict:
+                raise
+            return None
+        return None if record is None else fold(record)
+
+    async def _pending_interrupts(self, session_id: str) -> dict[str, Interrupt]:
+        return _pending_in(await self._view(session_id))
 
     async def answers_for(self, session_id: str) -> dict[str, Any]:
         """``{interrupt_id: response}`` for ``agent.resume(...)`` from the decided (or expired)
@@ -309,10 +355,11 @@ class ApprovalsBase:
         for approval in await self._query(session_id=session_id, limit=10_000):
             if approval.status == "pending" or approval.interrupt_id not in waiting:
                 continue
-            out[approval.interrupt_id] = await self._response(approval)
+            out[approval.interrupt_id] = await self.response_of(approval)
         return out
 
-    async def _response(self, approval: Approval) -> Any:
+    async def response_of(self, approval: Approval) -> Any:
+        """The ``agent.resume`` answer a decided (or expired) approval stands for."""
         decision = approval.decision
         if approval.status == "expired":
             decision = approval.on_expiry
@@ -348,9 +395,7 @@ def prepare_request(
         raise ConfigurationError(f"on_expiry must be 'deny' or 'approve', got {on_expiry!r}")
     call = interrupt.tool_call
     real = dict(call.arguments) if call is not None else {}
-    shown = shown_arguments(call.name if call else None, real, redactor)
-    hidden: set[str] = set()
-    _hidden_strings(real, shown, hidden)
+    shown, reason = shown_interrupt(interrupt, redactor)
     now = time.time()
     approval = Approval(
         id=new_approval_id(),
@@ -361,7 +406,7 @@ def prepare_request(
         tool=call.name if call is not None else None,
         arguments=shown,
         args_sha256=args_sha256(real) if call is not None else None,
-        reason=_scrub(interrupt.reason, hidden),
+        reason=reason,
         requested_at=now,
         expires_at=None if ttl is None else now + ttl,
         on_expiry=on_expiry,
@@ -383,30 +428,35 @@ def prepare_request(
     return approval, audit
 
 
-def _validator(validate: Any, edited: dict[str, Any], point: str) -> Validator:
-    """An Agent (anything with ``tool_map``) becomes a schema check of its tool (of the
-    sub-agent at the interrupt's ``point`` when it came from the tree): the merged
-    arguments as the run will see them, and the ``edited`` values strictly (a person's
-    edit is never coerced: ``42`` for a string parameter is refused, not run as ``"42"``)."""
-    tool_map = getattr(validate, "tool_map", None)
-    if tool_map is None:
-        return validate  # type: ignore[no-any-return]
+def shown_interrupt(
+    interrupt: Interrupt, redactor: Redactor | None = None
+) -> tuple[dict[str, Any], Any]:
+    """The question as a person may see it, wherever it is shown (the approval row, an MCP
+    host's elicitation): the call's arguments through the one redaction path, and the
+    reason with every string a mask hid scrubbed out."""
+    call = interrupt.tool_call
+    real = dict(call.arguments) if call is not None else {}
+    shown = shown_arguments(call.name if call else None, real, redactor)
+    hidden: set[str] = set()
+    _hidden_strings(real, shown, hidden)
+    return shown, _scrub(interrupt.reason, hidden)
 
-    def check(tool_name: str, arguments: dict[str, Any]) -> None:
-        from tether.errors import ToolArgumentError
 
-        tool = tool_map.get(tool_name)
-        if "/" in point:  # a Confirm lifted from a sub-agent: that agent's tool
-            from tether.agents.edits import tool_at
+def _pending_in(view: SessionView | None) -> dict[str, Interrupt]:
+    """The interrupts a session's view still waits for (none unless it is suspended)."""
+    if view is None or view.status != "suspended":
+        return {}
+    return {i.id: i for i in view.interrupts if i.id not in view.answers}
 
-            tool = tool_at(validate, point, tool_name)
-        if tool is None:
-            raise AnswerError(f"the agent has no tool {tool_name!r} to validate the arguments")
-        try:
-            tool.check_edit(arguments, edited)
-        except ToolArgumentError as exc:
-            raise AnswerError(
-                f"edited arguments for tool {tool_name!r} are invalid: {exc}"
-            ) from exc
 
-    return check
+async def _check_edit(validate: Any, interrupt: Interrupt, tool: str, full: dict[str, Any]) -> None:
+    """Apply ``validate`` to the merged call: an Agent (anything with ``tool_map``) through
+    the one edit rule (``tether.agents.edits.check_edit``), else a ``Validator``."""
+    if getattr(validate, "tool_map", None) is not None:
+        from tether.agents.edits import check_edit
+
+        await check_edit(validate, interrupt, full, inbox=True)
+        return
+    outcome = validate(tool, full)
+    if inspect.isawaitable(outcome):
+        await outcome

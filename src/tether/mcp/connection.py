@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import logging
 import threading
 from collections.abc import Callable, Coroutine
@@ -60,6 +61,7 @@ class _Live:
     session: ClientSession | None = None
     tools: list[mcp_types.Tool] = field(default_factory=list)
     refreshing: asyncio.Task[None] | None = None  # re-listing after tools/list_changed
+    stale: bool = False  # another list_changed came while ``refreshing`` ran
 
 
 class Connection:
@@ -73,6 +75,7 @@ class Connection:
         startup_timeout: float,
         list_timeout: float,
         on_tools: Callable[[list[mcp_types.Tool]], None],
+        max_tools: int = 500,
         roots: list[tuple[str, str]] | None = None,
         sampling: Callable[..., Any] | None = None,
         elicitation: Callable[..., Any] | None = None,
@@ -84,6 +87,7 @@ class Connection:
         self.transport = transport
         self.startup_timeout = startup_timeout
         self.list_timeout = list_timeout
+        self.max_tools = max_tools
         self._on_tools = on_tools
         self._thread_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -131,10 +135,13 @@ class Connection:
         arguments: dict[str, Any],
         tool_label: str,
         progress: ProgressReport | None = None,
+        parent: Any = None,
     ) -> mcp_types.CallToolResult:
         """Call a tool; a server that went away between calls is restarted first.
-        ``progress`` gets the call's progress notifications (in the connection's thread)."""
-        return await self.run(self._call(name, arguments, tool_label, progress))
+        ``progress`` gets the call's progress notifications (in the connection's thread);
+        ``parent``, an OpenTelemetry context, is current while the call runs there."""
+        call = self._call(name, arguments, tool_label, progress)
+        return await self.run(call if parent is None else _under(parent, call))
 
     def close(self) -> None:
         """Close the session and stop the private loop; the connection can reopen later."""
@@ -235,7 +242,9 @@ class Connection:
     async def _connect(self) -> _Live:
         loop = asyncio.get_running_loop()
         live = _Live(closed=asyncio.Event(), ready=loop.create_future())
-        live.task = asyncio.create_task(self._own(live))
+        # The session outlives the call that opened it: it runs in a context of its own
+        # (its SDK spans are not children of that call's span, nor its other contextvars).
+        live.task = asyncio.create_task(self._own(live), context=contextvars.Context())
         try:
             async with asyncio.timeout(self.startup_timeout):
                 tools = await asyncio.shield(live.ready)
@@ -290,6 +299,8 @@ class Connection:
                     live.ready.set_result(tools)
                 await live.closed.wait()
         except Exception as exc:
+            while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+                exc = exc.exceptions[0]  # the session's task group wraps the one error
             if not live.ready.done():
                 live.ready.set_exception(exc)
             else:
@@ -314,6 +325,12 @@ class Connection:
                     params = PaginatedRequestParams(cursor=cursor) if cursor else None
                     page = await session.list_tools(params=params)
                     tools.extend(page.tools)
+                    if len(tools) > self.max_tools:
+                        raise MCPConnectionError(
+                            f"MCP server {self.label!r} lists more than {self.max_tools:,} tools "
+                            f"(max_tools={self.max_tools:,}): tether does not take them up; "
+                            "raise max_tools on the MCPServer if the server really needs that many"
+                        )
                     cursor = page.next_cursor
                     if not cursor:
                         return tools
@@ -349,13 +366,19 @@ class Connection:
             await asyncio.wait(rest, timeout=_TEARDOWN_TIMEOUT)
 
     async def _refresh(self, live: _Live) -> None:
-        if live.session is None or live.closed.is_set():
-            return
-        try:
-            live.tools = await self._list(live.session)
-            self._on_tools(live.tools)
-        except Exception as exc:
-            self._log.warning("MCP server %r: re-listing tools failed: %s", self.label, exc)
+        """Re-list until no ``list_changed`` arrived during the last listing: however many
+        notifications come, one listing runs and at most one more is queued behind it."""
+        while True:
+            live.stale = False
+            if live.session is None or live.closed.is_set():
+                return
+            try:
+                live.tools = await self._list(live.session)
+                self._on_tools(live.tools)
+            except Exception as exc:
+                self._log.warning("MCP server %r: re-listing tools failed: %s", self.label, exc)
+            if not live.stale:
+                return
 
     async def _on_message(self, live: _Live, message: Any) -> None:
         from mcp_types import ToolListChangedNotification
@@ -373,7 +396,10 @@ class Connection:
             else:
                 self._log.warning("MCP server %r sent an unreadable message: %s", self.label, text)
         elif isinstance(message, ToolListChangedNotification):
-            live.refreshing = asyncio.get_running_loop().create_task(self._refresh(live))
+            if live.refreshing is not None and not live.refreshing.done():
+                live.stale = True  # the listing in flight is followed by one more
+            else:
+                live.refreshing = asyncio.get_running_loop().create_task(self._refresh(live))
 
     async def _list_roots(self, context: Any) -> mcp_types.ListRootsResult:
         from mcp_types import ListRootsResult, Root
@@ -384,3 +410,14 @@ class Connection:
     async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
         level = _LOG_LEVELS.get(str(params.level), logging.INFO)
         self._log.log(level, "%s", printable(params.data))
+
+
+async def _under(parent: Any, coroutine: Coroutine[Any, Any, T]) -> T:
+    """Await ``coroutine`` with the OpenTelemetry context ``parent`` attached."""
+    from opentelemetry import context as otel_context
+
+    token = otel_context.attach(parent)
+    try:
+        return await coroutine
+    finally:
+        otel_context.detach(token)

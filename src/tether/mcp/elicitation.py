@@ -95,9 +95,15 @@ async def ask(
     schema: dict[str, Any] = dict(params.requested_schema)
     agent = context.agent
     if agent.confirm is not None:
-        prompt = (
+        from tether.ops.terminal import visible
+
+        # The server's text goes to a callback that may print it (the README's input()):
+        # ESC, bidi and other invisible characters are written as escapes, on one line.
+        fields = json.dumps(schema.get("properties", {}), ensure_ascii=False)
+        prompt = visible(
             f"MCP server {label!r} asks, during {tool.mcp_name!r}: {params.message} "
-            f"(fields: {json.dumps(schema.get('properties', {}), ensure_ascii=False)})"
+            f"(fields: {fields})",
+            one_line=True,
         )
         request = ConfirmRequest(
             prompt, "mcp-elicitation", "before_tool_call", agent, context.tool_call

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from tether.mcp.errors import MCPResultTooLarge, MCPToolError
 from tether.messages import Image
-from tether.tools.media import MEDIA_TYPES, ToolOutput
+from tether.tools.media import MEDIA_TYPES, ToolOutput, sniff
 
 if TYPE_CHECKING:
     import mcp_types
@@ -23,12 +23,13 @@ def result_text(result: mcp_types.CallToolResult, tool: str, max_chars: int) -> 
 
     ``structuredContent`` is preferred when present (as compact JSON); otherwise the
     content blocks in order: text as is, embedded text resources with their URI,
-    images (and image resources) of a type the providers accept, up to 5 MiB, as
-    images attached to the result (a ToolOutput) and named in the text, and a
-    bracketed stand-in for other images, audio, binary resources and resource links.
-    More than ``max_chars`` characters of text raises MCPResultTooLarge.
+    images (and image resources) of a type the providers accept whose bytes are of that
+    type, up to 5 MiB each and ``max_chars`` of base64 data together, as images attached
+    to the result (a ToolOutput) and named in the text, and a bracketed stand-in for
+    other images, audio, binary resources and resource links. More than ``max_chars``
+    characters of text raises MCPResultTooLarge.
     """
-    images: list[Image] = []
+    images = _Images(max_chars)
     if result.structured_content is not None and not result.is_error:
         text = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
     else:
@@ -41,10 +42,19 @@ def result_text(result: mcp_types.CallToolResult, tool: str, max_chars: int) -> 
         )
     if result.is_error:
         raise MCPToolError(text or f"tool {tool!r} reported an error without a message")
-    return ToolOutput(text, images) if images else text
+    return ToolOutput(text, images.attached) if images.attached else text
 
 
-def _block_text(block: Any, images: list[Image]) -> str:
+class _Images:
+    """The images attached so far and the base64 characters they may still take."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.attached: list[Image] = []
+        self.left = max_chars
+        self.max_chars = max_chars
+
+
+def _block_text(block: Any, images: _Images) -> str:
     kind = getattr(block, "type", None)
     if kind == "text":
         return str(block.text)
@@ -75,19 +85,32 @@ def _block_text(block: Any, images: list[Image]) -> str:
     return f"[a {kind or 'content'} block tether does not know how to show]"
 
 
-def _image(mime: str, data: str, origin: str, images: list[Image]) -> str:
+def _image(mime: str, data: str, origin: str, images: _Images) -> str:
     """Attach an image the providers accept and name it; otherwise a stand-in saying why not."""
+    if len(data) > MAX_IMAGE_BYTES * 4 // 3 + 4:  # not even decoded: it cannot be attached
+        return f"[image{origin} ({mime}, {len(data):,} characters of base64) not shown: larger than {MAX_IMAGE_BYTES:,} bytes]"
     try:
-        size = len(base64.b64decode(data, validate=True))
+        raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         return f"[image{origin} ({mime}) not shown: its data is not valid base64]"
+    size = len(raw)
+    actual = sniff(raw)
     if mime not in MEDIA_TYPES:
         why = f"the providers take only {', '.join(sorted(MEDIA_TYPES))}"
+    elif actual != mime:
+        found = f"its bytes are {actual}" if actual else "its bytes are not an image tether knows"
+        why = f"it claims to be {mime}, but {found}"
     elif size > MAX_IMAGE_BYTES:
         why = f"larger than {MAX_IMAGE_BYTES:,} bytes"
+    elif len(data) > images.left:
+        why = (
+            f"the result's images would pass max_result_chars={images.max_chars:,} "
+            "(counted as base64 characters); raise max_result_chars on the MCPServer"
+        )
     else:
-        images.append(Image(mime, data))
-        return f"[image {len(images)}{origin} ({mime}, {size:,} bytes) attached]"
+        images.left -= len(data)
+        images.attached.append(Image(mime, data))
+        return f"[image {len(images.attached)}{origin} ({mime}, {size:,} bytes) attached]"
     return f"[image{origin} ({mime}, {size:,} bytes) not shown: {why}]"
 
 

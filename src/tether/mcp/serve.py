@@ -4,11 +4,19 @@ The tool (default name ``run_agent``) takes ``prompt`` and an optional ``session
 each call builds the agent with the app's factory (``factory(session_id=...)``), runs
 one invocation and returns the final text. When the run suspends on an interrupt (a
 Confirm, an in-doubt call, a hook or tool question), each pending question goes to the
-MCP host as an elicitation: a Confirm as ``{approve: bool, note: str}``, anything else
-as ``{answer: str}`` (JSON if it parses, else the string); the run resumes with the
-answers, until it ends. A host that cannot elicit (or declines) gets a text saying the
-session is suspended, with its id and the pending questions: with a durable store they
-wait in the approvals inbox like any other. Served over stdio.
+MCP host as an elicitation: a Confirm as ``{approve: bool, note: str, edit: str}``
+(``edit``: a JSON object of arguments to change, merged over the call as it will run),
+anything else as ``{answer: str}`` (JSON if it parses, else the string). The answers
+go through ``agent.resume`` with the host's client info as ``decided_by``: the one
+decision path, so they decide the approval rows and an edit obeys the edit rule (a
+refused answer is asked again with the reason). Questions show the call as the
+approvals inbox does (the one redaction path: ``***`` for secrets). A host that cannot
+elicit (or declines) gets a result saying the session is suspended, with its id and the
+pending questions: with a durable store they wait in the approvals inbox like any
+other. Every result carries ``structuredContent``: ``{"status": "completed" | "stopped"
+| "suspended", "stop_reason", "session_id", "text", "pending"}``. The SDK logs at
+WARNING by default (``log_level``), so the host's stderr gets no per-request lines.
+Served over stdio.
 """
 
 from __future__ import annotations
@@ -16,9 +24,10 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp.server.mcpserver import Context  # the SDK reads the tool's annotations at run time
+from mcp_types import CallToolResult, TextContent
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer as SDKServer
@@ -28,6 +37,7 @@ if TYPE_CHECKING:
     from tether.result import Result
 
 _MAX_ROUNDS = 100
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 
 
 def build_server(
@@ -36,29 +46,39 @@ def build_server(
     name: str = "tether",
     tool_name: str = "run_agent",
     description: str | None = None,
+    log_level: LogLevel = "WARNING",
 ) -> SDKServer:
     """An MCP server (the SDK's) offering ``factory``'s agent as the tool ``tool_name``."""
     from mcp.server.mcpserver import MCPServer as SDKServer
 
-    server = SDKServer(name)
+    server = SDKServer(name, log_level=log_level)
     about = description or (
         "Run the agent on a prompt and return its answer. It runs under its own policies: "
         "questions it has for a person (approvals) are asked through elicitation. Pass "
-        "session_id to continue a conversation."
+        "session_id to continue a conversation. structuredContent.status says whether the "
+        "run completed, stopped, or is suspended waiting for a person."
     )
 
-    async def run_agent(prompt: str, ctx: Context, session_id: str = "") -> str:
+    async def run_agent(prompt: str, ctx: Context, session_id: str = "") -> CallToolResult:
+        from tether.errors import AnswerError
+
         agent = factory(session_id=session_id or f"mcp-{uuid.uuid4().hex[:12]}")
+        who = _host(ctx)
         try:
             result = await agent.invoke_async(prompt)
+            problem: str | None = None
             for _ in range(_MAX_ROUNDS):
                 if result.stop_reason != "interrupt":
                     break
-                answers = await _ask(ctx, agent, result.interrupts)
+                answers = await _ask(ctx, agent, result.interrupts, problem)
                 if answers is None:
                     return _suspended(agent, result.interrupts)
-                result = await agent.resume_async(answers)
-            return _answer(result)
+                try:
+                    result = await agent.resume_async(answers, decided_by=who)
+                    problem = None
+                except AnswerError as exc:  # nothing was recorded: ask again, with why
+                    problem = str(exc)
+            return _answer(agent, result)
         finally:
             agent.close()
 
@@ -66,7 +86,17 @@ def build_server(
     return server
 
 
-async def _ask(ctx: Context, agent: Agent, pending: list[Interrupt]) -> dict[str, Any] | None:
+def _host(ctx: Context) -> str:
+    """``decided_by`` for the host's answers: its client info, as it introduced itself."""
+    params = getattr(ctx.session, "client_params", None)
+    info = getattr(params, "client_info", None)
+    label = " ".join(filter(None, [getattr(info, "name", None), getattr(info, "version", None)]))
+    return f"mcp host {label or 'unknown'}"[:200]
+
+
+async def _ask(
+    ctx: Context, agent: Agent, pending: list[Interrupt], problem: str | None = None
+) -> dict[str, Any] | None:
     """The host's answers to every pending interrupt, or None if it cannot or will not say."""
     from mcp_types import ClientCapabilities, ElicitationCapability
 
@@ -76,14 +106,19 @@ async def _ask(ctx: Context, agent: Agent, pending: list[Interrupt]) -> dict[str
     answers: dict[str, Any] = {}
     for interrupt in pending:
         message = _question(agent, interrupt)
+        if problem is not None:
+            message = f"{message}\n(your last answer was refused: {_shown_text(agent, interrupt, problem)})"
         if interrupt.source == "intervention":
             confirm = await ctx.elicit(message, _Confirm)
             if confirm.action != "accept" or confirm.data is None:
                 return None
             note = confirm.data.note or None
-            answers[interrupt.id] = (
-                True if confirm.data.approve else {"approved": False, "reason": note}
-            )
+            if not confirm.data.approve:
+                answers[interrupt.id] = {"approved": False, "reason": note}
+            elif confirm.data.edit.strip():
+                answers[interrupt.id] = _edited(interrupt, confirm.data.edit, note)
+            else:
+                answers[interrupt.id] = True
         else:
             free = await ctx.elicit(message, _Answer)
             if free.action != "accept" or free.data is None:
@@ -92,11 +127,42 @@ async def _ask(ctx: Context, agent: Agent, pending: list[Interrupt]) -> dict[str
     return answers
 
 
+def _edited(interrupt: Interrupt, text: str, note: str | None) -> Any:
+    """An approval with the host's edit merged over the call as it will run. A value left
+    masked (``***``) keeps the real one; the edit rule (in ``agent.resume``) judges the rest.
+    Text that is not a JSON object goes to ``agent.resume`` as is, which refuses it."""
+    from tether.durable.approval_types import MASK
+
+    try:
+        edit = json.loads(text)
+    except ValueError:
+        return {"approved": True, "args": text, "reason": note}
+    if not isinstance(edit, dict) or interrupt.tool_call is None:
+        return {"approved": True, "args": edit, "reason": note}
+    real = dict(interrupt.tool_call.arguments)
+    merged = {**real, **{k: v for k, v in edit.items() if v != MASK or k not in real}}
+    return {"approved": True, "args": merged, "reason": note}
+
+
+def _shown(agent: Agent, interrupt: Interrupt) -> tuple[dict[str, Any], Any]:
+    from tether.durable.approvals import shown_interrupt
+    from tether.durable.redaction import redactor_of
+
+    return shown_interrupt(interrupt, redactor_of(agent))
+
+
+def _shown_text(agent: Agent, interrupt: Interrupt, text: str) -> str:
+    """``text`` (an error about the interrupt) with the call's masked values scrubbed."""
+    from dataclasses import replace
+
+    return str(_shown(agent, replace(interrupt, reason=text))[1])
+
+
 def _question(agent: Agent, interrupt: Interrupt) -> str:
-    reason = interrupt.reason
+    arguments, reason = _shown(agent, interrupt)
     text = reason if isinstance(reason, str) else json.dumps(reason, ensure_ascii=False)
     call = interrupt.tool_call
-    about = "" if call is None else f" (tool {call.name} {json.dumps(call.arguments)})"
+    about = "" if call is None else f" (tool {call.name} {json.dumps(arguments)})"
     return f"session {agent.session_id}, {interrupt.source} {interrupt.id}{about}: {text}"
 
 
@@ -107,23 +173,60 @@ def _parsed(text: str) -> Any:
         return text
 
 
-def _answer(result: Result) -> str:
+def _result(text: str, structured: dict[str, Any], error: bool = False) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=structured,
+        is_error=error,
+    )
+
+
+def _answer(agent: Agent, result: Result) -> CallToolResult:
+    status = {"stop_reason": result.stop_reason, "session_id": agent.session_id}
     if result.stop_reason == "interrupt":
-        return f"the run is still waiting after {_MAX_ROUNDS} rounds of questions"
+        text = f"the run is still waiting after {_MAX_ROUNDS} rounds of questions"
+        pending = [_pending(agent, i) for i in result.interrupts]
+        return _result(text, {"status": "suspended", **status, "text": text, "pending": pending})
     text = result.message.text if result.message is not None else ""
     if result.stop_reason == "end_turn":
-        return text
-    return f"[stopped: {result.stop_reason}] {text}".strip()
+        return _result(text, {"status": "completed", **status, "text": text, "pending": []})
+    shown = f"[stopped: {result.stop_reason}] {text}".strip()
+    return _result(
+        shown,
+        {"status": "stopped", **status, "text": text, "pending": []},
+        error=result.stop_reason == "error",
+    )
 
 
-def _suspended(agent: Agent, pending: list[Interrupt]) -> str:
+def _pending(agent: Agent, interrupt: Interrupt) -> dict[str, Any]:
+    arguments, reason = _shown(agent, interrupt)
+    call = interrupt.tool_call
+    return {
+        "id": interrupt.id,
+        "source": interrupt.source,
+        "name": interrupt.name,
+        "tool": None if call is None else call.name,
+        "arguments": None if call is None else arguments,
+        "reason": reason,
+    }
+
+
+def _suspended(agent: Agent, pending: list[Interrupt]) -> CallToolResult:
     lines = [
         f"session {agent.session_id} is suspended, waiting for a person to answer "
         f"{len(pending)} question(s); the MCP host did not answer them (no elicitation). "
         "With a durable store they wait in the approvals inbox (tether approvals list):"
     ]
     lines += [f"- {_question(agent, i)}" for i in pending]
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    structured = {
+        "status": "suspended",
+        "stop_reason": "interrupt",
+        "session_id": agent.session_id,
+        "text": text,
+        "pending": [_pending(agent, i) for i in pending],
+    }
+    return _result(text, structured)
 
 
 def _schemas() -> tuple[type[Any], type[Any]]:
@@ -132,6 +235,13 @@ def _schemas() -> tuple[type[Any], type[Any]]:
     class Confirm(BaseModel):
         approve: bool = Field(description="Let the agent go ahead")
         note: str = Field("", description="Why (shown to the agent when you refuse)")
+        edit: str = Field(
+            "",
+            description=(
+                "Optional, with approve: a JSON object of arguments to change (merged over "
+                "the call shown; the agent's policies must allow the result)"
+            ),
+        )
 
     class Answer(BaseModel):
         answer: str = Field(description="Your answer (JSON, or plain text)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -44,7 +45,9 @@ class MCPServer:
     server's annotations are untrusted), ``trust_annotations`` (False: ignore them, every
     tool counts as a destructive, non-idempotent write unless ``hints`` say otherwise),
     ``startup_timeout`` / ``list_timeout`` / ``call_timeout`` (seconds),
-    ``max_result_chars`` (a longer result is an error the model sees) and ``roots``
+    ``max_result_chars`` (a longer text is an error the model sees; images past it, by
+    their base64 size, are left out and named), ``max_tools`` (a server listing more
+    tools fails to connect, 500 by default) and ``roots``
     (directories, or ``file://`` URIs, the server may work in; None: the client offers
     no roots capability). ``sampling``: an Agent (without tools, not the one calling
     this server) that answers the server's ``sampling/createMessage`` requests under its
@@ -67,6 +70,7 @@ class MCPServer:
         list_timeout: float = 30.0,
         call_timeout: float | None = 120.0,
         max_result_chars: int = 200_000,
+        max_tools: int = 500,
         roots: Iterable[str | os.PathLike[str]] | None = None,
         sampling: Agent | None = None,
         elicitation: bool = False,
@@ -83,10 +87,11 @@ class MCPServer:
             raise ConfigurationError(
                 f"MCP server {label!r}: call_timeout must be > 0 or None, got {call_timeout!r}"
             )
-        if max_result_chars < 1:
-            raise ConfigurationError(
-                f"MCP server {label!r}: max_result_chars must be >= 1, got {max_result_chars!r}"
-            )
+        for what, bound in (("max_result_chars", max_result_chars), ("max_tools", max_tools)):
+            if not isinstance(bound, int) or bound < 1:
+                raise ConfigurationError(
+                    f"MCP server {label!r}: {what} must be >= 1, got {bound!r}"
+                )
         self.label = label
         self.prefix = prefix
         self.allow = None if allow is None else frozenset(_names(allow, "allow", label))
@@ -109,6 +114,7 @@ class MCPServer:
             startup_timeout=startup_timeout,
             list_timeout=list_timeout,
             on_tools=self._offer,
+            max_tools=max_tools,
             roots=None if roots is None else [_root(r, label) for r in roots],
             sampling=None if sampling is None else SamplingAnswerer(sampling, label),
             elicitation=self._elicitations,
@@ -177,6 +183,11 @@ class MCPServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def listed(self) -> bool:
+        """True once the tools were listed (before: :meth:`offered` is empty, nothing started)."""
+        return self._connection.connects > 0
 
     @property
     def connects(self) -> int:
@@ -269,11 +280,14 @@ class MCPServer:
                 "(its tool list changed)"
             )
         progress = _progress_to(context)
+        parent = _trace_parent(context)
         if self._elicitations is None:
-            result = await self._connection.call_tool(tool.mcp_name, arguments, tool.name, progress)
+            result = await self._connection.call_tool(
+                tool.mcp_name, arguments, tool.name, progress, parent
+            )
         else:
             result = await self._call_answering(
-                tool, arguments, context, self._elicitations, progress
+                tool, arguments, context, self._elicitations, progress, parent
             )
         return result_text(result, tool.name, self.max_result_chars)
 
@@ -284,13 +298,14 @@ class MCPServer:
         context: ToolContext | None,
         elicitations: Elicitations,
         progress: ProgressReport | None,
+        parent: Any,
     ) -> mcp_types.CallToolResult:
         """The call, answering the server's questions while it runs (see elicitation.py)."""
         from mcp_types import ElicitResult
 
         asking = elicitations.open()
         call = asyncio.ensure_future(
-            self._connection.call_tool(tool.mcp_name, arguments, tool.name, progress)
+            self._connection.call_tool(tool.mcp_name, arguments, tool.name, progress, parent)
         )
         try:
             while True:
@@ -310,6 +325,20 @@ class MCPServer:
             if not call.done():
                 call.cancel()
                 await asyncio.gather(call, return_exceptions=True)
+
+
+def _trace_parent(context: ToolContext | None) -> Any:
+    """The OpenTelemetry context of the call's ``execute_tool`` span (None: not traced), so
+    the SDK's spans of the call, made in the connection's thread, are its children."""
+    tracing = sys.modules.get("tether.observe.tracing")
+    if context is None or tracing is None or context.tool_call is None:
+        return None
+    span = tracing.tool_span(context.agent, context.tool_call.id)
+    if span is None:
+        return None
+    from opentelemetry import trace
+
+    return trace.set_span_in_context(span)
 
 
 def _progress_to(context: ToolContext | None) -> ProgressReport | None:

@@ -8,7 +8,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
-from tether.errors import ConfigurationError, ToolArgumentError
+from tether.errors import ConfigurationError
+from tether.mcp.validation import schema_validator
 from tether.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 _INVALID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 CONTEXT_KEY = "__tether_context__"
 """The keyword that carries the ToolContext to the call (servers with elicitation on)."""
-_MAX_ERRORS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +141,7 @@ class MCPTool(Tool):
         fn: Callable[..., Any],
     ) -> None:
         schema = dict(definition.input_schema)
-        validate = _schema_validator(schema, server=self.server, tool=definition.name)
+        validate = schema_validator(schema, server=self.server, tool=definition.name)
         description = definition.description or (
             definition.annotations.title if definition.annotations is not None else None
         )
@@ -189,58 +189,3 @@ class MCPTool(Tool):
 def local_name(mcp_name: str, prefix: str) -> str:
     """The tether name of a server's tool: prefix + name, characters providers refuse as '_'."""
     return (prefix + _INVALID_CHARS.sub("_", mcp_name))[:64]
-
-
-def _schema_validator(schema: dict[str, Any], *, server: str, tool: str) -> _SchemaValidator:
-    """A validator of the model's arguments against the tool's JSON schema."""
-    from jsonschema import validators  # type: ignore[import-untyped]
-    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
-
-    if schema.get("type") != "object":
-        raise ConfigurationError(
-            f"MCP server {server!r} offers tool {tool!r} with an input schema whose type is "
-            f"{schema.get('type')!r}, not 'object'; a model can only call it with an object: "
-            f"leave it out with deny=[{tool!r}]"
-        )
-    try:
-        cls = validators.validator_for(schema)
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        raise ConfigurationError(
-            f"MCP server {server!r} offers tool {tool!r} with an invalid input schema "
-            f"({exc.message}); leave it out with deny=[{tool!r}]"
-        ) from None
-    return _SchemaValidator(cls(schema))
-
-
-class _SchemaValidator:
-    """JSON-schema validation: it never coerces, so a person's edit (``strict``) is checked
-    exactly like the model's arguments."""
-
-    __slots__ = ("_validator",)
-
-    def __init__(self, validator: Any) -> None:
-        self._validator = validator
-
-    def __call__(self, arguments: Any, tool_name: str) -> dict[str, Any]:
-        from tether.tools.arguments import _as_dict
-
-        if type(arguments) is not dict:
-            arguments = _as_dict(arguments, tool_name)
-        errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path))
-        if not errors:
-            return dict(arguments)
-        parts = [_explain(e) for e in errors[:_MAX_ERRORS]]
-        if len(errors) > _MAX_ERRORS:
-            parts.append(f"and {len(errors) - _MAX_ERRORS} more errors")
-        raise ToolArgumentError(f"tool {tool_name!r}: " + "; ".join(parts))
-
-    strict = __call__
-
-
-def _explain(error: Any) -> str:
-    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.path).lstrip(".")
-    message = str(error.message)
-    if len(message) > 200:
-        message = message[:197] + "..."
-    return f"argument {path!r}: {message}" if path else message

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from tether.models.bedrock_model import BedrockModel
     from tether.models.failover import FailoverReason, ProviderError
     from tether.models.fallback import FallbackChain
+    from tether.models.gemini_model import GeminiModel
     from tether.models.openai_model import OpenAIModel
     from tether.models.openai_responses_model import OpenAIResponsesModel
     from tether.models.retry import RetryPolicy
@@ -27,6 +28,7 @@ _LAZY = {
     "OpenAIResponsesModel": "tether.models.openai_responses_model",
     "AnthropicModel": "tether.models.anthropic_model",
     "BedrockModel": "tether.models.bedrock_model",
+    "GeminiModel": "tether.models.gemini_model",
     "FallbackChain": "tether.models.fallback",
     "FailoverReason": "tether.models.failover",
     "ProviderError": "tether.models.failover",
@@ -38,6 +40,7 @@ __all__ = [
     "BedrockModel",
     "FailoverReason",
     "FallbackChain",
+    "GeminiModel",
     "Model",
     "ModelRequest",
     "ModelResponse",

@@ -95,3 +95,12 @@ def _block(block: Any) -> dict[str, Any] | None:
             return {"type": "redacted_thinking", "data": block.signature}
         return {"type": "thinking", "thinking": block.text, "signature": block.signature}
     return None
+
+
+_ANTHROPIC_CHOICES = {"auto": "auto", "required": "any", "none": "none"}
+
+
+def tool_choice_param(choice: str) -> dict[str, Any]:
+    """``ModelRequest.tool_choice`` in Messages form (``required`` is ``any``)."""
+    kind = _ANTHROPIC_CHOICES.get(choice)
+    return {"type": kind} if kind is not None else {"type": "tool", "name": choice}

@@ -11,6 +11,7 @@ from tether.models.anthropic_format import (
     messages_param,
     stop_reason,
     system_param,
+    tool_choice_param,
     tools_param,
     usage_from,
 )
@@ -105,6 +106,8 @@ class AnthropicModel(ProviderModel):
         if output is not None:
             body["tools"] = [*body.get("tools", ()), *tools_param([output.spec()])]
             body["tool_choice"] = self._tool_choice(output)
+        if request.tool_choice is not None:  # a hook's choice for this call wins
+            body["tool_choice"] = tool_choice_param(request.tool_choice)
         if self.prompt_cache:
             anthropic_breakpoints(body)
         body.update(self.params)

@@ -28,6 +28,14 @@ class ModelRequest:
     structured output constrains its answer to it; the loop validates it anyway)."""
     output_name: str = "output"
     """A name for that schema (letters, digits, ``_`` and ``-``)."""
+    tool_choice: str | None = None
+    """This call's tool choice (None: the provider's default, ``auto``): ``"auto"`` (the
+    model decides), ``"required"`` (it must call a tool), ``"none"`` (it must not) or
+    the name of one offered tool (it must call that one). A BeforeModelCall hook sets it."""
+
+
+TOOL_CHOICES = ("auto", "required", "none")
+"""The tool choices besides a tool's name (see ``ModelRequest.tool_choice``)."""
 
 
 @dataclass(slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from tether.errors import ConfigurationError
 from tether.events import ModelStopReason
 from tether.messages import Image, ReasoningBlock, TextBlock, ToolCall, ToolResult, Usage
 from tether.models.alternation import alternating
@@ -139,3 +140,28 @@ def add_output_tool(body: dict[str, Any], output: OutputTool) -> None:
     config = body.setdefault("toolConfig", {"tools": []})
     config["tools"] = [*config["tools"], _tool(output.spec())]
     config["toolChoice"] = {"tool": {"name": output.name}} if output.alone else {"any": {}}
+
+
+def add_tool_choice(body: dict[str, Any], request: ModelRequest) -> None:
+    """``ModelRequest.tool_choice`` in Converse form (``required`` is ``any``). Converse
+    has no ``none``: the tools are left out, which it refuses once the conversation
+    holds tool calls (then this raises rather than let the model call tools)."""
+    choice = request.tool_choice
+    if choice is None or "toolConfig" not in body:
+        return
+    if choice == "none":
+        if any(type(b) in (ToolCall, ToolResult) for m in request.messages for b in m.content):
+            raise ConfigurationError(
+                "BedrockModel cannot send tool_choice='none' here: Converse has no 'none' "
+                "choice, and once the conversation holds tool calls it needs the tools "
+                "offered; use 'auto' or forbid the call in a BeforeToolCall hook instead"
+            )
+        del body["toolConfig"]
+        return
+    config = body["toolConfig"]
+    if choice == "auto":
+        config["toolChoice"] = {"auto": {}}
+    elif choice == "required":
+        config["toolChoice"] = {"any": {}}
+    else:
+        config["toolChoice"] = {"tool": {"name": choice}}

@@ -18,6 +18,7 @@ from tether.events import ModelStop, ModelStreamEvent, ReasoningDelta, TextDelta
 from tether.models.base import ModelRequest
 from tether.models.bedrock_format import (
     add_output_tool,
+    add_tool_choice,
     botocore_error_info,
     forces_tools,
     request_body,
@@ -125,6 +126,8 @@ class BedrockModel(ProviderModel):
         output = OutputTool.of(request) if self.output_tool else None
         if output is not None:
             add_output_tool(body, output)
+        if request.tool_choice is not None:  # a hook's choice for this call wins
+            add_tool_choice(body, request)
         if self.prompt_cache:
             bedrock_breakpoints(body)
         events = self._streamed(body) if self.streaming else self._whole(body)

@@ -79,6 +79,11 @@ _PROVIDER_CODES: dict[str, R] = {
     "InternalServerException": R.SERVER_ERROR,
     "ModelErrorException": R.SERVER_ERROR,
     "ModelStreamErrorException": R.SERVER_ERROR,
+    # Gemini (google.rpc status names and ErrorInfo reasons)
+    "API_KEY_INVALID": R.AUTH,
+    "UNAUTHENTICATED": R.AUTH,
+    "RESOURCE_EXHAUSTED": R.RATE_LIMIT,
+    "DEADLINE_EXCEEDED": R.TIMEOUT,
 }
 
 _PROVIDER_PATTERNS: list[tuple[re.Pattern[str], R]] = [
@@ -89,6 +94,7 @@ _PROVIDER_PATTERNS: list[tuple[re.Pattern[str], R]] = [
         R.CONTEXT_OVERFLOW,
     ),
     (re.compile(r"credit balance is too low", re.I), R.BILLING),
+    (re.compile(r"input token count.*exceeds the maximum", re.I | re.S), R.CONTEXT_OVERFLOW),
 ]
 
 _STATUS: dict[int, R] = {

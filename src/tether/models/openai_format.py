@@ -7,7 +7,7 @@ from typing import Any
 
 from tether.events import ModelStopReason
 from tether.messages import Message, TextBlock, ToolCall, ToolResult, Usage
-from tether.models.base import ModelRequest
+from tether.models.base import TOOL_CHOICES, ModelRequest
 
 _STOP: dict[str, ModelStopReason] = {
     "stop": "end_turn",
@@ -111,3 +111,10 @@ def _convert(message: Message) -> list[dict[str, Any]]:
             out.append({"role": "user", "content": text})
         return out
     return [{"role": message.role, "content": text}]
+
+
+def tool_choice_param(choice: str) -> str | dict[str, Any]:
+    """``ModelRequest.tool_choice`` in Chat Completions form."""
+    if choice in TOOL_CHOICES:
+        return choice
+    return {"type": "function", "function": {"name": choice}}

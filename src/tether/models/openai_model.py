@@ -17,6 +17,7 @@ from tether.models.failover import ErrorInfo, snippet
 from tether.models.openai_format import (
     messages_param,
     stop_reason,
+    tool_choice_param,
     tools_param,
     usage_from,
 )
@@ -103,6 +104,8 @@ class OpenAIModel(ProviderModel):
         body: dict[str, Any] = {"model": self.model, "messages": messages_param(request)}
         if request.tool_specs:
             body["tools"] = tools_param(request.tool_specs)
+        if request.tool_choice is not None:
+            body["tool_choice"] = tool_choice_param(request.tool_choice)
         limit = request.max_tokens or self.max_tokens
         if limit is not None:
             body["max_tokens"] = limit

@@ -2,6 +2,7 @@
 
 ``openai:gpt-4.1``, ``openai-responses:o4-mini`` (the Responses API), ``anthropic:claude-sonnet-4-5``,
 ``bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0``,
+``gemini:gemini-2.5-flash`` (key from GEMINI_API_KEY or GOOGLE_API_KEY),
 ``openai-compatible:MODEL@http://127.0.0.1:8080/v1`` (key from OPENAI_API_KEY,
 else "none"), ``scripted:path.json``.
 """
@@ -18,6 +19,7 @@ KNOWN_PREFIXES = (
     "openai",
     "anthropic",
     "bedrock",
+    "gemini",
     "openai-responses",
     "openai-compatible",
     "scripted",
@@ -50,6 +52,10 @@ def model_from_string(spec: str) -> Model:
         from tether.models.bedrock_model import BedrockModel
 
         return BedrockModel(rest)
+    if provider == "gemini":
+        from tether.models.gemini_model import GeminiModel
+
+        return GeminiModel(rest)
     if provider == "openai-compatible":
         return _compatible(spec, rest)
     raise ConfigurationError(

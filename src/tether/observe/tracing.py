@@ -52,6 +52,16 @@ _MAX_SAVED = 1024
 
 _TRACED: weakref.WeakSet[Agent] = weakref.WeakSet()
 """Agents some Tracing already watches (instrument() refuses to trace one twice)."""
+_TRACERS: weakref.WeakKeyDictionary[Agent, Tracing] = weakref.WeakKeyDictionary()
+
+
+def tool_span(agent: Agent, call_id: str) -> Any:
+    """The open ``execute_tool`` span of ``agent``'s tool call ``call_id``, or None: the
+    parent for work the call does elsewhere (an MCP connection's thread, say)."""
+    tracing = _TRACERS.get(agent)
+    run = None if tracing is None else tracing._runs.get(id(agent))
+    entry = None if run is None else run.tools.get(call_id)
+    return None if entry is None else entry.span
 
 
 class Tracing(StepSpans):
@@ -121,6 +131,7 @@ class Tracing(StepSpans):
             agent.observers.append(partial(self._stream_event, agent))
             weakref.finalize(agent, self._runs.pop, id(agent), None)
             _TRACED.add(agent)
+            _TRACERS[agent] = self
             host = agent.agent_hooks
             if host is not None:  # tee the host's record sink: verdicts become span events
                 trail = host.trail
@@ -159,9 +170,10 @@ class Tracing(StepSpans):
                 links.append(Link(remote, {"tether.link": "resumed_from"}))
         model = A.first_model(agent.model).name
         provider = A.provider_of(agent.model)
+        name = agent.name or self.agent_name  # Agent.name, else Tracing(agent_name=...)
         attributes: dict[str, Any] = {
             A.OPERATION: "invoke_agent",
-            A.AGENT_NAME: self.agent_name,
+            A.AGENT_NAME: name,
             A.CONVERSATION: agent.session_id,
             A.PROVIDER: provider,
             A.REQUEST_MODEL: model,
@@ -174,7 +186,7 @@ class Tracing(StepSpans):
         if self.capture and agent.system_prompt:
             attributes[A.SYSTEM_INSTRUCTIONS] = masker.text(_system(agent.system_prompt))
         span = self.tracer.start_span(
-            f"invoke_agent {self.agent_name}",
+            f"invoke_agent {name}",
             context=parent,
             kind=SpanKind.INTERNAL,
             attributes=attributes,
@@ -292,10 +304,10 @@ class Tracing(StepSpans):
             entry = run.tools.get(call.id)
             if entry is not None:
                 entry.confirming.append(policy)
-        G.verdict_span(run, point, event).add_event(
-            "tether.policy.verdict",
-            {"tether.policy": policy, "tether.action": action, "tether.point": point},
-        )
+        attrs = {"tether.policy": policy, "tether.action": action, "tether.point": point}
+        if verdict.error is not None:  # failed open: the exception type, never its text
+            attrs["error.type"] = verdict.error
+        G.verdict_span(run, point, event).add_event("tether.policy.verdict", attrs)
         self.instruments.verdicts.add(
             1, {"tether.policy": policy, "tether.action": action, "tether.point": point}
         )

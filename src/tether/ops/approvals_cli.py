@@ -271,14 +271,17 @@ def _decide(
         if edited is not None and app_spec is not None:
             validate = build_agent(app_spec, current.session_id)
         started = time.time_ns()
-        decided = await s.approvals.decide(
+        from tether.governance import decide_approval
+
+        decided = await decide_approval(
+            s,
             approval_id,
             decision,  # type: ignore[arg-type]
             decided_by=_who(who),
             note=note,
             edited_args=edited,
             response=response,
-            validate=validate,
+            agent=validate,
         )
         await trace_decided(s, decided, via="cli", started_ns=started)
         return decided

@@ -184,12 +184,16 @@ class _Builder:
                 gap.status = "waiting"
                 self.suspended = None
             resumed = bool(e.data.get("resume"))
+            agent = e.data.get("agent")  # Agent.name, when the agent has one
             title = ("resumed" if resumed else "run started") + (f" by {by}" if by else "")
+            title += f" (agent {self.scrub(agent)})" if agent else ""
             self.run = self.add("run", title, started, started, seq=e.seq)
             model = e.data.get("model")
             self.model = None if model is None else str(model)
             self.switched = None  # a FallbackChain starts each run at its first model
             self.run.detail = {"by": by, "resume": resumed, "model": self.model}
+            if agent:
+                self.run.detail["agent"] = self.scrub(agent)
             self.cursor = started
             return
         reason = self.scrub(e.data.get("reason"))

@@ -12,6 +12,23 @@ from tether.messages import Image
 
 MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 """What OpenAI, Anthropic and Bedrock all accept."""
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def sniff(data: bytes) -> str | None:
+    """The media type of :data:`MEDIA_TYPES` that ``data`` starts with (its magic bytes),
+    or None: what an image claims to be is checked against this, not trusted."""
+    for magic, media_type in _MAGIC:
+        if data.startswith(magic):
+            return media_type
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,19 +6,27 @@ returning those tools without any I/O. An Agent holding such a source registers 
 :class:`ToolRefresh`; before each model call it compares generations and, when one
 moved, rebuilds the agent's tool list in place, so the call about to be made already
 sends the new tool specs. Agents without a changing source register nothing.
+
+Such a source is not asked for its tools when the Agent is built (an MCP server starts
+no process for an agent built to validate an edit or show a session): a source with
+``listed`` False is listed when a run starts (in a worker thread, off the loop), or,
+outside a run, when a lookup in ``agent.tool_map`` misses (validating an edited call,
+say: the tool is needed then).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tether.context.estimate import forget_fixed
-from tether.control.events import BeforeModelCall
+from tether.control.events import BeforeInvocation, BeforeModelCall
 from tether.control.registry import HookOrder, HookRegistry
+from tether.errors import ConfigurationError, HookError, TetherError
 from tether.tools.base import Tool
-from tether.tools.source import is_tool_source
+from tether.tools.source import is_tool_source, tools_of
 
 if TYPE_CHECKING:
     from tether.agent import Agent
@@ -43,15 +51,52 @@ class ToolRefresh:
         for item in items:
             if is_tool_source(item):
                 self._parts.append(item)
-                position += len(item.tools())  # type: ignore[attr-defined]
+                position += len(tools_of(item, connect=False))  # type: ignore[arg-type]
             else:
                 self._parts.append(tools[position])
                 position += 1
         self._sources: list[Any] = [p for p in self._parts if changes(p)]
         self._seen = [s.generation for s in self._sources]
+        # Every source's first listing went through a strict apply (a name clash raises).
+        self._taken = not self._unlisted()
 
     def register_hooks(self, registry: HookRegistry) -> None:
+        registry.add(BeforeInvocation, self.before_invocation, HookOrder.SDK_FIRST)
         registry.add(BeforeModelCall, self.before_model_call, HookOrder.SDK_FIRST)
+
+    def _unlisted(self) -> list[Any]:
+        return [s for s in self._sources if getattr(s, "listed", True) is False]
+
+    async def before_invocation(self, event: BeforeInvocation) -> None:
+        """List the sources not listed yet (their first use), in a thread: a server's
+        start must not hold the loop."""
+        waiting = self._unlisted()
+        if not waiting and self._taken:
+            return
+        for source in waiting:
+            try:
+                await asyncio.to_thread(source.tools)
+            except TetherError as exc:
+                raise HookError(
+                    f"{source!r} could not give its tools when the run started: {exc}"
+                ) from exc
+        self._take_up(event.agent)
+
+    def load(self, agent: Agent) -> bool:
+        """List the sources not listed yet, blocking; False when there were none."""
+        waiting = self._unlisted()
+        if not waiting and self._taken:
+            return False
+        for source in waiting:
+            source.tools()
+        self._take_up(agent)
+        return True
+
+    def _take_up(self, agent: Agent) -> None:
+        seen = [s.generation for s in self._sources]
+        self.apply(agent, strict=True)  # raises for a name clash: the next use asks again
+        self._seen = seen
+        self._taken = True
 
     def before_model_call(self, event: BeforeModelCall) -> None:
         now = [s.generation for s in self._sources]
@@ -59,8 +104,12 @@ class ToolRefresh:
             self._seen = now
             self.apply(event.agent)
 
-    def apply(self, agent: Agent) -> None:
-        """Rebuild ``agent.tools``, ``tool_map`` and ``tool_specs`` in place from the sources."""
+    def apply(self, agent: Agent, *, strict: bool = False) -> None:
+        """Rebuild ``agent.tools``, ``tool_map`` and ``tool_specs`` in place from the sources.
+
+        ``strict`` (a source's first listing, before the run uses any tool): a name two
+        items give is a ConfigurationError, as when the Agent is built; otherwise the
+        first keeps it, with a warning (a run cannot stop half way for it)."""
         tools: list[Tool] = []
         names: dict[str, str] = {}
         for part in self._parts:
@@ -70,6 +119,12 @@ class ToolRefresh:
                 found = part.offered() if changes(part) else part.tools()
                 where = repr(part)
             for tool in found:
+                if tool.name in names and strict:
+                    raise ConfigurationError(
+                        f"two tools are named {tool.name!r}: one from {names[tool.name]}, one "
+                        f"from {where}; tool names must be unique: give a source a name prefix "
+                        "(e.g. MCPServer.stdio(..., prefix='git_')) or filter it with allow=/deny="
+                    )
                 if tool.name in names:
                     _LOG.warning(
                         "%s now offers a tool named %r, which %s already provides; the agent "
@@ -93,6 +148,32 @@ class ToolRefresh:
 
 
 def watch_sources(agent: Agent, items: Sequence[object]) -> None:
-    """Register a :class:`ToolRefresh` on ``agent`` when one of its sources can change."""
+    """Register a :class:`ToolRefresh` on ``agent`` when one of its sources can change,
+    and make ``agent.tool_map`` list the sources not listed yet when a lookup misses."""
     if any(changes(s) for s in agent.tool_sources):
-        agent.hooks.add_provider(ToolRefresh(items, agent.tools))
+        refresh = ToolRefresh(items, agent.tools)
+        agent.hooks.add_provider(refresh)
+        agent.tool_map = ToolMap(agent.tool_map.items(), lambda: refresh.load(agent))
+
+
+class ToolMap(dict[str, Tool]):
+    """An agent's tools by name; a name not found lists the sources not listed yet
+    (``load``) and looks again, so a tool is found wherever it is needed first."""
+
+    def __init__(self, tools: Iterable[tuple[str, Tool]], load: Callable[[], bool]) -> None:
+        super().__init__(tools)
+        self._load = load
+
+    def _found(self, name: object) -> bool:
+        return dict.__contains__(self, name) or (self._load() and dict.__contains__(self, name))
+
+    def __contains__(self, name: object) -> bool:
+        return self._found(name)
+
+    def __missing__(self, name: str) -> Tool:
+        if self._load() and dict.__contains__(self, name):
+            return dict.__getitem__(self, name)
+        raise KeyError(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return dict.__getitem__(self, name) if self._found(name) else default

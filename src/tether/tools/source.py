@@ -32,17 +32,20 @@ def is_tool_source(obj: object) -> bool:
     return not isinstance(obj, Tool) and isinstance(obj, ToolSource)
 
 
-def expand_tools(items: Iterable[ToolItem]) -> list[Tool]:
+def expand_tools(items: Iterable[ToolItem], *, connect: bool = True) -> list[Tool]:
     """Tools, functions and tool sources flattened into Tools, in order.
 
-    Raises ConfigurationError when two tools end up with the same name, saying where
-    each came from (give a source a name prefix to tell them apart).
+    ``connect=False`` (how an Agent expands its tools): a source that can change (an
+    MCP server, see tools/refresh.py) gives what it has listed so far, without any I/O
+    (nothing before its first use); the Agent takes its tools up when a run first
+    needs them. Raises ConfigurationError when two tools end up with the same name,
+    saying where each came from (give a source a name prefix to tell them apart).
     """
     tools: list[Tool] = []
     origin: dict[str, str] = {}
     for item in items:
         if isinstance(item, ToolSource) and not isinstance(item, Tool):
-            found, where = item.tools(), repr(item)
+            found, where = tools_of(item, connect=connect), repr(item)
         else:
             found, where = [as_tool(item)], "the tools list"
         for tool in found:
@@ -55,6 +58,14 @@ def expand_tools(items: Iterable[ToolItem]) -> list[Tool]:
             origin[tool.name] = where
             tools.append(tool)
     return tools
+
+
+def tools_of(source: ToolSource, *, connect: bool) -> list[Tool]:
+    """``source.tools()``; without ``connect``, a changing source's ``offered()`` (no I/O)."""
+    offered = getattr(source, "offered", None)
+    if not connect and callable(offered) and isinstance(getattr(source, "generation", None), int):
+        return list(offered())
+    return source.tools()
 
 
 def tool_sources(items: Iterable[object]) -> list[ToolSource]:

@@ -134,6 +134,28 @@ def test_bad_configuration_is_refused_at_construction() -> None:
         Agent(model=ScriptedModel(["x"]), agent_hooks=[42])
 
 
+def test_a_second_host_through_add_provider_is_refused_like_the_other_paths() -> None:
+    judged: list[str] = []
+
+    def second(ctx: dict[str, Any]) -> Any:
+        judged.append(ctx["interception_point"])
+        return {"decision": "allow"}
+
+    first = AgentHooksHost([lambda ctx: {"decision": "allow"}])
+    agent = Agent(model=ScriptedModel(["x"]), agent_hooks=first)
+    other = AgentHooksHost([second])
+    with pytest.raises(ConfigurationError) as refused:
+        agent.hooks.add_provider(other)
+    with pytest.raises(ConfigurationError) as two_agents:
+        Agent(model=ScriptedModel(["x"]), agent_hooks=first)
+    # the same rule in the same words as one host on two agents
+    assert str(refused.value).split("; ", 1)[1] == str(two_agents.value).split("; ", 1)[1]
+    assert "already attached to this agent" in str(refused.value)
+    assert agent("go").text == "x"
+    assert judged == []  # the refused host judges nothing
+    assert agent.agent_hooks is first
+
+
 DOC: dict[str, Any] = {
     "declaration": "agent-hooks-declaration/1.0",
     "bindings": [

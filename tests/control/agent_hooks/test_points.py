@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
@@ -9,8 +10,9 @@ from agent_hooks import InterceptionRecord, Verdict
 
 from tether import Agent, tool
 from tether.control.agent_hooks import AgentHooksHost
-from tether.messages import Message
+from tether.messages import Image, Message
 from tether.models import ScriptedModel
+from tether.tools import ToolOutput
 
 SEEN: list[list[Message]] = []
 RAN: list[dict[str, Any]] = []
@@ -116,6 +118,50 @@ def test_post_tool_call_transform_is_what_the_model_sees() -> None:
     _, result = run(At("post_tool_call", transform("$target", "scrubbed")))
     assert SEEN[1][-1].tool_results[0].content == "scrubbed"
     assert result.text == "answer: scrubbed"
+
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(24)).decode()
+
+
+@tool
+def snapshot(key: str) -> ToolOutput:
+    """A screenshot of a key."""
+    return ToolOutput(f"shot of {key} [image 1 (image/png) attached]", [Image("image/png", PNG)])
+
+
+@pytest.mark.parametrize(
+    ("point", "path", "value"),
+    [
+        ("post_tool_call", "$target", "scrubbed"),
+        ("pre_model_call", "$target[2].content", "scrubbed"),
+    ],
+)
+def test_a_transform_of_a_tool_result_keeps_the_image_it_did_not_touch(
+    point: str, path: str, value: str
+) -> None:
+    seen: list[list[Message]] = []
+
+    def shoot(messages: list[Message], specs: list[dict[str, Any]]) -> Any:
+        seen.append(list(messages))
+        if messages[-1].role == "tool":
+            return "looked"
+        return {"tool_calls": [{"id": "c1", "name": "snapshot", "args": {"key": "k"}}]}
+
+    def after_the_tool(context: dict[str, Any]) -> dict[str, Any]:
+        target = context.get("target")
+        later = point == "post_tool_call" or (isinstance(target, list) and len(target) > 2)
+        if context["interception_point"] == point and later:
+            return transform(path, value)
+        return {"decision": "allow"}
+
+    host = AgentHooksHost([after_the_tool])
+    agent = Agent(model=ScriptedModel(shoot), tools=[snapshot], agent_hooks=host)
+    assert agent("look").text == "looked"
+    (sent,) = seen[1][-1].tool_results  # what the model got after the tool
+    assert sent.content == "scrubbed"
+    assert sent.images == (Image("image/png", PNG),)  # 1 -> 1, not 1 -> 0
+    if point == "post_tool_call":  # the history keeps it too (pre_model_call: the request only)
+        assert agent.messages[2].tool_results[0].images == (Image("image/png", PNG),)
 
 
 def test_output_transform_is_what_the_caller_and_history_get() -> None:

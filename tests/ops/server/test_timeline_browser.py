@@ -107,6 +107,7 @@ async def test_sessions_list_timeline_charts_and_audit_view(tmp_path: Path) -> N
             await page.wait_for_selector("#s-range:has-text('1–1 of 1')")
             cells = await row.inner_text()
             assert "completed" in cells
+            assert await row.locator("td.prompt").inner_text() == "pay bob"  # the first prompt
             await page.fill("#s-search", "")
             await page.wait_for_selector(f"#s-range:has-text('of {total}')")
             await page.screenshot(path=str(shots / "sessions.png"), full_page=False)
@@ -160,6 +161,8 @@ async def test_sessions_list_timeline_charts_and_audit_view(tmp_path: Path) -> N
                 ".map(r => r.dataset.session).join() === " + repr(HOSTILE_ID).replace("'", '"')
             )
             assert "\\u202e" in await hostile.inner_text()
+            hostile_prompt = page.locator("#session-list tbody tr td.prompt")
+            assert await hostile_prompt.inner_text() == "go"
             await hostile.click()
             await page.wait_for_selector("#steps tr.failed")
             assert "\\u202egnp.exe<img src=x>" in await page.inner_text("#tl-id")

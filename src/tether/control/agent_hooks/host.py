@@ -179,11 +179,14 @@ class AgentHooksHost:
     def register_hooks(self, registry: HookRegistry) -> None:
         if self._attached:
             raise ConfigurationError(
-                "this AgentHooksHost is already attached to an agent; an agent takes one "
-                "AGENT-HOOKS host (agent_hooks=...) and a host serves one agent: build a "
-                "new AgentHooksHost for each agent"
+                f"this AgentHooksHost is already attached to an agent; {_ONE_HOST}"
+            )
+        if registry.agent_hooks_host is not None:  # agent.hooks.add_provider(second_host)
+            raise ConfigurationError(
+                f"an AGENT-HOOKS host is already attached to this agent; {_ONE_HOST}"
             )
         self._attached = True
+        registry.agent_hooks_host = self
         last = HookOrder.SDK_LAST
         registry.add(BeforeInvocation, self._before_invocation, last)
         registry.add(BeforeModelCall, self._before_model_call, last)
@@ -197,7 +200,7 @@ class AgentHooksHost:
 
     def _new_session(self, agent: Agent, owned: bool) -> _Session:
         builder = AgentContextBuilder(
-            agent_id="tether",
+            agent_id=agent.name or "tether",
             framework="tether",
             session_id=f"{agent.session_id}.{os.urandom(6).hex()}",
         )
@@ -421,6 +424,12 @@ class AgentHooksHost:
             self.trail.journal = None
             if session is not None and not session.owned:
                 self.emitter.take_records()  # delivered to the sinks; keep memory flat
+
+
+_ONE_HOST = (
+    "an agent takes one AGENT-HOOKS host (agent_hooks=...) and a host serves one agent: "
+    "build a new AgentHooksHost for each agent"
+)
 
 
 def _changed(ctx: AgentContext, before: Any) -> bool:

@@ -11,10 +11,11 @@ original object whenever the wire projection of it is unchanged.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from tether.errors import TetherError
-from tether.messages import ContentBlock, Message, TextBlock, ToolCall, ToolResult
+from tether.messages import ContentBlock, Image, Message, TextBlock, ToolCall, ToolResult
 from tether.models.base import ModelResponse
 from tether.tools.output import format_tool_output
 
@@ -120,10 +121,38 @@ def messages_back(original: list[Message], wire: Any) -> list[Message]:
             groups.append([item])
     known = {json.dumps(message_wire(m), sort_keys=True): m for m in original}
     out: list[Message] = []
+    images: dict[str, tuple[Image, ...]] | None = None
     for group in groups:
         same = known.get(json.dumps(group, sort_keys=True))
-        out.append(same if same is not None else _message_from(group))
+        if same is None:
+            same = _message_from(group)
+            if same.role == "tool":  # a changed tool message keeps its results' images
+                images = _images(original) if images is None else images
+                same = _with_images(same, images)
+        out.append(same)
     return out
+
+
+def _images(messages: list[Message]) -> dict[str, tuple[Image, ...]]:
+    """The images of every tool result in ``messages``, by tool call id."""
+    return {
+        r.tool_call_id: r.images
+        for m in messages
+        if m.role == "tool"
+        for r in m.content
+        if type(r) is ToolResult and r.images
+    }
+
+
+def _with_images(message: Message, images: dict[str, tuple[Image, ...]]) -> Message:
+    if not images:
+        return message
+    content: list[ContentBlock] = []
+    for block in message.content:
+        if type(block) is ToolResult and block.tool_call_id in images:
+            block = replace(block, images=images[block.tool_call_id])
+        content.append(block)
+    return Message(message.role, content)
 
 
 def _message_from(group: list[dict[str, Any]]) -> Message:
@@ -234,7 +263,10 @@ def result_back(result: ToolResult, wire: Any) -> ToolResult:
         text = format_tool_output(wire)
     except Exception as exc:  # pragma: no cover - format_tool_output never raises
         raise WriteBackError(str(exc)) from exc
-    return ToolResult(result.tool_call_id, result.name, text, result.is_error, result.status)
+    # the wire carries no images: those the transform could not touch stay attached
+    return ToolResult(
+        result.tool_call_id, result.name, text, result.is_error, result.status, images=result.images
+    )
 
 
 def output_back(message: Message, wire: Any) -> Message:

@@ -23,6 +23,7 @@ from tether.durable.approval_types import ApprovalConflict, ApprovalError
 from tether.durable.errors import CorruptEntry, StoreError
 from tether.durable.session_list import SEARCH_MAX
 from tether.durable.store import SESSION_STATUSES
+from tether.governance import decide_approval
 from tether.ops.app_loader import AppFactory
 from tether.ops.decision_trace import trace_decided, tracing_on
 from tether.ops.server.agents import SessionAgents
@@ -216,14 +217,15 @@ class Api:
         started = time.time_ns()
         try:
             decided = await self.run(
-                self.store.approvals.decide,
+                decide_approval,
+                self.store,
                 current.id,
                 asked.store_decision,  # type: ignore[arg-type]
                 decided_by=approver.name,
                 note=asked.note,
                 edited_args=asked.edited_args,
                 response=asked.response,
-                validate=validate,
+                agent=validate,
             )
         except ApprovalConflict as exc:
             a = exc.approval

@@ -78,7 +78,10 @@ async function loadSessions() {
     id.append(open);
     const status = el("td", s.status, "status");
     status.dataset.status = s.status;
-    row.append(id, status, el("td", age(s.age_seconds)), el("td", age(s.idle_seconds) + " ago"),
+    // the store's listing redacted it like every view; el() shows it as escaped text
+    const prompt = el("td", s.first_prompt == null ? "" : s.first_prompt, "prompt");
+    if (s.first_prompt) prompt.title = visible(s.first_prompt);
+    row.append(id, prompt, status, el("td", age(s.age_seconds)), el("td", age(s.idle_seconds) + " ago"),
       el("td", s.model_calls), el("td", s.tool_calls), el("td", s.total_tokens.toLocaleString()),
       el("td", s.pending_approvals || "", s.pending_approvals ? "badge-cell" : undefined));
     body.append(row);
