@@ -180,6 +180,18 @@ async def test_reasoning_of_other_providers_is_not_sent(fault):
     assert [i.get("type", i.get("role")) for i in sent(fault, m)[-1]["input"]] == ["user", "user"]
 
 
+@pytest.mark.parametrize(
+    ("choice", "sent_as"),
+    [("required", "required"), ("none", "none"), ("add", {"type": "function", "name": "add"})],
+)
+async def test_a_per_call_tool_choice_is_sent_in_responses_form(fault, choice, sent_as):
+    m = model(fault, "text")
+    await collect(m, ModelRequest([Message.user("hi")], [add.spec()], tool_choice=choice))
+    assert sent(fault, m)[-1]["tool_choice"] == sent_as
+    await collect(m, request(tools=True))
+    assert "tool_choice" not in sent(fault, m)[-1]  # None: the provider's default
+
+
 async def test_structured_output_is_a_json_schema_text_format(fault):
     schema = {"type": "object", "properties": {"x": {"type": "integer"}}}
     m = model(fault, "text", max_tokens=99)

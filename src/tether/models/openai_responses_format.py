@@ -15,7 +15,7 @@ from typing import Any
 
 from tether.events import ModelStopReason
 from tether.messages import Message, ReasoningBlock, TextBlock, ToolCall, ToolResult, Usage
-from tether.models.base import ModelRequest
+from tether.models.base import TOOL_CHOICES, ModelRequest
 
 _MARK = "openai-responses"
 """The ``kind`` of a signature this module wrote (others, such as Anthropic's, are not sent)."""
@@ -84,6 +84,13 @@ def tools_param(specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         }
         for spec in specs
     ]
+
+
+def tool_choice_param(choice: str) -> str | dict[str, Any]:
+    """``ModelRequest.tool_choice`` in Responses form (a name: ``{"type": "function", ...}``)."""
+    if choice in TOOL_CHOICES:
+        return choice
+    return {"type": "function", "name": choice}
 
 
 def input_items(request: ModelRequest) -> list[dict[str, Any]]:

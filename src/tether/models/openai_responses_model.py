@@ -26,6 +26,7 @@ from tether.models.openai_responses_format import (
     input_items,
     reasoning_signature,
     stop_reason,
+    tool_choice_param,
     tools_param,
     usage_from,
 )
@@ -103,6 +104,8 @@ class OpenAIResponsesModel(ProviderModel):
             body["instructions"] = request.system_prompt
         if request.tool_specs:
             body["tools"] = tools_param(request.tool_specs)
+        if request.tool_choice is not None:
+            body["tool_choice"] = tool_choice_param(request.tool_choice)
         limit = request.max_tokens or self.max_tokens
         if limit is not None:
             body["max_output_tokens"] = limit
