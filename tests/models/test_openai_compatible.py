@@ -104,6 +104,19 @@ async def test_a_server_that_refuses_tool_choice_is_asked_again_without_it(fault
     assert m.refused_fields == {"tool_choice"}
 
 
+async def test_a_per_call_tool_choice_to_a_server_that_refuses_it(fault):
+    """A hook's ``tool_choice`` for one call: dropped (with a warning) when the server
+    refuses the field, so the call still runs; later calls do not send it."""
+    m = compatible(fault, "no_tool_choice")
+    req = ModelRequest([Message.user("hi")], [add.spec()], tool_choice="required")
+    events = [e async for e in m.stream(req)]
+    assert events[-1].stop_reason == "tool_use"
+    assert [b.get("tool_choice") for b in bodies(fault, m)] == ["required", None]
+    [e async for e in m.stream(req)]
+    assert len(bodies(fault, m)) == 3
+    assert "tool_choice" not in bodies(fault, m)[-1]
+
+
 async def test_a_400_that_names_no_optional_field_is_still_an_error(fault):
     """The bad-request quirk handling drops only a field the server named."""
     m = compatible(fault, "efmt")
