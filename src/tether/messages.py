@@ -130,6 +130,8 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    """How many of ``output_tokens`` were reasoning (0 when the provider does not say)."""
 
     @property
     def total_tokens(self) -> int:
@@ -141,14 +143,18 @@ class Usage:
         self.output_tokens += other.output_tokens
         self.cache_read_tokens += other.cache_read_tokens
         self.cache_write_tokens += other.cache_write_tokens
+        self.reasoning_tokens += other.reasoning_tokens
 
     def to_dict(self) -> dict[str, int]:
-        return {
+        out = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "cache_write_tokens": self.cache_write_tokens,
         }
+        if self.reasoning_tokens:  # only when a provider said (journals stay as they were)
+            out["reasoning_tokens"] = self.reasoning_tokens
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
@@ -157,6 +163,7 @@ class Usage:
             output_tokens=int(data.get("output_tokens", 0)),
             cache_read_tokens=int(data.get("cache_read_tokens", 0)),
             cache_write_tokens=int(data.get("cache_write_tokens", 0)),
+            reasoning_tokens=int(data.get("reasoning_tokens", 0)),
         )
 
 

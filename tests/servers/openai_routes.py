@@ -130,6 +130,8 @@ def _stream_lines(step: str) -> list[str] | None:
         return _text_lines([], finish="content_filter")
     if step == "blank":
         return _text_lines([])
+    if step == "nousage":  # a compatible server that never sends a usage chunk
+        return [line for line in _text_lines(["Hello world"]) if '"usage"' not in line]
     if step == "empty":
         return ["data: [DONE]\n\n"]
     if step == "malformed":
@@ -191,12 +193,48 @@ async def chat_completions(request: Request) -> Response:
     step = recorder.next_step(model, request.url.path, dict(request.headers), body)
     if step in ERRORS:
         return ERRORS[step]()
+    if step in _REFUSES:  # a compatible server without the field, then a text/tools answer
+        field, answer, refusal = _REFUSES[step]
+        if field in body:
+            return refusal()
+        step = answer
     if not body.get("stream") or step.startswith("json_"):  # json_*: whole JSON even if streamed
         return JSONResponse(_whole(step.removeprefix("json_")))
     lines = _stream_lines("text" if step in ("stall", "break_mid", "break_early") else step)
     if lines is None:
         return _error(400, f"fault server: unknown step {step!r}", "invalid_request_error", None)
     return StreamingResponse(_play(lines, step), media_type="text/event-stream")
+
+
+_REFUSES = {  # what vLLM without --enable-auto-tool-choice and a strict pydantic server answer
+    "no_tool_choice": (
+        "tool_choice",
+        "tools",
+        lambda: _error(
+            400,
+            '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser '
+            "to be set",
+            "BadRequestError",
+            None,
+        ),
+    ),
+    "no_stream_options": (
+        "stream_options",
+        "nousage",
+        lambda: JSONResponse(
+            {
+                "detail": [
+                    {
+                        "type": "extra_forbidden",
+                        "loc": ["body", "stream_options"],
+                        "msg": "Extra inputs are not permitted",
+                    }
+                ]
+            },
+            status_code=422,
+        ),
+    ),
+}
 
 
 def _whole(step: str) -> dict[str, Any]:

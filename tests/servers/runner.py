@@ -16,7 +16,13 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from servers import anthropic_routes, bedrock_routes, gemini_routes, openai_routes
+from servers import (
+    anthropic_routes,
+    bedrock_routes,
+    gemini_routes,
+    openai_routes,
+    responses_routes,
+)
 from servers.plan import Recorder
 
 
@@ -25,6 +31,7 @@ def fault_app() -> Starlette:
     app = Starlette(
         routes=[
             Route("/v1/chat/completions", openai_routes.chat_completions, methods=["POST"]),
+            Route("/v1/responses", responses_routes.responses, methods=["POST"]),
             Route("/v1/messages", anthropic_routes.messages, methods=["POST"]),
             Route("/model/{model_id:path}/converse", bedrock_routes.converse, methods=["POST"]),
             Route(

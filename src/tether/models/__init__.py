@@ -20,10 +20,12 @@ if TYPE_CHECKING:
     from tether.models.fallback import FallbackChain
     from tether.models.gemini_model import GeminiModel
     from tether.models.openai_model import OpenAIModel
+    from tether.models.openai_responses_model import OpenAIResponsesModel
     from tether.models.retry import RetryPolicy
 
 _LAZY = {
     "OpenAIModel": "tether.models.openai_model",
+    "OpenAIResponsesModel": "tether.models.openai_responses_model",
     "AnthropicModel": "tether.models.anthropic_model",
     "BedrockModel": "tether.models.bedrock_model",
     "GeminiModel": "tether.models.gemini_model",
@@ -43,6 +45,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "OpenAIModel",
+    "OpenAIResponsesModel",
     "ProviderError",
     "RetryPolicy",
     "ScriptedModel",

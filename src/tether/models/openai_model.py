@@ -7,6 +7,7 @@ LM Studio). The SDK's own retries are off; :class:`ProviderModel` retries.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
@@ -33,6 +34,11 @@ from tether.models.resilient import (
 from tether.models.retry import RetryPolicy
 from tether.models.sdk_errors import http_error_info
 from tether.models.textsink import TextSink
+
+log = logging.getLogger("tether.models")
+
+_OPTIONAL_FIELDS = ("stream_options", "tool_choice")
+"""Request fields some compatible servers refuse (400/422 naming the field): dropped, once."""
 
 
 class OpenAIModel(ProviderModel):
@@ -87,6 +93,9 @@ class OpenAIModel(ProviderModel):
         self.lenient_tool_calls = lenient_tool_calls
         self.max_tokens = max_tokens
         self.params = dict(params or {})
+        self.refused_fields: set[str] = set()
+        """Optional fields the server refused (``stream_options``, ``tool_choice``): no
+        longer sent by this model."""
         openai = import_sdk("openai", "OpenAIModel", "openai")
         self._completion_type: Any = openai.types.chat.ChatCompletion
         self._clients = sdk_clients(openai.AsyncOpenAI, keys, base_url, default_headers, timeout)
@@ -110,7 +119,23 @@ class OpenAIModel(ProviderModel):
                 },
             }
         body.update(self.params)
+        for field in self.refused_fields:
+            body.pop(field, None)
         return body
+
+    async def _create(self, client: Any, body: dict[str, Any]) -> Any:
+        """``chat.completions.create``; a compatible server that refuses an optional field
+        (400/422 naming it) is asked again without it, and the field is not sent again."""
+        while True:
+            try:
+                return await client.chat.completions.create(**body)
+            except Exception as exc:
+                field = _refused_field(exc, body)
+                if field is None:
+                    raise
+                self.refused_fields.add(field)
+                log.warning("%s refused %r: sending requests without it", self.name, field)
+                body = {k: v for k, v in body.items() if k != field}
 
     def _sink(self, request: ModelRequest) -> TextSink:
         names = [spec["name"] for spec in request.tool_specs]
@@ -127,7 +152,7 @@ class OpenAIModel(ProviderModel):
     async def _whole(
         self, client: Any, request: ModelRequest
     ) -> AsyncGenerator[ModelStreamEvent, None]:
-        completion = await client.chat.completions.create(**self._body(request))
+        completion = await self._create(client, self._body(request))
         async for event in self._completion_events(completion, request):
             yield event
 
@@ -158,9 +183,9 @@ class OpenAIModel(ProviderModel):
     ) -> AsyncGenerator[ModelStreamEvent, None]:
         body = self._body(request)
         body["stream"] = True
-        if self.stream_usage:
+        if self.stream_usage and "stream_options" not in self.refused_fields:
             body["stream_options"] = {"include_usage": True}
-        stream = await client.chat.completions.create(**body)
+        stream = await self._create(client, body)
         completion = await self._whole_answer(stream)
         if completion is not None:
             async for event in self._completion_events(completion, request):
@@ -233,6 +258,16 @@ class OpenAIModel(ProviderModel):
 
     def _error_info(self, exc: BaseException, request: ModelRequest) -> ErrorInfo | None:
         return http_error_info(exc, self.provider, request_size(request))
+
+
+def _refused_field(exc: BaseException, body: dict[str, Any]) -> str | None:
+    """The optional field a 400/422 names (``tool_choice`` or "tool choice"), if ``body``
+    holds it."""
+    if getattr(exc, "status_code", None) not in (400, 422):
+        return None
+    text = f"{getattr(exc, 'message', '')} {getattr(exc, 'body', '')}"
+    named = [f for f in _OPTIONAL_FIELDS if f in text or f.replace("_", " ") in text]
+    return next((f for f in named if f in body), None)
 
 
 def _reasoning_of(obj: Any) -> str | None:

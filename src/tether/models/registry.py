@@ -1,6 +1,6 @@
 """Model strings to Model objects.
 
-``openai:gpt-4.1``, ``anthropic:claude-sonnet-4-5``,
+``openai:gpt-4.1``, ``openai-responses:o4-mini`` (the Responses API), ``anthropic:claude-sonnet-4-5``,
 ``bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0``,
 ``gemini:gemini-2.5-flash`` (key from GEMINI_API_KEY or GOOGLE_API_KEY),
 ``openai-compatible:MODEL@http://127.0.0.1:8080/v1`` (key from OPENAI_API_KEY,
@@ -15,7 +15,15 @@ from pathlib import Path
 from tether.errors import ConfigurationError
 from tether.models.base import Model
 
-KNOWN_PREFIXES = ("openai", "anthropic", "bedrock", "gemini", "openai-compatible", "scripted")
+KNOWN_PREFIXES = (
+    "openai",
+    "anthropic",
+    "bedrock",
+    "gemini",
+    "openai-responses",
+    "openai-compatible",
+    "scripted",
+)
 
 
 def model_from_string(spec: str) -> Model:
@@ -32,6 +40,10 @@ def model_from_string(spec: str) -> Model:
         from tether.models.openai_model import OpenAIModel
 
         return OpenAIModel(rest)
+    if provider == "openai-responses":
+        from tether.models.openai_responses_model import OpenAIResponsesModel
+
+        return OpenAIResponsesModel(rest)
     if provider == "anthropic":
         from tether.models.anthropic_model import AnthropicModel
 

@@ -57,6 +57,16 @@ class StreamBrokenError(TetherError):
     """The response stream ended before the provider said it was complete."""
 
 
+class ProviderReportedError(TetherError):
+    """A failure the provider reported inside an HTTP 200 response (a stream's error
+    event); the adapter's ``_error_info`` reads its ``code`` and message."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 class ProviderModel:
     """Base class of the SDK adapters (see the module docstring)."""
 
@@ -235,7 +245,12 @@ class ProviderModel:
         return info
 
 
-_ADAPTER_FAILURES = (StaleStreamError, ResponseFormatError, StreamBrokenError)
+_ADAPTER_FAILURES = (
+    StaleStreamError,
+    ResponseFormatError,
+    StreamBrokenError,
+    ProviderReportedError,
+)
 """tether's own names for provider failures: classified, never passed through."""
 
 
