@@ -66,4 +66,5 @@ def long_agent(
     if context is None:
         context = Summarizing(summariser())
     options.setdefault("store", None)
+    options.setdefault("limits", None)  # a long run on purpose: no default cap of 90 model calls
     return Agent(model, tools=[lookup], execution=Execution(context=context), **options)

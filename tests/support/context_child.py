@@ -62,6 +62,7 @@ def main() -> None:
         store=SQLiteStore(db),
         session_id="long-1",
         execution=Execution(context=Summarizing(ScriptedModel(summarise, name="sum"))),
+        limits=None,  # a long run on purpose: no default cap of 90 model calls
     )
     result = agent.resume() if mode == "resume" else agent("look up the records")
     print(json.dumps({"stop_reason": result.stop_reason, "text": result.text}))
