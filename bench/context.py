@@ -90,7 +90,9 @@ def tokens_row(turns: int, context: ContextManager | None) -> dict[str, Any]:
     model = ScriptedModel(
         _script(turns), name="bench-long", context_window=WINDOW, record_requests=True
     )
-    agent = Agent(model, tools=[lookup], store=None, execution=Execution(context=context))
+    agent = Agent(
+        model, tools=[lookup], store=None, execution=Execution(context=context), limits=None
+    )  # a long run on purpose: no default cap of 90 model calls
     started = time.perf_counter()
     result = agent("look the records up")
     elapsed = time.perf_counter() - started
@@ -125,7 +127,9 @@ def _history(size: int) -> list[Message]:
 def overhead_row(size: int, context: ContextManager | None, repeats: int) -> tuple[float, float]:
     """(first invocation after the history is loaded, median of the next ones), in µs."""
     model = ScriptedModel(lambda m, s: "ok", name="bench-overhead", context_window=10_000_000)
-    agent = Agent(model, tools=[lookup], store=None, execution=Execution(context=context))
+    agent = Agent(
+        model, tools=[lookup], store=None, execution=Execution(context=context), limits=None
+    )  # a long run on purpose: no default cap of 90 model calls
 
     async def once() -> float:
         started = time.perf_counter_ns()
