@@ -242,12 +242,13 @@ async def _process_call(run: RunState, call: ToolCall, argument_error: str | Non
             call,
             session=agent.session_id,
         )
-        model = copy.deepcopy(call.arguments)  # a hook may change them in place
+        journaled = run.journal is not None  # the ran record is for the journal only
+        model = copy.deepcopy(call.arguments) if journaled else {}  # a hook may edit in place
         model_name, model_id = call.name, call.id
         before = await hooks.emit(BeforeToolCall(agent, call, tool, interrupter=interrupter))
         call, tool = before.tool_call, before.selected_tool
-        by = _changed_by(model, before, call)
-        origin = _Origin(model_id, model_name, model, by, call)
+        if journaled:
+            origin = _Origin(model_id, model_name, model, _changed_by(model, before, call), call)
         if before.block:
             run.blocked = run.blocked or before.block
             denied = _error(call, f"Denied: {before.block}", "denied")
@@ -257,7 +258,7 @@ async def _process_call(run: RunState, call: ToolCall, argument_error: str | Non
             denied = _error(call, f"Denied: {text}", "denied")
         elif before.approved is not None:
             denied = _unless_as_approved(agent, before.approved, call, tool)
-    elif agent.tool_onion is not None:
+    elif agent.tool_onion is not None and run.journal is not None:
         origin = _Origin(call.id, call.name, copy.deepcopy(call.arguments), (), call)
     _ORIGIN.set(origin)  # this call's task (or the batch's, inline: set for every call)
     attempt = 0
