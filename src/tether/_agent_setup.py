@@ -17,6 +17,52 @@ if TYPE_CHECKING:
     from tether.durable import Store
 
 
+def listed(param: str, value: Any, expected: str) -> list[Any]:
+    """``value`` (an iterable argument) as a list, or a ConfigurationError naming ``param``."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise ConfigurationError(
+            f"{param}= takes {expected}, got {type(value).__name__} ({_shown(value)})"
+        )
+    return list(value)
+
+
+def check_scalars(system_prompt: Any, budget: Any, confirm: Any, approvals: Any) -> None:
+    """The arguments stored as given: a wrong type fails here, not at the first run."""
+    from tether.limits import IterationBudget
+
+    if system_prompt is not None and not isinstance(system_prompt, str):
+        _refuse("system_prompt", "a str or None", system_prompt)
+    if budget is not None and not isinstance(budget, IterationBudget):
+        _refuse(
+            "budget",
+            "an IterationBudget(total) or None (from tether import IterationBudget)",
+            budget,
+        )
+    if confirm is not None and not callable(confirm):
+        _refuse("confirm", "a callable (ConfirmRequest) -> bool (sync or async) or None", confirm)
+    if approvals is not None:
+        # Only imported when given: whoever built an ApprovalPolicy has imported it.
+        from tether.control.audit import ApprovalPolicy
+
+        if not isinstance(approvals, ApprovalPolicy):
+            _refuse(
+                "approvals",
+                "an ApprovalPolicy(...) or None (from tether.control.audit import ApprovalPolicy)",
+                approvals,
+            )
+
+
+def _refuse(param: str, expected: str, value: Any) -> None:
+    raise ConfigurationError(
+        f"{param}= takes {expected}, got {type(value).__name__} ({_shown(value)})"
+    )
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def resolve_store(store: Store | Literal["default"] | None, session_id: str | None) -> Store | None:
     """``"default"``: ./tether.db when a session id is given, else in memory only."""
     if store == "default":

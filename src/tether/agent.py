@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from tether._agent_setup import (
     attach_agent_hooks,
+    check_scalars,
     install_audit,
     install_tracing,
+    listed,
     resolve_model,
     resolve_store,
 )
@@ -87,8 +89,9 @@ class Agent:
         name: str | None = None,
     ) -> None:
         self.name = name
+        check_scalars(system_prompt, budget, confirm, approvals)
         self.model: Model = resolve_model(model)
-        items = list(tools)
+        items = listed("tools", tools, "a list of tools (functions, @tool Tools, MCP servers)")
         # names are unique, or it raises; an MCP server connects when a run needs it
         self.tools: list[Tool] = expand_tools(items, connect=False)
         self.tool_sources: list[ToolSource] = tool_sources(items)
@@ -129,13 +132,15 @@ class Agent:
             from tether.tools.refresh import watch_sources
 
             watch_sources(self, items)
-        self._set_middleware(list(middleware))
+        self._set_middleware(
+            listed("middleware", middleware, "a list of ModelMiddleware / ToolMiddleware")
+        )
         self._executor: ToolThreads | None = None
         self._lock = threading.Lock()
         self._cancel = CancelSignal()
         self.observers: list[StreamObserver] = []
         """Called with every stream event of a run before it is yielded (tether.observe)."""
-        providers = list(hooks)
+        providers = listed("hooks", hooks, "a list of HookProvider objects")
         for provider in providers:
             if _is_agent_hooks_host(provider):
                 raise ConfigurationError(
@@ -143,7 +148,7 @@ class Agent:
                     "interceptors through agent_hooks= (one host per agent)"
                 )
             self.hooks.add_provider(provider)
-        handlers = list(interventions)
+        handlers = listed("interventions", interventions, "a list of InterventionHandler objects")
         self.interventions: tuple[InterventionHandler, ...] = tuple(handlers)
         """The policy handlers this agent runs (a sub-agent adds its parent's)."""
         if handlers:
