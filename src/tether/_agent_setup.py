@@ -6,7 +6,6 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from tether._otel import global_tracer_provider
 from tether.errors import ConfigurationError
 from tether.models.base import Model
 
@@ -147,14 +146,9 @@ def install_audit(agent: Agent, policy: ApprovalPolicy | None) -> AuditTrail | N
     return install(agent, policy)
 
 
-def install_tracing(agent: Agent, providers: list[Any]) -> None:
-    """OpenTelemetry tracing when the application configured a global tracer provider.
-
-    Free when it did not: OpenTelemetry is only looked at if something already imported
-    it, and nothing is registered unless a real provider is set (see tether.observe).
-    """
-    if global_tracer_provider() is None:
-        return
+def trace_if_configured(agent: Agent) -> None:
+    """Start tracing ``agent`` (a run of it is starting and a global tracer provider is
+    set: Agent._open checked), unless it is traced already or ``TETHER_TRACING=off``."""
     from tether.observe.auto import auto_instrument
 
-    auto_instrument(agent, providers)
+    auto_instrument(agent)

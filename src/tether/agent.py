@@ -16,11 +16,12 @@ from tether._agent_setup import (
     attach_agent_hooks,
     check_scalars,
     install_audit,
-    install_tracing,
     listed,
     resolve_model,
     resolve_store,
+    trace_if_configured,
 )
+from tether._otel import global_tracer_provider
 from tether.control.events import AfterInvocation, AgentInitialized, HookEvent
 from tether.control.interrupts import Interrupt
 from tether.control.middleware import ModelMiddleware, ModelOnion, ToolMiddleware, ToolOnion
@@ -160,7 +161,8 @@ class Agent:
         buffer = self.execution.buffer_output
         self.buffer_output = self.agent_hooks is not None if buffer is None else buffer
         self.audit_sink = install_audit(self, approvals)
-        install_tracing(self, providers)
+        self._tracing_unset = True
+        """No run has started yet while a global tracer provider was set (see _open)."""
         self.hooks.emit_sync(AgentInitialized(self))
 
     # -- identity ---------------------------------------------------------------------
@@ -371,9 +373,14 @@ class Agent:
                 "one invocation at a time: wait for it to finish, or use another Agent for parallel work"
             )
         self._cancel = CancelSignal()
-        if self.store is None:
-            return None
         try:
+            # Tracing follows the provider at run time, not at construction (design.md
+            # §11): one flag test per run once decided, a dict lookup while OTel is absent.
+            if self._tracing_unset and global_tracer_provider() is not None:
+                self._tracing_unset = False
+                trace_if_configured(self)
+            if self.store is None:
+                return None
             from tether.persistence import open_session
 
             return await open_session(self)
