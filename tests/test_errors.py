@@ -284,6 +284,58 @@ BAD_INPUTS: list[tuple[str, Callable[[], Any], type[TetherError], list[str]]] = 
         ConfigurationError,
         ["AgentHooksHost", "agent_hooks="],
     ),
+    # Each Agent(...) argument of the wrong type fails at construction, naming the
+    # parameter, what was given and what it takes (issue 21: some failed at the first run).
+    *[
+        (
+            f"{param} of the wrong type",
+            (lambda kw: lambda: Agent(model=ScriptedModel(["x"]), **kw))({param: value}),
+            ConfigurationError,
+            [f"{param}=", given, expected],
+        )
+        for param, value, given, expected in [
+            ("limits", "20 turns", "str", "Limits(...)"),
+            ("budget", 50, "int (50)", "IterationBudget"),
+            ("confirm", "yes", "str ('yes')", "callable"),
+            ("system_prompt", 5, "int (5)", "a str or None"),
+            ("tools", 5, "int (5)", "a list of tools"),
+            ("hooks", 5, "int (5)", "HookProvider"),
+            ("interventions", 5, "int (5)", "InterventionHandler"),
+            ("middleware", 5, "int (5)", "ModelMiddleware"),
+            ("state", [1], "list", "a dict"),
+            ("approvals", "x", "str ('x')", "ApprovalPolicy"),
+        ]
+    ],
+    (
+        "approvals of the wrong type with a store",
+        lambda: Agent(model=ScriptedModel(["x"]), approvals="x", store=MemoryStore()),  # type: ignore[arg-type]
+        ConfigurationError,
+        ["approvals=", "str ('x')", "ApprovalPolicy(...)"],
+    ),
+    (
+        "name of the wrong type",
+        lambda: Agent(model=ScriptedModel(["x"]), name=5),  # type: ignore[arg-type]
+        ConfigurationError,
+        ["agent's name", "'5'"],
+    ),
+    (
+        "agent.name set to a bad name",
+        lambda: setattr(Agent(model=ScriptedModel(["x"])), "name", "a\x1b[2J"),
+        ConfigurationError,
+        ["agent's name", "1 to 64"],
+    ),
+    (
+        "session id of the wrong type",
+        lambda: Agent(model=ScriptedModel(["x"]), session_id=5),  # type: ignore[arg-type]
+        ConfigurationError,
+        ["session id 5", "not a string (int)"],
+    ),
+    (
+        "model of the wrong type",
+        lambda: Agent(model=5),  # type: ignore[arg-type]
+        ConfigurationError,
+        ["model must be a Model", "int"],
+    ),
     (
         "agent_hooks of the wrong type",
         lambda: Agent(model=ScriptedModel(["x"]), agent_hooks="allow-all"),

@@ -231,3 +231,75 @@ async def test_a_journal_from_before_session_bound_ids_resumes_with_its_old_ids(
     assert RAN == [{"to": "bob", "amount": 5}]
     resumed.close()
     await store.close()
+
+
+# -- every way a resume ends runs AfterInvocation (issue 21) ----------------------------
+
+
+def _seen(agent: Agent) -> list[tuple[str, list[str]]]:
+    from tether.control import AfterInvocation
+
+    seen: list[tuple[str, list[str]]] = []
+
+    @agent.on(AfterInvocation)
+    def record(event: AfterInvocation) -> None:
+        seen.append((event.result.stop_reason, [i.id for i in event.result.interrupts]))
+
+    return seen
+
+
+def test_a_resume_that_still_waits_for_answers_runs_after_invocation(tmp_path: Path) -> None:
+    def two(messages: list[Any], specs: list[Any]) -> Any:
+        if messages[-1].role == "tool":
+            return "done"
+        calls = [{"name": "transfer", "args": {"to": to, "amount": 5}} for to in ("bob", "ann")]
+        return {"tool_calls": calls}
+
+    db = str(tmp_path / "t.db")
+    RAN.clear()
+    bob, ann = (i.id for i in asking(two, store=SQLiteStore(db), session_id="w")("pay").interrupts)
+    again = asking(two, store=SQLiteStore(db), session_id="w")
+    seen = _seen(again)
+    result = again.resume({bob: "approve"})
+    assert (result.stop_reason, [i.id for i in result.interrupts]) == ("interrupt", [ann])
+    assert seen == [("interrupt", [ann])]
+    assert again.last_result is result
+    assert RAN == []
+
+
+DIES_AFTER_THE_ANSWER = """
+import os, sys
+from tether import Agent
+from tether.control import AfterMessageAdded
+from tether.durable import SQLiteStore
+from tether.models import ScriptedModel
+agent = Agent(model=ScriptedModel(["the answer"]), store=SQLiteStore(sys.argv[1]), session_id="r")
+
+@agent.on(AfterMessageAdded)
+async def die(event):
+    if event.message.role == "assistant":
+        # a write commits the queued answer (as any record written mid-run would); then
+        # the process dies before the run's end is journaled
+        await event.agent.conversation.run.journal.flush()
+        os._exit(9)
+
+agent("question")
+"""
+
+
+def test_a_recovered_run_that_had_ended_runs_after_invocation(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    db = str(tmp_path / "t.db")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    died = subprocess.run(
+        [sys.executable, "-c", DIES_AFTER_THE_ANSWER, db], env=env, timeout=60, check=False
+    )
+    assert died.returncode == 9
+    recovered = Agent(model=ScriptedModel([]), store=SQLiteStore(db), session_id="r")
+    seen = _seen(recovered)
+    result = recovered.resume()  # the model is not called again: it has no turns left
+    assert (result.stop_reason, result.text) == ("end_turn", "the answer")
+    assert seen == [("end_turn", [])]

@@ -6,7 +6,6 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from tether._otel import global_tracer_provider
 from tether.errors import ConfigurationError
 from tether.models.base import Model
 
@@ -15,6 +14,52 @@ if TYPE_CHECKING:
     from tether.control.agent_hooks import AgentHooksHost
     from tether.control.audit import ApprovalPolicy, AuditTrail
     from tether.durable import Store
+
+
+def listed(param: str, value: Any, expected: str) -> list[Any]:
+    """``value`` (an iterable argument) as a list, or a ConfigurationError naming ``param``."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise ConfigurationError(
+            f"{param}= takes {expected}, got {type(value).__name__} ({_shown(value)})"
+        )
+    return list(value)
+
+
+def check_scalars(system_prompt: Any, budget: Any, confirm: Any, approvals: Any) -> None:
+    """The arguments stored as given: a wrong type fails here, not at the first run."""
+    from tether.limits import IterationBudget
+
+    if system_prompt is not None and not isinstance(system_prompt, str):
+        _refuse("system_prompt", "a str or None", system_prompt)
+    if budget is not None and not isinstance(budget, IterationBudget):
+        _refuse(
+            "budget",
+            "an IterationBudget(total) or None (from tether import IterationBudget)",
+            budget,
+        )
+    if confirm is not None and not callable(confirm):
+        _refuse("confirm", "a callable (ConfirmRequest) -> bool (sync or async) or None", confirm)
+    if approvals is not None:
+        # Only imported when given: whoever built an ApprovalPolicy has imported it.
+        from tether.control.audit import ApprovalPolicy
+
+        if not isinstance(approvals, ApprovalPolicy):
+            _refuse(
+                "approvals",
+                "an ApprovalPolicy(...) or None (from tether.control.audit import ApprovalPolicy)",
+                approvals,
+            )
+
+
+def _refuse(param: str, expected: str, value: Any) -> None:
+    raise ConfigurationError(
+        f"{param}= takes {expected}, got {type(value).__name__} ({_shown(value)})"
+    )
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def resolve_store(store: Store | Literal["default"] | None, session_id: str | None) -> Store | None:
@@ -101,14 +146,9 @@ def install_audit(agent: Agent, policy: ApprovalPolicy | None) -> AuditTrail | N
     return install(agent, policy)
 
 
-def install_tracing(agent: Agent, providers: list[Any]) -> None:
-    """OpenTelemetry tracing when the application configured a global tracer provider.
-
-    Free when it did not: OpenTelemetry is only looked at if something already imported
-    it, and nothing is registered unless a real provider is set (see tether.observe).
-    """
-    if global_tracer_provider() is None:
-        return
+def trace_if_configured(agent: Agent) -> None:
+    """Start tracing ``agent`` (a run of it is starting and a global tracer provider is
+    set: Agent._open checked), unless it is traced already or ``TETHER_TRACING=off``."""
     from tether.observe.auto import auto_instrument
 
-    auto_instrument(agent, providers)
+    auto_instrument(agent)

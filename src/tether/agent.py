@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from tether._agent_setup import (
     attach_agent_hooks,
+    check_scalars,
     install_audit,
-    install_tracing,
+    listed,
     resolve_model,
     resolve_store,
+    trace_if_configured,
 )
+from tether._otel import global_tracer_provider
 from tether.control.events import AfterInvocation, AgentInitialized, HookEvent
 from tether.control.interrupts import Interrupt
 from tether.control.middleware import ModelMiddleware, ModelOnion, ToolMiddleware, ToolOnion
@@ -87,8 +90,9 @@ class Agent:
         name: str | None = None,
     ) -> None:
         self.name = name
+        check_scalars(system_prompt, budget, confirm, approvals)
         self.model: Model = resolve_model(model)
-        items = list(tools)
+        items = listed("tools", tools, "a list of tools (functions, @tool Tools, MCP servers)")
         # names are unique, or it raises; an MCP server connects when a run needs it
         self.tools: list[Tool] = expand_tools(items, connect=False)
         self.tool_sources: list[ToolSource] = tool_sources(items)
@@ -129,13 +133,15 @@ class Agent:
             from tether.tools.refresh import watch_sources
 
             watch_sources(self, items)
-        self._set_middleware(list(middleware))
+        self._set_middleware(
+            listed("middleware", middleware, "a list of ModelMiddleware / ToolMiddleware")
+        )
         self._executor: ToolThreads | None = None
         self._lock = threading.Lock()
         self._cancel = CancelSignal()
         self.observers: list[StreamObserver] = []
         """Called with every stream event of a run before it is yielded (tether.observe)."""
-        providers = list(hooks)
+        providers = listed("hooks", hooks, "a list of HookProvider objects")
         for provider in providers:
             if _is_agent_hooks_host(provider):
                 raise ConfigurationError(
@@ -143,7 +149,7 @@ class Agent:
                     "interceptors through agent_hooks= (one host per agent)"
                 )
             self.hooks.add_provider(provider)
-        handlers = list(interventions)
+        handlers = listed("interventions", interventions, "a list of InterventionHandler objects")
         self.interventions: tuple[InterventionHandler, ...] = tuple(handlers)
         """The policy handlers this agent runs (a sub-agent adds its parent's)."""
         if handlers:
@@ -155,7 +161,8 @@ class Agent:
         buffer = self.execution.buffer_output
         self.buffer_output = self.agent_hooks is not None if buffer is None else buffer
         self.audit_sink = install_audit(self, approvals)
-        install_tracing(self, providers)
+        self._tracing_unset = True
+        """No run has started yet while a global tracer provider was set (see _open)."""
         self.hooks.emit_sync(AgentInitialized(self))
 
     # -- identity ---------------------------------------------------------------------
@@ -366,9 +373,14 @@ class Agent:
                 "one invocation at a time: wait for it to finish, or use another Agent for parallel work"
             )
         self._cancel = CancelSignal()
-        if self.store is None:
-            return None
         try:
+            # Tracing follows the provider at run time, not at construction (design.md
+            # §11): one flag test per run once decided, a dict lookup while OTel is absent.
+            if self._tracing_unset and global_tracer_provider() is not None:
+                self._tracing_unset = False
+                trace_if_configured(self)
+            if self.store is None:
+                return None
             from tether.persistence import open_session
 
             return await open_session(self)

@@ -285,19 +285,36 @@ async def _finish(run: RunState, outcome: _Outcome) -> list[StreamEvent]:
         result.interrupts = list(run.interrupts)
     elif outcome.stop_reason == "end_turn":
         result.output = run.output
+    return [*events, *await _end(agent, result, run.journal, outcome)]
+
+
+async def end_without_running(
+    agent: Agent, result: Result, journal: SessionJournal | None
+) -> list[StreamEvent]:
+    """The end of a resume that ran nothing (answers still missing, or a recovered run
+    that had ended): the same end as every run's, so AfterInvocation sees it too."""
+    return await _end(agent, result, journal, _Outcome(result.stop_reason, result.reason))
+
+
+async def _end(
+    agent: Agent, result: Result, journal: SessionJournal | None, outcome: _Outcome
+) -> list[StreamEvent]:
+    """What every way a run ends shares: the Result kept, AfterInvocation, the records
+    its hooks queued journaled; then the failure raised, or the last events to yield."""
+    conversation = agent.conversation
     conversation.last_result = result
     if agent.hooks.has(AfterInvocation):
         after = await outcome.guard(agent.hooks.emit(AfterInvocation(agent, result)))
         if after is not None and outcome.failure is None:
             conversation.follow_up = after.resume
         result.stop_reason, result.reason = outcome.stop_reason, outcome.reason
-    if run.journal is not None:  # records queued by AfterInvocation hooks
-        await outcome.guard(run.journal.flush())
+    if journal is not None:  # records queued by AfterInvocation hooks
+        await outcome.guard(journal.flush())
         result.stop_reason, result.reason = outcome.stop_reason, outcome.reason
     if outcome.failure is not None:
         outcome.failure.result = result
         raise outcome.failure
-    events.extend(InterruptRaised(interrupt) for interrupt in result.interrupts)
+    events: list[StreamEvent] = [InterruptRaised(interrupt) for interrupt in result.interrupts]
     events.append(FinalResult(result))
     return events
 

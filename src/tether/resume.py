@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from tether.control.interrupts import ConfirmDecision, Interrupt, check_response
 from tether.errors import AnswerError, SessionStateError
-from tether.events import FinalResult, InterruptRaised, StreamEvent
-from tether.loop import run_invocation
+from tether.events import StreamEvent
+from tether.loop import end_without_running, run_invocation
 from tether.messages import JSONValue
 from tether.persistence import check_in_doubt_answer, settle_in_doubt
 from tether.result import Result, RunUsage
@@ -59,13 +59,13 @@ async def resume_events(
             await journal.observer.suspended(agent.session_id, remaining, again=True)
         if journal is not None:  # the answers given so far are acknowledged: fsync them
             await journal.append_many([], durable=True)
-        for interrupt in remaining:
-            yield InterruptRaised(interrupt)
-        yield FinalResult(_still_waiting(agent, remaining))
+        for event in await end_without_running(agent, _still_waiting(agent, remaining), journal):
+            yield event
         return
     if _finished(agent, suspension):  # the process died after the final answer was saved
         conversation.suspension = None
-        yield FinalResult(await _finish(agent, journal))
+        for event in await end_without_running(agent, await _finish(agent, journal), journal):
+            yield event
         return
     if aborted:
         suspension.stop_reason = "cancelled"  # the run stops; open calls get error results
@@ -111,16 +111,13 @@ async def _finish(agent: Agent, journal: SessionJournal | None) -> Result:
             system_prompt_known=conversation.system_prompt_known,
         )
         await journal_end(journal, view, "end_turn", None, RunUsage().to_dict())
-    result = Result("end_turn", agent.messages[-1], RunUsage(), agent.session_id)
-    agent.conversation.last_result = result
-    return result
+    return Result("end_turn", agent.messages[-1], RunUsage(), agent.session_id)
 
 
 def _still_waiting(agent: Agent, remaining: list[Interrupt]) -> Result:
     result = Result("interrupt", None, RunUsage(), agent.session_id)
     result.reason = f"waiting for an answer to {len(remaining)} interrupt(s)"
     result.interrupts = remaining
-    agent.conversation.last_result = result
     return result
 
 

@@ -222,3 +222,26 @@ def test_hook_event_rejects_a_whitelist_naming_an_unknown_field() -> None:
             value: int
 
     assert str(info.value) == "Broken.WRITABLE names unknown fields: ['also_missing', 'nope']"
+
+
+def test_an_after_event_runs_in_reverse_exactly_when_it_closes_a_before_event() -> None:
+    names = {t.__name__ for t in HOOK_EVENT_TYPES}
+    for event_type in HOOK_EVENT_TYPES:
+        closes = event_type.__name__.startswith("After") and (
+            "Before" + event_type.__name__.removeprefix("After") in names
+        )
+        assert event_type.REVERSE is closes, event_type.__name__
+
+
+def test_design_names_the_reversed_events_and_the_one_after_event_that_is_not() -> None:
+    """design.md §4 once said every After* event runs in reverse; AfterMessageAdded does not."""
+    from pathlib import Path
+
+    design = Path(__file__).resolve().parents[2] / "docs" / "design.md"
+    section = design.read_text().split("## 4. Control plane")[1].split("\n## ")[0]
+    text = " ".join(section.split())
+    assert "After* events run in reverse" not in text
+    reversed_ = sorted(t.__name__ for t in HOOK_EVENT_TYPES if t.REVERSE)
+    assert f"({', '.join(reversed_)}) runs in reverse" in text
+    assert "AfterMessageAdded closes nothing" in text
+    assert "runs in registration order" in text

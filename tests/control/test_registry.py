@@ -70,6 +70,7 @@ REVERSED = ["e", "c", "f", "h", "b", "a", "g", "d"]
         (AfterModelCall, REVERSED),
         (AfterToolCall, REVERSED),
         (AfterInvocation, REVERSED),
+        (AfterMessageAdded, FORWARD),
     ],
     ids=lambda v: v.__name__ if isinstance(v, type) else "",
 )

@@ -114,3 +114,60 @@ def test_instrumenting_a_traced_agent_twice_is_refused(otel: Any) -> None:
         instrument(agent, tracer_provider=otel.tracer_provider)
     agent("hello")
     assert len(otel.named("invoke_agent")) == 1
+
+
+PROVIDER_AFTER_AGENT = """
+import json, sys
+from tether import Agent
+from tether.control import BeforeInvocation
+from tether.models import ScriptedModel
+agent = Agent(model=ScriptedModel(["hi", "again"]))
+agent("before any provider")
+{setup}
+agent("hello")
+print(json.dumps({{"hooked": agent.hooks.has(BeforeInvocation), "observers": len(agent.observers),
+                  "spans": [s.name for s in spans.get_finished_spans()]}}))
+"""
+
+
+def test_an_agent_built_before_the_provider_is_traced_from_its_next_run() -> None:
+    """The rule does not depend on construction order: a run that starts while a global
+    provider is set is traced (issue 21: only agents built after it were)."""
+    import os
+
+    code = PROVIDER_AFTER_AGENT.format(setup=WITH_PROVIDER)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=os.environ
+    )
+    assert out.returncode == 0, out.stderr
+    found = json.loads(out.stdout)
+    assert (found["hooked"], found["observers"]) == (True, 1)
+    assert found["spans"] == ["chat scripted", "invoke_agent tether"]  # the second run only
+
+
+def test_built_after_the_provider_is_traced_from_its_first_run_not_at_construction() -> None:
+    extra = ', "spans": [s.name for s in spans.get_finished_spans()]'
+    setup = WITH_PROVIDER + "\nfrom tether import Agent as _A\n"
+    code_extra = extra + ', "hooked_before_run": hooked_before_run'
+    found = probe(
+        setup
+        + "from tether.models import ScriptedModel as _S\n"
+        + "from tether.control import BeforeInvocation as _B\n"
+        + "hooked_before_run = _A(model=_S(['x'])).hooks.has(_B)\n",
+        code_extra,
+    )
+    assert found["hooked_before_run"] is False
+    assert (found["hooked"], found["observers"]) == (True, 1)
+    assert found["spans"] == ["chat scripted", "invoke_agent tether"]
+
+
+def test_an_agent_instrumented_by_hand_under_a_global_provider_is_traced_once() -> None:
+    extra = ', "spans": [s.name for s in spans.get_finished_spans()]'
+    setup = WITH_PROVIDER + (
+        "\nfrom tether import Agent as _A\nfrom tether.models import ScriptedModel as _S\n"
+        "from tether.observe import instrument\n"
+        "mine = _A(model=_S(['x']))\ninstrument(mine)\nmine('go')\n"
+    )
+    found = probe(setup, extra)
+    # mine's run and the probe agent's run: one invoke_agent span each
+    assert found["spans"].count("invoke_agent tether") == 2

@@ -4,8 +4,9 @@ Tracing follows the OpenTelemetry GenAI semantic conventions: one ``invoke_agent
 span per invocation or resume, a ``chat`` span per model call attempt and an
 ``execute_tool`` span per tool call, with governance decisions as span events; :func:`trace_decision` adds an approval
 decision, from the process that decides it, to the suspended session's trace.
-An agent is traced when the application has set a global tracer provider before
-building it, or explicitly with :func:`instrument` (or ``hooks=[Tracing(...)]``).
+An agent is traced from its first run that starts while the application has set a
+global tracer provider (before or after building it), or explicitly with
+:func:`instrument` (or ``hooks=[Tracing(...)]``).
 Importing ``tether`` never imports OpenTelemetry; this package does.
 """
 

@@ -1,9 +1,10 @@
-"""Automatic tracing: an Agent built while a global tracer provider is set is traced."""
+"""Automatic tracing: an Agent is traced from its first run that starts while a global
+tracer provider is set, whether the provider was set before or after ``Agent()``."""
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tether.agent import Agent
@@ -12,13 +13,13 @@ OFF_ENV = "TETHER_TRACING"
 """Set to ``off`` (or ``0``/``false``) to keep agents untraced despite a global provider."""
 
 
-def auto_instrument(agent: Agent, providers: list[Any]) -> None:
+def auto_instrument(agent: Agent) -> None:
     """Attach a default :class:`~tether.observe.Tracing` (the application configured a
-    global tracer provider: tether._agent_setup checked), unless one was passed in ``hooks=[...]`` or ``TETHER_TRACING=off``."""
+    global tracer provider: the agent checked as a run started), unless the agent is
+    traced already (a Tracing in ``hooks=[...]``, ``instrument()``) or ``TETHER_TRACING=off``."""
     if os.environ.get(OFF_ENV, "").strip().lower() in ("off", "0", "false", "no"):
         return
-    from tether.observe.tracing import Tracing, instrument
+    from tether.observe.tracing import instrument, is_traced
 
-    if any(isinstance(p, Tracing) for p in providers):
-        return
-    instrument(agent)
+    if not is_traced(agent):
+        instrument(agent)

@@ -324,6 +324,11 @@ class Tracing(StepSpans):
             forward(record)
 
 
+def is_traced(agent: Agent) -> bool:
+    """Whether a :class:`Tracing` already watches ``agent``."""
+    return agent in _TRACED
+
+
 def instrument(
     agent: Agent,
     *,
@@ -337,8 +342,8 @@ def instrument(
     if agent in _TRACED:
         raise ConfigurationError(
             f"agent (session {agent.session_id}) is already traced: by a Tracing in "
-            "hooks=[...], an earlier instrument(), or automatically because a global tracer "
-            "provider was set when it was built (TETHER_TRACING=off turns that off)"
+            "hooks=[...], an earlier instrument(), or automatically because a run of it "
+            "started while a global tracer provider was set (TETHER_TRACING=off turns that off)"
         )
     tracing = Tracing(
         tracer_provider=tracer_provider,

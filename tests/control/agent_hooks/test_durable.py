@@ -76,3 +76,97 @@ def test_a_rejection_or_an_answer_for_another_call_keeps_the_tool_from_running(
     assert done["stop_reason"] == "end_turn"
     assert "Denied" in done["text"]
     assert effects(db) == []
+
+
+# Non-ASCII keys and values, nesting and floats: the two JSON encodings once disagreed.
+AWKWARD = {"city": "Zürich", "wo": {"straße": ["Ä", 1.5, {"x": -0.1}], "n": 3}, "ok": True}
+
+
+def _awkward_agent(db: Path, ran: list[dict[str, Any]], resolver: Any = None) -> Any:
+    from escalation_app import ApproveTransfers
+
+    from tether import Agent, tool
+    from tether.control.agent_hooks import AgentHooksHost, DurableApprovals
+    from tether.models import ScriptedModel
+
+    @tool
+    def transfer(city: str, wo: dict[str, Any], ok: bool) -> str:
+        """Move money."""
+        ran.append({"city": city, "wo": wo, "ok": ok})
+        return "moved"
+
+    def script(messages: list[Any], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        if messages[-1].role == "tool":
+            return {"text": "result: " + messages[-1].tool_results[0].content}
+        return {"tool_calls": [{"id": "call-1", "name": "transfer", "args": AWKWARD}]}
+
+    return Agent(
+        model=ScriptedModel(script),
+        tools=[transfer],
+        agent_hooks=AgentHooksHost(
+            [ApproveTransfers()], approval_resolver=resolver or DurableApprovals()
+        ),
+        store=SQLiteStore(db),
+        session_id="s1",
+    )
+
+
+def test_the_digest_the_cli_prints_is_accepted_by_the_escalation(tmp_path: Path) -> None:
+    from ops_cli import cli
+
+    from tether.durable import args_sha256
+
+    db = tmp_path / "s.db"
+    ran: list[dict[str, Any]] = []
+    first = _awkward_agent(db, ran)("send")
+    [pending] = first.interrupts
+    assert pending.reason["args_sha256"] == args_sha256(AWKWARD) == args_hash(AWKWARD)
+    [row] = asyncio.run(SQLiteStore(db).approvals.pending())
+    shown = cli("approvals", "show", row.id, "--store", str(db))
+    assert shown.exit_code == 0
+    [line] = [ln for ln in shown.stdout.splitlines() if "args sha256" in ln]
+    printed = line.split()[-1]
+    assert printed == args_sha256(AWKWARD)
+    answer = {"approved": True, "args_sha256": printed}
+    done = _awkward_agent(db, ran).resume({pending.id: answer})
+    assert done.text == "result: moved"
+    assert ran == [AWKWARD]
+
+
+class _ResolverBeforeTheChange:
+    """What DurableApprovals did before it shared args_sha256 (the writer of old journals):
+    the interrupt named and the question hashed with ASCII-escaped JSON."""
+
+    def resolve(self, request: Any) -> Any:
+        from agent_hooks import ApprovalOutcome, ApprovalResolution
+
+        from tether.control.agent_hooks.durable import CURRENT_EVENT, INTERRUPT_PREFIX
+
+        call = CURRENT_EVENT.get().tool_call  # type: ignore[union-attr]
+        digest = _old_hash(dict(call.arguments))
+        question = {"tool_call_id": call.id, "tool": call.name, "args_sha256": digest}
+        CURRENT_EVENT.get().interrupt(f"{INTERRUPT_PREFIX}:{call.id}:{digest[:16]}", question)  # type: ignore[union-attr]
+        return ApprovalResolution(ApprovalOutcome.UNRESOLVED, request.context_identity)
+
+
+def _old_hash(arguments: dict[str, Any]) -> str:
+    import hashlib
+
+    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_a_session_suspended_under_the_legacy_hash_still_resumes(tmp_path: Path) -> None:
+    """A question journaled before escalations shared args_sha256 (non-ASCII arguments):
+    its answer, naming the digest the question carried, runs the call once."""
+    assert _old_hash(AWKWARD) != args_hash(AWKWARD)  # the case the old encoding got wrong
+    db = tmp_path / "s.db"
+    ran: list[dict[str, Any]] = []
+    old = _awkward_agent(db, ran, _ResolverBeforeTheChange())
+    [pending] = old("send").interrupts
+    assert pending.reason["args_sha256"] == _old_hash(AWKWARD)
+    answer = {"approved": True, "args_sha256": pending.reason["args_sha256"]}
+    done = _awkward_agent(db, ran).resume({pending.id: answer})
+    assert done.stop_reason == "end_turn"
+    assert done.text == "result: moved"
+    assert ran == [AWKWARD]

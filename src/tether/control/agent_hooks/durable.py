@@ -9,7 +9,9 @@ same emission runs again and the recorded decision is answered to the emitter
 (echoing the identity of the context it was asked about now).
 
 Decisions are keyed on the tool call id plus a hash of its arguments: the
-jcs-sha256 identity covers sequence and timestamp, so it changes on replay.
+jcs-sha256 identity covers sequence and timestamp, so it changes on replay. The
+hash is :func:`tether.durable.args_sha256`, the one the approval rows (and so
+``tether approvals show``) carry: a digest copied from the inbox is accepted here.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from agent_hooks import (
     Verdict,
 )
 
+from tether.control.interrupts import InterruptSignal
+from tether.durable.approval_types import args_sha256
+
 if TYPE_CHECKING:
     from tether.control.events import BeforeModelCall, BeforeToolCall
 
@@ -38,8 +43,16 @@ CURRENT_EVENT: ContextVar[BeforeToolCall | BeforeModelCall | None] = ContextVar(
 INTERRUPT_PREFIX = "agent-hooks:approval"
 
 
-def args_hash(arguments: dict[str, Any]) -> str:
-    """A stable hash of tool arguments (sorted-key compact JSON, SHA-256)."""
+args_hash = args_sha256
+"""The hash escalations key on: :func:`tether.durable.args_sha256` (the old name)."""
+
+
+def _legacy_hash(arguments: dict[str, Any]) -> str:
+    """The hash escalations used before they shared ``args_sha256`` (ASCII-escaped JSON).
+
+    Read only, so a session suspended before the change still finds its answer and
+    accepts the digest its question carried; it differs only for non-ASCII arguments.
+    """
     text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=repr)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -68,7 +81,9 @@ class DurableApprovals:
                 return self.fallback.resolve(request)
             return ApprovalResolution(ApprovalOutcome.UNRESOLVED, identity)
         call = event.tool_call
-        digest = args_hash(dict(call.arguments))
+        arguments = dict(call.arguments)
+        digest = args_sha256(arguments)
+        legacy = _legacy_hash(arguments)
         question = {
             "tool_call_id": call.id,
             "tool": call.name,
@@ -78,16 +93,34 @@ class DurableApprovals:
         }
         # Raises InterruptSignal (a BaseException: it passes through the emitter)
         # the first time; returns the recorded answer after resume.
-        answer = event.interrupt(f"{INTERRUPT_PREFIX}:{call.id}:{digest[:16]}", question)
-        approved, code, note = _decision(answer, call.id, digest)
+        answer = _recorded(event, call.id, legacy, digest, question)
+        approved, code, note = _decision(answer, call.id, {digest, legacy})
         if approved:
             return ApprovalResolution(ApprovalOutcome.APPROVE, identity, Verdict.allow())
         verdict = Verdict.deny(reason=code, message=note)
         return ApprovalResolution(ApprovalOutcome.REJECT, identity, verdict)
 
 
-def _decision(answer: Any, call_id: str, digest: str) -> tuple[bool, str, str | None]:
-    """(approved, reason code, the approver's note)."""
+def _recorded(
+    event: BeforeToolCall, call_id: str, legacy: str, digest: str, question: dict[str, Any]
+) -> Any:
+    """The answer recorded for this escalation, else raise its interrupt.
+
+    A session suspended before escalations shared ``args_sha256`` named its interrupt
+    with the legacy hash (different only for non-ASCII arguments): its answer counts.
+    """
+    if legacy != digest:
+        try:
+            return event.interrupt(f"{INTERRUPT_PREFIX}:{call_id}:{legacy[:16]}", question)
+        except InterruptSignal:
+            pass  # no answer under the old name: ask under the current one
+    return event.interrupt(f"{INTERRUPT_PREFIX}:{call_id}:{digest[:16]}", question)
+
+
+def _decision(answer: Any, call_id: str, digests: set[str]) -> tuple[bool, str, str | None]:
+    """(approved, reason code, the approver's note); ``digests``: the hashes of this
+    call's arguments an answer may name (the current one, and the legacy one a
+    question asked before the change carried)."""
     if answer is True or answer == "approve":
         return True, "", None
     if answer is False or answer == "deny":
@@ -95,7 +128,7 @@ def _decision(answer: Any, call_id: str, digest: str) -> tuple[bool, str, str | 
     if isinstance(answer, dict) and isinstance(answer.get("approved"), bool):
         if answer.get("tool_call_id", call_id) != call_id:
             return False, "tether:approval_for_another_call", None
-        if answer.get("args_sha256", digest) != digest:
+        if answer.get("args_sha256", next(iter(digests))) not in digests:
             return False, "tether:approval_for_other_arguments", None
         note = answer.get("reason")
         note = None if note is None else str(note)
