@@ -106,9 +106,10 @@ def test_an_unknown_model_costs_none_with_one_warning_per_model_name(
         assert result.usage.model_calls == 3
         assert result.usage.cost is None  # unknown, never 0
         assert "cost" not in result.usage.to_dict()
-    said = [r.getMessage() for r in caplog.records if name in r.getMessage()]
-    assert said == [f"cost is unknown for openai model {name!r}: genai-prices "
-                    f"{genai_prices.__version__} has no price for it"]  # fmt: skip
+    said = [r for r in caplog.records if name in r.getMessage()]
+    assert [r.getMessage() for r in said] == [f"cost is unknown for openai model {name!r}: "
+        f"genai-prices {genai_prices.__version__} has no price for it"]  # fmt: skip
+    assert said[0].threadName != "MainThread"  # looked up off the event loop
 
 
 def test_a_model_without_a_provider_costs_nothing_and_looks_nothing_up(
@@ -243,3 +244,19 @@ def test_a_fallback_chains_call_is_priced_as_the_model_that_answered() -> None:
     assert result.usage.model_fallbacks == 1
     assert result.usage.cost == _price("gpt-4o-mini", "openai", input_tokens=3000,
                                        output_tokens=100)  # fmt: skip
+
+
+def test_pricing_reads_the_shipped_data_without_the_network() -> None:
+    code = (
+        "import socket, threading\n"
+        "def refuse(*a, **k):\n"
+        "    raise OSError('no network in this test')\n"
+        "socket.socket.connect = refuse\n"
+        "socket.getaddrinfo = refuse\n"
+        "socket.create_connection = refuse\n"
+        "from tether.messages import Usage\n"
+        "from tether.pricing import cost_of\n"
+        "print(cost_of('openai', 'gpt-4o', Usage(1_000_000, 0), True), threading.active_count())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["2.50", "1"]  # $2.50 per million input tokens; no updater

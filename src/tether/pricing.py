@@ -1,13 +1,15 @@
 """What a model call cost in USD, from the ``genai-prices`` package (``tether[prices]``).
 
 The package ships its price data; nothing is downloaded. It is imported on the first
-lookup (about half a second), never by ``import tether``. Each (provider, model) pair is
-looked up once and cached: a model the package does not know, or a run without the
-package, costs None (one warning per model name, one for the missing package), never 0.
+lookup (about half a second, in a worker thread: :func:`look_up`), never by ``import
+tether``. Each (provider, model) pair is looked up once and cached: a model the package
+does not know, or a run without the package, costs None (one warning per model name,
+one for the missing package), never 0.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from dataclasses import dataclass
@@ -63,6 +65,18 @@ def _module() -> Any:
             )
         return None
     return genai_prices
+
+
+def looked_up(provider: str, model: str) -> bool:
+    """Whether ``model``'s price (or its absence) is cached: :func:`cost_of` is then cheap."""
+    return (provider, model) in _found
+
+
+async def look_up(provider: str, model: str) -> None:
+    """Cache ``model``'s price in a worker thread (the first import of genai-prices takes
+    about half a second: not on the event loop)."""
+    if (provider, model) not in _found:
+        await asyncio.to_thread(_lookup, provider, model)
 
 
 def _lookup(provider: str, model: str) -> tuple[Any, Any] | None:

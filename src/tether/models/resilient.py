@@ -35,7 +35,7 @@ from tether.models.failover import (
     snippet,
 )
 from tether.models.retry import RetryPolicy, StaleStreamError, Watchdog
-from tether.pricing import cost_of
+from tether.pricing import cost_of, look_up, looked_up
 
 CompressHook = Callable[[ModelRequest], ModelRequest | Awaitable[ModelRequest]]
 """Called when the provider refuses a request as too long (context overflow, payload too
@@ -146,6 +146,8 @@ class ProviderModel:
                         finally:
                             watchdog.waiting = False
                         if type(event) is ModelStop:
+                            if not looked_up(self.provider, self.model):
+                                await look_up(self.provider, self.model)
                             event.usage.cost = cost_of(
                                 self.provider, self.model, event.usage, self._cached_in_input
                             )

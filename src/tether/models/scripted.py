@@ -165,8 +165,10 @@ class ScriptedModel:
                 input_tokens=self._input_tokens(request), output_tokens=max(1, out_chars // 4)
             )
         if self.provider is not None:
-            from tether.pricing import cost_of
+            from tether.pricing import cost_of, look_up, looked_up
 
+            if not looked_up(self.provider, self._name):
+                await look_up(self.provider, self._name)
             usage.cost = cost_of(self.provider, self._name, usage)
         yield ModelStop(stop, usage)
 
