@@ -94,6 +94,15 @@ def test_prices_name_input_output_cache_prices_and_their_source() -> None:
     assert prices_for("openai", f"no-such-model-{next(_names)}") is None
 
 
+def test_prices_say_the_date_they_took_effect_when_the_package_dates_them() -> None:
+    from datetime import date
+
+    dated = prices_for("anthropic", "claude-opus-4-6")  # repriced from 2026-03-13
+    assert dated is not None
+    assert dated.since == date(2026, 3, 13)
+    assert prices_for("anthropic", "claude-sonnet-4-5").since is None  # type: ignore[union-attr]
+
+
 def test_an_unknown_model_costs_none_with_one_warning_per_model_name(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
