@@ -26,6 +26,7 @@ HEAVY = (
     "anyio",
     "opentelemetry",
     "tether.observe",
+    "genai_prices",
 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 from tether.errors import ConfigurationError
@@ -19,7 +20,9 @@ class Limits:
     ``turns`` counts model calls; ``wall_seconds`` is wall-clock time since the
     invocation started. Each limit that is hit stops the run with its own stop
     reason (``limit_turns``, ``limit_total_tokens``, ``limit_output_tokens``,
-    ``limit_wall_time``, ``limit_tool_calls``).
+    ``limit_wall_time``, ``limit_tool_calls``). ``cost`` is USD (a ``Decimal``, or an int
+    or decimal string): the run stops with ``cost_limit`` before a model call whose
+    estimated cost (the mean of its priced calls so far) would take it past the limit.
     """
 
     turns: int | None = None
@@ -27,8 +30,11 @@ class Limits:
     output_tokens: int | None = None
     wall_seconds: float | None = None
     tool_calls: int | None = None
+    cost: Decimal | None = None
 
     def __post_init__(self) -> None:
+        if self.cost is not None:
+            object.__setattr__(self, "cost", _usd(self.cost))
         for name in ("turns", "total_tokens", "output_tokens", "wall_seconds", "tool_calls"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or value <= 0):
@@ -60,7 +66,36 @@ class Limits:
                 "limit_tool_calls",
                 f"ran {usage.tool_calls} tool call(s); the limit is {self.tool_calls}",
             )
+        if self.cost is not None and usage.cost is not None and usage.model_calls:
+            next_call = usage.cost / usage.model_calls
+            if usage.cost + next_call > self.cost:
+                return (
+                    "cost_limit",
+                    f"spent ${usage.cost:.6f}; the next model call (about ${next_call:.6f}) "
+                    f"would pass the limit of ${self.cost}",
+                )
         return None
+
+
+def _usd(value: object) -> Decimal:
+    """A positive, finite USD amount from a Decimal, an int or a decimal string."""
+    if isinstance(value, Decimal):
+        amount = value
+    elif isinstance(value, int | str) and not isinstance(value, bool):
+        try:
+            amount = Decimal(value)
+        except InvalidOperation:
+            amount = Decimal("NaN")
+    else:
+        raise ConfigurationError(
+            f"Limits(cost=...) must be a Decimal in USD (Decimal('2.50')), got "
+            f"{type(value).__name__} {value!r}"
+        )
+    if not amount.is_finite() or amount <= 0:
+        raise ConfigurationError(
+            f"Limits(cost=...) must be a positive amount in USD, got {value!r}"
+        )
+    return amount
 
 
 DEFAULT_MAX_TURNS = 90

@@ -8,6 +8,7 @@ persists them, so they round-trip through JSON without loss
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Literal, TypeAlias
 
 from tether.errors import InputError
@@ -132,6 +133,8 @@ class Usage:
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
     """How many of ``output_tokens`` were reasoning (0 when the provider does not say)."""
+    cost: Decimal | None = None
+    """USD of the call at the genai-prices price of its model (None when unknown)."""
 
     @property
     def total_tokens(self) -> int:
@@ -144,9 +147,10 @@ class Usage:
         self.cache_read_tokens += other.cache_read_tokens
         self.cache_write_tokens += other.cache_write_tokens
         self.reasoning_tokens += other.reasoning_tokens
+        self.cost = add_cost(self.cost, other.cost)
 
-    def to_dict(self) -> dict[str, int]:
-        out = {
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_read_tokens": self.cache_read_tokens,
@@ -154,6 +158,8 @@ class Usage:
         }
         if self.reasoning_tokens:  # only when a provider said (journals stay as they were)
             out["reasoning_tokens"] = self.reasoning_tokens
+        if self.cost is not None:  # a string: exact in JSON, absent when unknown
+            out["cost"] = str(self.cost)
         return out
 
     @classmethod
@@ -164,7 +170,26 @@ class Usage:
             cache_read_tokens=int(data.get("cache_read_tokens", 0)),
             cache_write_tokens=int(data.get("cache_write_tokens", 0)),
             reasoning_tokens=int(data.get("reasoning_tokens", 0)),
+            cost=read_cost(data.get("cost")),
         )
+
+
+def add_cost(total: Decimal | None, cost: Decimal | None) -> Decimal | None:
+    """The sum of two costs; unknown (None) adds nothing, and None + None stays None."""
+    if cost is None:
+        return total
+    return cost if total is None else total + cost
+
+
+def read_cost(value: Any) -> Decimal | None:
+    """A journaled cost (a decimal string), None if absent or not a finite number."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        cost = Decimal(str(value))
+    except ArithmeticError:
+        return None
+    return cost if cost.is_finite() else None
 
 
 @dataclass(slots=True)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Literal, TypeAlias
 
-from tether.messages import Message, Usage
+from tether.messages import Message, Usage, add_cost
 
 StopReason: TypeAlias = Literal[
     "end_turn",
@@ -18,6 +19,7 @@ StopReason: TypeAlias = Literal[
     "limit_output_tokens",
     "limit_wall_time",
     "limit_tool_calls",
+    "cost_limit",
     "budget_exhausted",
     "max_tokens",
     "error",
@@ -43,6 +45,9 @@ class RunUsage:
     """Estimated request tokens before and after the compressions (summed over them)."""
     continuations: int = 0
     """Times a reply cut off at the output token limit was continued or retried."""
+    cost: Decimal | None = None
+    """USD of the priced model calls (``Usage.cost``), sub-agents included; None when no
+    call had a known price."""
     by_agent: dict[str, RunUsage] = field(default_factory=dict)
     """Usage of the sub-agents this invocation ran, by agent path (``researcher#c1``,
     ``researcher#c1/coder#c4``): each entry is that agent's totals, its own sub-agents
@@ -58,6 +63,8 @@ class RunUsage:
         self.output_tokens += usage.output_tokens
         self.cache_read_tokens += usage.cache_read_tokens
         self.cache_write_tokens += usage.cache_write_tokens
+        if usage.cost is not None:
+            self.cost = add_cost(self.cost, usage.cost)
 
     def add_child(self, path: str, usage: RunUsage) -> None:
         """Roll a sub-agent's usage (its own sub-agents included) into these totals."""
@@ -66,8 +73,9 @@ class RunUsage:
         for sub, nested in usage.by_agent.items():
             _add(self.by_agent.setdefault(f"{path}/{sub}", RunUsage()), nested)
 
-    def to_dict(self) -> dict[str, int]:
-        return {
+    def to_dict(self) -> dict[str, Any]:
+        """The counters (and ``cost`` as a decimal string when known)."""
+        out: dict[str, Any] = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "total_tokens": self.total_tokens,
@@ -82,6 +90,9 @@ class RunUsage:
             "context_tokens_after": self.context_tokens_after,
             "continuations": self.continuations,
         }
+        if self.cost is not None:
+            out["cost"] = str(self.cost)
+        return out
 
 
 @dataclass(slots=True)
@@ -125,3 +136,4 @@ def _add(target: RunUsage, usage: RunUsage) -> None:
     target.context_tokens_before += usage.context_tokens_before
     target.context_tokens_after += usage.context_tokens_after
     target.continuations += usage.continuations
+    target.cost = add_cost(target.cost, usage.cost)

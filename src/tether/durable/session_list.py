@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
 
 from tether.durable.approval_types import APPROVAL_COLS, Approval, approval_from_row
 from tether.durable.session_prompt import READ_MAX, prompt_text, shown_prompt
 from tether.durable.store import SessionStatus, check_status
 from tether.errors import InputError
+from tether.messages import add_cost, read_cost
 
 if TYPE_CHECKING:
     from tether.durable.postgres import PostgresStore
@@ -44,6 +46,8 @@ class SessionStats:
     tool_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cost: Decimal | None = None
+    """USD of the priced model calls of the runs that ended (None: none was priced)."""
     pending_approvals: int = 0
     first_prompt: str | None = None
     """The session's first user message on one line (at most ``PROMPT_MAX`` characters),
@@ -117,6 +121,7 @@ def build_page(
 ) -> SessionPage:
     """The page from the queried rows and the ``(session_id, data)`` of their usage entries."""
     sums: dict[str, dict[str, int]] = {r[0]: dict.fromkeys(USAGE_KEYS, 0) for r in rows}
+    costs: dict[str, Decimal | None] = {}
     for session_id, text in usage:
         counts = sums.get(session_id)
         try:
@@ -129,6 +134,9 @@ def build_page(
             value = data.get(key)
             if isinstance(value, int) and not isinstance(value, bool):
                 counts[key] += value
+        cost = read_cost(data.get("cost"))
+        if cost is not None:
+            costs[session_id] = add_cost(costs.get(session_id), cost)
     first = prompts.prompts() if prompts is not None else {}
     return SessionPage(
         [
@@ -139,6 +147,7 @@ def build_page(
                 float(created),
                 float(updated),
                 **sums[sid],
+                cost=costs.get(sid),
                 pending_approvals=int(pending),
                 first_prompt=first.get(sid),
             )

@@ -35,6 +35,7 @@ from tether.models.failover import (
     snippet,
 )
 from tether.models.retry import RetryPolicy, StaleStreamError, Watchdog
+from tether.pricing import cost_of, look_up, looked_up
 
 CompressHook = Callable[[ModelRequest], ModelRequest | Awaitable[ModelRequest]]
 """Called when the provider refuses a request as too long (context overflow, payload too
@@ -89,6 +90,7 @@ class ProviderModel:
         self.compress = compress
         self.context_window = check_window(type(self).__name__, context_window)
         """Tokens the model accepts (None: its family's default, see tether.context.window)."""
+        self._cached_in_input = bool(getattr(self, "cached_in_input", False))
         self._keys: list[str | None] = list(api_keys) or [None]
         self._key_index = 0
 
@@ -143,7 +145,13 @@ class ProviderModel:
                             raise
                         finally:
                             watchdog.waiting = False
-                        if type(event) is not ModelStop and type(event) is not ModelRetry:
+                        if type(event) is ModelStop:
+                            if not looked_up(self.provider, self.model):
+                                await look_up(self.provider, self.model)
+                            event.usage.cost = cost_of(
+                                self.provider, self.model, event.usage, self._cached_in_input
+                            )
+                        elif type(event) is not ModelRetry:
                             delivered = True
                         yield event
                 return

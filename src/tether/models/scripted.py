@@ -7,9 +7,10 @@
 
 Each turn is a dict with ``text`` and/or ``tool_calls`` (each ``{"name", "args",
 "id"?}``), optionally ``reasoning`` and ``stop_reason``; a plain string is a text
-turn. Instead of a list, pass a callable ``(messages, tool_specs) -> turn``.
-Text is streamed in chunks of ``chunk_size`` characters and usage is estimated
-at four characters per token. Tool call ids default to ``call_<history length>_<index>``,
+turn. A turn's ``usage`` (``{"input_tokens": ..., "cache_read_tokens": ...}``)
+replaces the estimated counts with the ones a provider would report. Instead of a
+list, pass a callable ``(messages, tool_specs) -> turn``. Text is streamed in chunks
+of ``chunk_size`` characters and usage is estimated at four characters per token. Tool call ids default to ``call_<history length>_<index>``,
 unique within a conversation and the same when a session is replayed elsewhere.
 
 A list script is played by position in the conversation: on its first call, a
@@ -53,7 +54,10 @@ from tether.models.resilient import check_window
 Turn: TypeAlias = dict[str, Any] | str
 ScriptFunction: TypeAlias = Callable[[list[Message], list[dict[str, Any]]], Turn]
 
-_TURN_KEYS = frozenset({"text", "tool_calls", "reasoning", "stop_reason"})
+_TURN_KEYS = frozenset({"text", "tool_calls", "reasoning", "stop_reason", "usage"})
+_USAGE_KEYS = frozenset(
+    {"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"}
+)
 _CALL_KEYS = frozenset({"name", "args", "arguments", "id"})
 _STOP_REASONS = frozenset({"end_turn", "tool_use", "max_tokens", "stop_sequence", "content_filter"})
 
@@ -70,6 +74,7 @@ class ScriptedModel:
         context_window: int | None = None,
         overflow_at: int | None = None,
         record_requests: bool = False,
+        provider: str | None = None,
     ) -> None:
         if callable(script):
             self._function: ScriptFunction | None = script
@@ -88,6 +93,10 @@ class ScriptedModel:
             raise ConfigurationError(f"ScriptedModel chunk_size must be >= 1, got {chunk_size}")
         self._chunk_size = chunk_size
         self._name = name
+        self.provider = provider
+        """With a provider (``"openai"``), each call is priced as that provider's model
+        ``name`` (tether.pricing; scripted ``input_tokens`` leave the cache tokens out,
+        as Anthropic's do); None: the calls have no cost."""
         self.context_window = check_window("ScriptedModel", context_window)
         """The window the model declares (read by tether.context)."""
         self.overflow_at = check_window("ScriptedModel", overflow_at)
@@ -148,9 +157,19 @@ class ScriptedModel:
             )
         stop: ModelStopReason = turn.get("stop_reason") or ("tool_use" if calls else "end_turn")
         out_chars = len(text) + len(str(reasoning or "")) + 24 * len(calls)
-        usage = Usage(
-            input_tokens=self._input_tokens(request), output_tokens=max(1, out_chars // 4)
-        )
+        reported = turn.get("usage")
+        if reported is not None:  # the counts a provider would report, as scripted
+            usage = Usage.from_dict(reported)
+        else:
+            usage = Usage(
+                input_tokens=self._input_tokens(request), output_tokens=max(1, out_chars // 4)
+            )
+        if self.provider is not None:
+            from tether.pricing import cost_of, look_up, looked_up
+
+            if not looked_up(self.provider, self._name):
+                await look_up(self.provider, self._name)
+            usage.cost = cost_of(self.provider, self._name, usage)
         yield ModelStop(stop, usage)
 
     def _input_tokens(self, request: ModelRequest) -> int:
@@ -220,7 +239,11 @@ def _check_turn(turn: Any, position: int) -> None:
     where = f"ScriptedModel turn {position}"
     if not isinstance(turn, dict):
         raise ConfigurationError(f"{where} must be a dict or a string, got {type(turn).__name__}")
-    if turn.keys() <= _TURN_KEYS and "stop_reason" not in turn and _calls_ok(turn):
+    if (
+        turn.keys() <= _TURN_KEYS
+        and turn.keys().isdisjoint(("stop_reason", "usage"))
+        and _calls_ok(turn)
+    ):
         return
     unknown = set(turn) - _TURN_KEYS
     if unknown:
@@ -231,6 +254,15 @@ def _check_turn(turn: Any, position: int) -> None:
     if stop is not None and stop not in _STOP_REASONS:
         raise ConfigurationError(
             f"{where}: stop_reason {stop!r} is not one of {sorted(_STOP_REASONS)}"
+        )
+    usage = turn.get("usage")
+    if usage is not None and (
+        not isinstance(usage, dict)
+        or not all(type(v) is int and v >= 0 for v in usage.values())
+        or not usage.keys() <= _USAGE_KEYS
+    ):
+        raise ConfigurationError(
+            f"{where}: usage must map {sorted(_USAGE_KEYS)} to ints >= 0, got {usage!r}"
         )
     for index, call in enumerate(turn.get("tool_calls") or ()):
         if not isinstance(call, dict) or not isinstance(call.get("name"), str):

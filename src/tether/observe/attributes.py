@@ -19,6 +19,9 @@ REQUEST_MODEL = "gen_ai.request.model"
 RESPONSE_MODEL = "gen_ai.response.model"
 INPUT_TOKENS = "gen_ai.usage.input_tokens"
 OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+COST = "tether.usage.cost"
+"""USD of a call (a chat span) or an invocation (invoke_agent), a double; set only when
+known. No GenAI semantic convention names a cost attribute."""
 FINISH_REASONS = "gen_ai.response.finish_reasons"
 CONVERSATION = "gen_ai.conversation.id"
 AGENT_NAME = "gen_ai.agent.name"
@@ -79,6 +82,9 @@ def limit_attributes(limits: Any) -> dict[str, Any]:
         value = getattr(limits, name, None)
         if value is not None:
             out[f"tether.limits.{name}"] = value
+    cost = getattr(limits, "cost", None)
+    if cost is not None:
+        out["tether.limits.cost"] = float(cost)
     return out
 
 

@@ -77,6 +77,8 @@ class StepSpans:
                     A.FINISH_REASONS: [response.stop_reason],
                 }
             )
+            if usage.cost is not None:
+                chat.set_attribute(A.COST, float(usage.cost))
             if self.capture:
                 chat.set_attribute(
                     A.OUTPUT_MESSAGES, A.messages_json([response.message], run.masker)

@@ -279,9 +279,11 @@ class Tracing(StepSpans):
                 "tether.usage.model_fallbacks": usage.model_fallbacks,
             }
         )
+        if usage.cost is not None:
+            span.set_attribute(A.COST, float(usage.cost))
         if agent.budget is not None:
             span.set_attribute("tether.budget.remaining", agent.budget.remaining)
-        if stop.startswith("limit_") or stop == "budget_exhausted":
+        if stop.startswith("limit_") or stop in ("budget_exhausted", "cost_limit"):
             span.set_attribute("tether.limit.hit", stop)
         if result.reason and (stop != "error" or self.capture):
             # an error's text may quote a tool or model: content, so opt-in

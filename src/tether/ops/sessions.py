@@ -262,6 +262,16 @@ def list_sessions(
         )
 
 
+def usd(cost: object) -> str:
+    """A cost (a Decimal or its string) as ``$0.0123``; ``-`` when unknown."""
+    if cost is None:
+        return "-"
+    from decimal import Decimal
+
+    amount = Decimal(str(cost))
+    return f"${amount:.4f}" if amount >= Decimal("0.0001") or not amount else f"${amount:.2e}"
+
+
 WIDE = 140
 """Terminal columns from which ``sessions list`` adds entries, model and tool calls and
 the update time (below: session, status, first prompt, tokens, pending)."""
@@ -276,7 +286,11 @@ def _sessions_table(rows: list[SessionStats], where: str, *, wide: bool) -> Tabl
     if wide:
         table.add_column("entries", justify="right")
     table.add_column("first prompt", no_wrap=True, overflow="ellipsis", ratio=1, min_width=12)
-    counts = ("model calls", "tool calls", "tokens", "pending") if wide else ("tokens", "pending")
+    counts = (
+        ("model calls", "tool calls", "tokens", "cost", "pending")
+        if wide
+        else ("tokens", "cost", "pending")
+    )
     for name in counts:
         table.add_column(name, justify="right", no_wrap=True)
     if wide:
@@ -298,7 +312,7 @@ def _sessions_table(rows: list[SessionStats], where: str, *, wide: bool) -> Tabl
             cells += [str(row.version), prompt, str(row.model_calls), str(row.tool_calls)]
         else:
             cells.append(prompt)
-        cells += [f"{row.total_tokens:,}", pending]
+        cells += [f"{row.total_tokens:,}", usd(row.cost), pending]
         if wide:
             cells.append(when(row.updated_at, now))
         table.add_row(*cells)
@@ -315,6 +329,7 @@ def _stats_dict(row: SessionStats) -> dict[str, Any]:
         "input_tokens": row.input_tokens,
         "output_tokens": row.output_tokens,
         "total_tokens": row.total_tokens,
+        "cost": None if row.cost is None else str(row.cost),
         "pending_approvals": row.pending_approvals,
     }
 
@@ -411,6 +426,8 @@ def _print_message(
     if message.usage is not None:
         usage = message.usage
         head += Text(f"  {usage.input_tokens} in / {usage.output_tokens} out tokens", style="dim")
+        if usage.cost is not None:
+            head += Text(f", {usd(usage.cost)}", style="dim")
     console.print(head)
     for block in message.content:
         console.print(Padding(_block(block, full), (0, 0, 0, 6)))
@@ -517,7 +534,7 @@ def timeline(
     console.print(
         Text(
             f"tokens {shown['usage']['total_tokens']} in {len(shown['usage']['calls'])} model "
-            f"calls; time: model {split['model']:.3f}s, tools {split['tools']:.3f}s, waiting "
+            f"calls; cost {usd(shown['usage']['cost'])}; time: model {split['model']:.3f}s, tools {split['tools']:.3f}s, waiting "
             f"for humans {split['waiting']:.3f}s, tether {split['tether']:.3f}s",
             style="dim",
         )
@@ -529,6 +546,8 @@ def _step_line(step: dict[str, Any]) -> str:
     d = step["detail"]
     if step["kind"] == "model":
         line = f"{d['input_tokens']} in / {d['output_tokens']} out"
+        if d.get("cost") is not None:
+            line += f", {usd(d['cost'])}"
         if d.get("attempts", 1) > 1:
             reasons = [r.get("reason") for r in d["retries"] + d["fallbacks"]]
             line += f"; {d['attempts']} attempts ({', '.join(map(str, reasons))})"

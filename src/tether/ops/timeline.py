@@ -22,11 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
 
 from tether.agents.addresses import child_session_id, lifted_id
 from tether.context.compaction import OMITTED_MARK, SUMMARY_MARK
 from tether.durable.approval_types import MASK
+from tether.messages import add_cost
 from tether.ops.timeline_read import TimelineData, read_timeline
 
 if TYPE_CHECKING:
@@ -231,6 +233,7 @@ class _Builder:
             step.detail = {
                 "input_tokens": 0 if usage is None else usage.input_tokens,
                 "output_tokens": 0 if usage is None else usage.output_tokens,
+                "cost": None if usage is None or usage.cost is None else str(usage.cost),
                 **attempts,
                 "text": clip(self.scrub(message.text)),
                 "tool_calls": [c.id for c in calls],
@@ -612,16 +615,20 @@ def _json(record: SessionRecord, tree: _Tree) -> dict[str, Any]:
     total = max(0.0, end - start)
     calls = []
     cumulative = 0
+    spent: Decimal | None = None
     for index, (s, depth, _, session) in enumerate(rows):
         if s.kind == "model":
             tokens_in, tokens_out = s.detail["input_tokens"], s.detail["output_tokens"]
             cumulative += tokens_in + tokens_out
+            cost = s.detail["cost"]
+            spent = add_cost(spent, None if cost is None else Decimal(cost))
             calls.append(
                 {
                     "step": index,
                     "input": tokens_in,
                     "output": tokens_out,
                     "cumulative": cumulative,
+                    "cost": cost,
                     "depth": depth,
                     "session_id": session,
                 }
@@ -635,7 +642,11 @@ def _json(record: SessionRecord, tree: _Tree) -> dict[str, Any]:
         "end": end,
         "steps": [s.json(i, depth, parent, sid) for i, (s, depth, parent, sid) in enumerate(rows)],
         "axis": _axis(steps, waits, start, total - waiting),
-        "usage": {"calls": calls, "total_tokens": cumulative},
+        "usage": {
+            "calls": calls,
+            "total_tokens": cumulative,
+            "cost": None if spent is None else str(spent),
+        },
         "time_split": {
             "model": model,
             "tools": tools,

@@ -87,3 +87,15 @@ async def test_bad_paging_arguments_name_the_argument(store: Store) -> None:
         await store.session_page(status="done")  # type: ignore[arg-type]
     with pytest.raises(InputError, match="longer than 200"):
         await store.session_page(search="x" * 201)
+
+
+async def test_a_page_sums_the_runs_costs_and_none_stays_unknown(store: Store) -> None:
+    from decimal import Decimal
+
+    priced = [{**_usage(1, 0, 10, 5), "cost": "0.0125"}, {**_usage(1, 0, 10, 5), "cost": "0.5"}]
+    await _session(store, "paid", "completed", [*priced, _usage(1, 0, 1, 1)])
+    await _session(store, "free", "completed", [_usage(1, 0, 1, 1)])
+    await _session(store, "odd", "completed", [{**_usage(1, 0, 1, 1), "cost": "NaN"}])
+    page = await store.session_page()
+    costs = {s.session_id: s.cost for s in page.sessions}
+    assert costs == {"paid": Decimal("0.5125"), "free": None, "odd": None}

@@ -222,6 +222,7 @@ SCHEMAS: dict[str, Any] = {
             "input_tokens": {"type": "integer", "minimum": 0},
             "output_tokens": {"type": "integer", "minimum": 0},
             "total_tokens": {"type": "integer", "minimum": 0},
+            "cost": {"type": ["string", "null"], "description": "USD, a decimal string"},
             "pending_approvals": {"type": "integer", "minimum": 0},
             "first_prompt": {"type": ["string", "null"], "maxLength": 120},
         },
@@ -334,6 +335,7 @@ SCHEMAS: dict[str, Any] = {
                 "properties": {
                     "calls": {"type": "array", "items": {"type": "object"}},
                     "total_tokens": {"type": "integer"},
+                    "cost": {"type": ["string", "null"], "description": "USD, a decimal string"},
                 },
             },
             "time_split": {

@@ -63,6 +63,7 @@ def summary_json(s: SessionStats, now: float | None = None) -> dict[str, Any]:
         "input_tokens": s.input_tokens,
         "output_tokens": s.output_tokens,
         "total_tokens": s.total_tokens,
+        "cost": None if s.cost is None else str(s.cost),
         "pending_approvals": s.pending_approvals,
         "first_prompt": s.first_prompt,  # redacted by the store's listing; untrusted text
     }

@@ -82,7 +82,7 @@ async function loadSessions() {
     const prompt = el("td", s.first_prompt == null ? "" : s.first_prompt, "prompt");
     if (s.first_prompt) prompt.title = visible(s.first_prompt);
     row.append(id, prompt, status, el("td", age(s.age_seconds)), el("td", age(s.idle_seconds) + " ago"),
-      el("td", s.model_calls), el("td", s.tool_calls), el("td", s.total_tokens.toLocaleString()),
+      el("td", s.model_calls), el("td", s.tool_calls), el("td", s.total_tokens.toLocaleString()), el("td", usd(s.cost)),
       el("td", s.pending_approvals || "", s.pending_approvals ? "badge-cell" : undefined));
     body.append(row);
   }
@@ -175,6 +175,7 @@ function showStep(index) {
   if (s.depth) field(list, "session", s.session_id + " (sub-agent, level " + s.depth + ")");
   if (s.kind === "model") {
     field(list, "tokens", d.input_tokens + " in, " + d.output_tokens + " out");
+    if (d.cost != null) field(list, "cost", usd(d.cost));
     field(list, "model", d.model);
     field(list, "attempts", String(d.attempts));
     for (const r of d.retries || []) field(list, "retry", "attempt " + r.attempt + " failed: " + r.reason + " (" + r.provider + ", waited " + seconds(r.delay) + ")" + (r.error ? ": " + r.error : ""));
@@ -251,6 +252,9 @@ function tokens(n) {
   return String(Math.round(n));
 }
 
+// a cost is a decimal string (USD) or null when no call had a known price
+function usd(cost) { return cost == null ? "-" : "$" + Number(cost).toPrecision(4); }
+
 function drawTokens(usage) {
   const box = $("chart-tokens");
   box.replaceChildren();
@@ -288,7 +292,7 @@ function drawTokens(usage) {
   });
   if (points.length) chart.append(svg("polyline", { points: points.join(" "), class: "cumulative" }));
   box.append(chart);
-  $("tl-tokens").textContent = "(" + calls.length + " calls, " + usage.total_tokens.toLocaleString() + " tokens; left axis: tokens per call, the line: cumulative share of " + usage.total_tokens.toLocaleString() + ")";
+  $("tl-tokens").textContent = "(" + calls.length + " calls, " + usage.total_tokens.toLocaleString() + " tokens, cost " + usd(usage.cost) + "; left axis: tokens per call, the line: cumulative share of " + usage.total_tokens.toLocaleString() + ")";
 }
 
 const PARTS = [["model", "model"], ["tools", "tools"], ["waiting", "waiting for humans"], ["tether", "tether"]];
