@@ -161,6 +161,27 @@ def test_cost_limit_stops_before_the_call_that_would_pass_it() -> None:
     assert "the limit of $0.65" in result.reason
 
 
+def test_cost_limit_stops_a_first_call_whose_input_alone_passes_it() -> None:
+    """The first call has no calls before it to estimate from: its input is estimated
+    (context/estimate.py) at the model's input price, and the model is never called."""
+    model = ScriptedModel(["never"], provider="openai", name="gpt-4o", record_requests=True)
+    prompt = "summarise this: " + "lorem ipsum " * 40_000  # about 120k tokens: ~$0.30 of input
+    result = Agent(model=model, limits=Limits(cost=Decimal("0.01")))(prompt)
+    assert result.stop_reason == "cost_limit"
+    assert model.calls == 0
+    assert model.requests == []
+    assert result.reason is not None
+    assert "the first model call's input alone" in result.reason
+    assert "past the limit of $0.01" in result.reason
+    assert result.usage.cost is None  # nothing was spent
+
+
+def test_an_unpriced_first_call_is_not_stopped_by_a_cost_limit() -> None:
+    model = ScriptedModel(["fine"])  # no provider: nothing to price, nothing to estimate
+    result = Agent(model=model, limits=Limits(cost=Decimal("0.01")))("x " * 50_000)
+    assert result.stop_reason == "end_turn"
+
+
 def test_cost_limit_lets_a_run_under_it_finish() -> None:
     usage = {"input_tokens": 1000, "output_tokens": 100}
     model = ScriptedModel(_turns(usage, usage), provider="openai", name="gpt-4o")

@@ -22,7 +22,8 @@ class Limits:
     reason (``limit_turns``, ``limit_total_tokens``, ``limit_output_tokens``,
     ``limit_wall_time``, ``limit_tool_calls``). ``cost`` is USD (a ``Decimal``, or an int
     or decimal string): the run stops with ``cost_limit`` before a model call whose
-    estimated cost (the mean of its priced calls so far) would take it past the limit.
+    estimated cost (the mean of its priced calls so far; for the first call, its input
+    tokens at the model's input price) would take it past the limit.
     """
 
     turns: int | None = None

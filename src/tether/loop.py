@@ -24,7 +24,7 @@ from tether.events import (
     StreamEvent,
     TextDelta,
 )
-from tether.limits import DEFAULT_LIMITS, DEFAULT_MAX_TURNS
+from tether.limits import DEFAULT_LIMITS, DEFAULT_MAX_TURNS, Limits
 from tether.messages import Message, ReasoningBlock, TextBlock, ToolCall, ToolResult
 from tether.modelcall import ModelCall
 from tether.result import Result, StopReason
@@ -119,6 +119,8 @@ async def run_invocation(
                 yield await _close_batch(run, calls, results)
                 await _after_batch(run, calls, unknown)
             _check_boundary(run)
+            if run.usage.model_calls == 0 and _cost_capped(agent.limits):
+                await _check_first_cost(run)
             steering = agent.conversation.steering
             while steering:  # agent.steer(...) from any thread: delivered before the next call
                 text = steering.popleft()
@@ -443,6 +445,31 @@ def _release(message: Message) -> list[TextDelta | ReasoningDelta]:
         elif type(block) is ReasoningBlock and block.text:
             out.append(ReasoningDelta(block.text, block.signature, block.redacted))
     return out
+
+
+def _cost_capped(limits: Limits | None) -> bool:
+    return limits is not None and limits is not DEFAULT_LIMITS and limits.cost is not None
+
+
+async def _check_first_cost(run: RunState) -> None:
+    """Stop before a run's first model call when its input alone, estimated, passes
+    ``Limits(cost=...)`` (later calls are estimated from the calls so far, in Limits)."""
+    from tether.context.estimate import estimate_tokens
+    from tether.pricing import input_cost
+
+    agent = run.agent
+    limit = agent.limits.cost if agent.limits is not None else None
+    if limit is None:
+        return
+    prompt = agent.system_prompt if isinstance(agent.system_prompt, str) else None
+    tokens = estimate_tokens(agent.messages, agent.tool_specs, prompt)
+    estimate = await input_cost(agent.model, tokens)
+    if estimate is not None and estimate > limit:
+        raise StopRun(
+            "cost_limit",
+            f"the first model call's input alone (about {tokens} tokens) is estimated at "
+            f"${estimate:.6f}, past the limit of ${limit}",
+        )
 
 
 def _check_boundary(run: RunState) -> None:

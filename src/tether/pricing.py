@@ -175,3 +175,32 @@ def cost_of(
         log.warning("cost is unknown for %s model %r: %s", provider, model, exc)
         return None
     return Decimal(price.total_price)
+
+
+def _priced(model: Any) -> tuple[str, str] | None:
+    """(provider, model name) the way the adapters price their calls: a FallbackChain by its
+    first model; None for a model with no provider (nothing to look up)."""
+    models = getattr(model, "models", None)
+    if isinstance(models, list) and models:
+        model = models[0]
+    provider = getattr(model, "provider", None)
+    name = getattr(model, "model", None)
+    if not isinstance(name, str):
+        name = getattr(model, "name", None)
+    if not isinstance(provider, str) or not isinstance(name, str):
+        return None
+    return provider, name
+
+
+async def input_cost(model: Any, tokens: int) -> Decimal | None:
+    """USD of ``tokens`` input tokens at ``model``'s input price (None: not priced). The
+    price is looked up off the event loop the first time (see :func:`look_up`)."""
+    priced = _priced(model)
+    if priced is None:
+        return None
+    if not looked_up(*priced):
+        await look_up(*priced)
+    prices = prices_for(*priced)
+    if prices is None or prices.input is None:
+        return None
+    return Decimal(tokens) * prices.input / Decimal(1_000_000)
