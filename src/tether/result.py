@@ -38,6 +38,8 @@ class RunUsage:
     model_fallbacks: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    """Of the output tokens, those the model spent reasoning (where the provider says)."""
     compressions: int = 0
     """Times the model's view of the conversation was compressed."""
     context_tokens_before: int = 0
@@ -63,6 +65,7 @@ class RunUsage:
         self.output_tokens += usage.output_tokens
         self.cache_read_tokens += usage.cache_read_tokens
         self.cache_write_tokens += usage.cache_write_tokens
+        self.reasoning_tokens += usage.reasoning_tokens
         if usage.cost is not None:
             self.cost = add_cost(self.cost, usage.cost)
 
@@ -74,7 +77,8 @@ class RunUsage:
             _add(self.by_agent.setdefault(f"{path}/{sub}", RunUsage()), nested)
 
     def to_dict(self) -> dict[str, Any]:
-        """The counters (and ``cost`` as a decimal string when known)."""
+        """The counters (``reasoning_tokens`` when not 0, ``cost`` as a decimal string when
+        known)."""
         out: dict[str, Any] = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
@@ -90,6 +94,8 @@ class RunUsage:
             "context_tokens_after": self.context_tokens_after,
             "continuations": self.continuations,
         }
+        if self.reasoning_tokens:  # only when a provider said (journals stay as they were)
+            out["reasoning_tokens"] = self.reasoning_tokens
         if self.cost is not None:
             out["cost"] = str(self.cost)
         return out
@@ -132,6 +138,7 @@ def _add(target: RunUsage, usage: RunUsage) -> None:
     target.model_fallbacks += usage.model_fallbacks
     target.cache_read_tokens += usage.cache_read_tokens
     target.cache_write_tokens += usage.cache_write_tokens
+    target.reasoning_tokens += usage.reasoning_tokens
     target.compressions += usage.compressions
     target.context_tokens_before += usage.context_tokens_before
     target.context_tokens_after += usage.context_tokens_after
