@@ -1,4 +1,4 @@
-"""Resolving the Agent's model, store, session id and AGENT-HOOKS arguments."""
+"""Validating the Agent's arguments and building its Runtime from them."""
 
 from __future__ import annotations
 
@@ -10,10 +10,93 @@ from tether.errors import ConfigurationError
 from tether.models.base import Model
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
     from tether.control.agent_hooks import AgentHooksHost
-    from tether.control.audit import ApprovalPolicy, AuditTrail
     from tether.durable import Store
+    from tether.limits import IterationBudget, Limits
+    from tether.runtime import Runtime
+
+REBUILT = frozenset({"model", "tools", "system_prompt", "limits", "budget", "confirm", "name"})
+"""Agent attributes a user may set: each is validated and the runtime rebuilt."""
+
+
+def effective_limits(limits: Limits | None, budget: IterationBudget | None) -> Limits | None:
+    """The default cap of model calls applies unless a budget is given (it caps instead)."""
+    from tether.limits import DEFAULT_LIMITS
+
+    return None if limits is DEFAULT_LIMITS and budget is not None else limits
+
+
+def build_runtime(given: dict[str, Any], store: Store | None) -> Runtime:
+    """The Runtime of an Agent built with the (checked) arguments ``given``."""
+    from tether.control.middleware import ModelMiddleware, ToolMiddleware
+    from tether.control.registry import HookRegistry
+    from tether.execution import Execution
+    from tether.runtime import Runtime
+    from tether.tools.threads import ToolPool
+    from tether.tools.toolset import Toolset
+
+    hooks = HookRegistry()
+    toolset = Toolset(given["tools"])
+    toolset.register_hooks(hooks)  # an MCP server's tools may change: taken up per model call
+    middleware = given["middleware"]
+    bad = [m for m in middleware if not isinstance(m, ModelMiddleware | ToolMiddleware)]
+    if bad:
+        raise ConfigurationError(
+            f"middleware=[...] takes ModelMiddleware or ToolMiddleware instances, got {bad[0]!r}"
+        )
+    for provider in given["hooks"]:
+        if is_agent_hooks_host(provider):
+            raise ConfigurationError(
+                "an AgentHooksHost was passed in hooks=[...]; attach AGENT-HOOKS "
+                "interceptors through agent_hooks= (one host per agent)"
+            )
+        hooks.add_provider(provider)
+    interventions = tuple(given["interventions"])
+    if interventions:
+        from tether.control.interventions import InterventionRunner
+
+        hooks.add_provider(InterventionRunner(interventions))
+    host = agent_hooks_host(given["agent_hooks"])
+    if host is not None:
+        hooks.add_provider(host)
+    execution = given["execution"] or Execution()
+    buffer = execution.buffer_output
+    audit = None
+    if store is not None:
+        from tether.control.audit import AuditTrail
+
+        audit = AuditTrail(store, toolset, given["approvals"])
+        hooks.add_provider(audit)
+    return Runtime(
+        model=given["model"],
+        toolset=toolset,
+        system_prompt=given["system_prompt"],
+        hooks=hooks,
+        model_middleware=tuple(m for m in middleware if isinstance(m, ModelMiddleware)),
+        tool_middleware=tuple(m for m in middleware if isinstance(m, ToolMiddleware)),
+        interventions=interventions,
+        limits=effective_limits(given["limits"], given["budget"]),
+        budget=given["budget"],
+        confirm=given["confirm"],
+        store=store,
+        audit=audit,
+        agent_hooks=host,
+        approvals=given["approvals"],
+        execution=execution,
+        buffer_output=host is not None if buffer is None else buffer,
+        threads=ToolPool(execution.max_concurrency),
+        name=given["name"],
+    )
+
+
+def is_agent_hooks_host(provider: object) -> bool:
+    """True for an AgentHooksHost (checked without importing its module: a host object
+    exists only once it is loaded)."""
+    import sys
+
+    module = sys.modules.get("tether.control.agent_hooks.host")
+    host_type = getattr(module, "AgentHooksHost", None)
+    return host_type is not None and isinstance(provider, host_type)
 
 
 def listed(param: str, value: Any, expected: str) -> list[Any]:
@@ -88,11 +171,9 @@ def resolve_store(store: Store | Literal["default"] | None, session_id: str | No
     return store
 
 
-def attach_agent_hooks(
-    agent: Agent, spec: AgentHooksHost | Iterable[Any] | None
-) -> AgentHooksHost | None:
-    """Attach the AGENT-HOOKS host given as ``agent_hooks=`` (a host, or interceptors
-    as a list or a name -> interceptor mapping, which build a default host)."""
+def agent_hooks_host(spec: AgentHooksHost | Iterable[Any] | None) -> AgentHooksHost | None:
+    """The AGENT-HOOKS host given as ``agent_hooks=`` (a host, or interceptors as a list or
+    a name -> interceptor mapping, which build a default host)."""
     if spec is None:
         return None
     try:
@@ -102,16 +183,13 @@ def attach_agent_hooks(
             f"agent_hooks= needs the AGENT-HOOKS SDK: pip install 'tether[agent-hooks]' ({exc})"
         ) from exc
     if isinstance(spec, AgentHooksHost):
-        host = spec
-    elif isinstance(spec, str | bytes) or not isinstance(spec, Iterable | Mapping):
+        return spec
+    if isinstance(spec, str | bytes) or not isinstance(spec, Iterable | Mapping):
         raise ConfigurationError(
             "agent_hooks= takes an AgentHooksHost(...), a list of interceptors or a "
             f"name -> interceptor mapping, got {type(spec).__name__}"
         )
-    else:
-        host = AgentHooksHost(spec)
-    agent.hooks.add_provider(host)
-    return host
+    return AgentHooksHost(spec)
 
 
 def resolve_model(model: Model | str | None) -> Model:
@@ -135,20 +213,3 @@ def resolve_model(model: Model | str | None) -> Model:
             f"got {type(model).__name__}"
         )
     return model
-
-
-def install_audit(agent: Agent, policy: ApprovalPolicy | None) -> AuditTrail | None:
-    """With a store: the agent's AuditTrail (approvals, audit log); see tether.control.audit."""
-    if agent.store is None:
-        return None
-    from tether.control.audit import install_audit as install
-
-    return install(agent, policy)
-
-
-def trace_if_configured(agent: Agent) -> None:
-    """Start tracing ``agent`` (a run of it is starting and a global tracer provider is
-    set: Agent._open checked), unless it is traced already or ``TETHER_TRACING=off``."""
-    from tether.observe.auto import auto_instrument
-
-    auto_instrument(agent)

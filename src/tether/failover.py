@@ -32,7 +32,7 @@ def note(run: RunState, event: object) -> None:
     from tether.durable.redaction import provider_text
 
     # redacted before it is clipped and journaled: a provider's text may echo the API key
-    error = provider_text(getattr(event, "error", ""), run.agent.model)[:ERROR_CHARS]
+    error = provider_text(getattr(event, "error", ""), run.runtime.model)[:ERROR_CHARS]
     if isinstance(event, ModelRetry):
         record["retries"].append(
             {

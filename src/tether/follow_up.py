@@ -12,7 +12,7 @@ from tether.loop import run_invocation
 from tether.messages import Message
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
+    from tether.running import Running
     from tether.session import SessionJournal
     from tether.tools.context import CancelSignal
 
@@ -21,7 +21,7 @@ MAX_FOLLOW_UPS = 5
 
 
 async def follow_ups(
-    agent: Agent,
+    agent: Running,
     events: AsyncGenerator[StreamEvent, None],
     cancel: CancelSignal,
     journal: SessionJournal | None,
@@ -40,7 +40,7 @@ async def follow_ups(
 
 
 def next_prompt(
-    agent: Agent, rounds: int, to_messages: Callable[[Any], list[Message]]
+    agent: Running, rounds: int, to_messages: Callable[[Any], list[Message]]
 ) -> list[Message] | None:
     """The next follow-up invocation's messages after ``rounds`` of them, or None (no
     ``resume`` was set, or the session is suspended); consumes the request. Raises

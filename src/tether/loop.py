@@ -34,7 +34,7 @@ from tether.structured import output_step
 from tether.toolcalls import repair_names, run_batch
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
+    from tether.agent_ref import AgentRef
     from tether.tools.context import CancelSignal
 
 MAX_INVALID_TOOL_ROUNDS = 3
@@ -46,7 +46,7 @@ GRACE_MESSAGE = (
 
 
 async def run_invocation(
-    agent: Agent,
+    agent: AgentRef,
     new_messages: list[Message],
     cancel: CancelSignal,
     resume: Suspension | None = None,
@@ -67,8 +67,9 @@ async def run_invocation(
     """
     conversation = agent.conversation
     run = RunState(agent, cancel)
+    runtime = run.runtime
     run.journal = journal
-    run.watched = watched or bool(agent.observers)
+    run.watched = watched or bool(runtime.observers)
     if resume is not None:
         run.last_assistant = _last_assistant(conversation.messages)
     conversation.run = run
@@ -80,7 +81,7 @@ async def run_invocation(
                 "started_at": time.time(),
                 "by": journal.lease.holder,
                 "resume": bool(resume),
-                "model": agent.model.name,
+                "model": runtime.model.name,
             }
             if agent.name is not None:
                 start["agent"] = agent.name
@@ -88,7 +89,7 @@ async def run_invocation(
         settle_system_prompt(run, resumed=resume is not None)
         # The cycles (model call, tool batch, ...) are inline, not a generator of their
         # own: one layer less for every event (4% of a plain invocation).
-        hooks = agent.hooks
+        hooks = runtime.hooks
         if hooks.has(BeforeInvocation):
             before = await hooks.emit(BeforeInvocation(agent, new_messages))
             if before.block:
@@ -119,15 +120,15 @@ async def run_invocation(
                 yield await _close_batch(run, calls, results)
                 await _after_batch(run, calls, unknown)
             _check_boundary(run)
-            if run.usage.model_calls == 0 and _cost_capped(agent.limits):
+            if run.usage.model_calls == 0 and _cost_capped(runtime.limits):
                 await _check_first_cost(run)
             steering = agent.conversation.steering
             while steering:  # agent.steer(...) from any thread: delivered before the next call
                 text = steering.popleft()
                 yield Steered(text)
                 yield await run.add_message(Message.user(text))
-            if agent.budget is not None and not agent.budget.consume():
-                if run.grace_used or not agent.budget.grace:
+            if runtime.budget is not None and not runtime.budget.consume():
+                if run.grace_used or not runtime.budget.grace:
                     raise StopRun("budget_exhausted", "the shared iteration budget is used up")
                 run.grace_used = True
                 yield await run.add_message(Message("user", [TextBlock(GRACE_MESSAGE)]))
@@ -146,13 +147,13 @@ async def run_invocation(
             truncation = run.truncation
             truncation.max_tokens = None
             cut = response.stop_reason == "max_tokens"  # the only case the truncation step handles
-            if cut and truncation.retry_cut_call(response, agent.model):
+            if cut and truncation.retry_cut_call(response, runtime.model):
                 run.usage.continuations += 1
                 yield ReplyTruncated("retry", 1, truncation.max_tokens)
                 continue  # the same history again, with a larger output limit
             calls = response.tool_calls
             unknown = repair_names(run, calls) if calls else 0
-            if calls and agent.budget is not None and agent.budget.refund_cheap:
+            if calls and runtime.budget is not None and runtime.budget.refund_cheap:
                 _refund_cheap(run, calls)
             if not calls and run.output_spec is not None and not truncation.will_continue(response):
                 feedback = output_step(
@@ -256,12 +257,13 @@ async def _finish(run: RunState, outcome: _Outcome) -> list[StreamEvent]:
     """Wrap the run up: settle open calls (or suspend), journal the end, build the Result,
     run AfterInvocation; then raise the failure, or return the last events to yield."""
     agent = run.agent
+    runtime = run.runtime
     conversation = agent.conversation
     events: list[StreamEvent] = []
     if outcome.failure is not None and outcome.reason:  # a provider's text may echo a key
         from tether.durable.redaction import provider_text
 
-        outcome.reason = provider_text(outcome.reason, agent.model)
+        outcome.reason = provider_text(outcome.reason, runtime.model)
     if outcome.stop_reason in ("interrupt", "paused"):
         conversation.suspension = Suspension(
             list(run.interrupts), run.pending, run.batch_position, outcome.stop_reason
@@ -291,7 +293,7 @@ async def _finish(run: RunState, outcome: _Outcome) -> list[StreamEvent]:
 
 
 async def end_without_running(
-    agent: Agent, result: Result, journal: SessionJournal | None
+    agent: AgentRef, result: Result, journal: SessionJournal | None
 ) -> list[StreamEvent]:
     """The end of a resume that ran nothing (answers still missing, or a recovered run
     that had ended): the same end as every run's, so AfterInvocation sees it too."""
@@ -299,14 +301,15 @@ async def end_without_running(
 
 
 async def _end(
-    agent: Agent, result: Result, journal: SessionJournal | None, outcome: _Outcome
+    agent: AgentRef, result: Result, journal: SessionJournal | None, outcome: _Outcome
 ) -> list[StreamEvent]:
     """What every way a run ends shares: the Result kept, AfterInvocation, the records
     its hooks queued journaled; then the failure raised, or the last events to yield."""
     conversation = agent.conversation
     conversation.last_result = result
-    if agent.hooks.has(AfterInvocation):
-        after = await outcome.guard(agent.hooks.emit(AfterInvocation(agent, result)))
+    hooks = agent.runtime.hooks
+    if hooks.has(AfterInvocation):
+        after = await outcome.guard(hooks.emit(AfterInvocation(agent, result)))
         if after is not None and outcome.failure is None:
             conversation.follow_up = after.resume
         result.stop_reason, result.reason = outcome.stop_reason, outcome.reason
@@ -404,6 +407,7 @@ async def _after_batch(run: RunState, calls: Sequence[ToolCall], unknown: int) -
     """Once the tool message is in: save the state, then stop for a block, a loop of
     unusable calls, or a cancel."""
     agent = run.agent
+    runtime = run.runtime
     if run.journal is not None:
         await run.journal.state_if_changed(agent.conversation.state)
     if run.blocked is not None:
@@ -414,8 +418,8 @@ async def _after_batch(run: RunState, calls: Sequence[ToolCall], unknown: int) -
         if unknown:
             raise ToolLoopError(
                 f"the model called unknown tools in {MAX_INVALID_TOOL_ROUNDS} consecutive rounds "
-                f"(last: {', '.join(repr(c.name) for c in calls if c.name not in agent.tool_map)}); "
-                f"available tools: {', '.join(sorted(agent.tool_map)) or 'none'}"
+                f"(last: {', '.join(repr(c.name) for c in calls if c.name not in runtime.toolset.by_name)}); "
+                f"available tools: {', '.join(sorted(runtime.toolset.by_name)) or 'none'}"
             )
         raise ToolLoopError(
             f"the model called tools with arguments they refuse in {MAX_INVALID_TOOL_ROUNDS} "
@@ -429,8 +433,8 @@ async def _after_batch(run: RunState, calls: Sequence[ToolCall], unknown: int) -
 
 def _refund_cheap(run: RunState, calls: Sequence[ToolCall]) -> None:
     """Hermes' rule: a turn that only calls ``cheap`` tools gives its iteration back."""
-    budget = run.agent.budget
-    tools = run.agent.tool_map
+    budget = run.runtime.budget
+    tools = run.runtime.toolset.by_name
     cheap = all(getattr(tools.get(c.name), "cheap", False) for c in calls)
     if budget is not None and cheap and not run.grace_used:
         budget.refund()
@@ -458,12 +462,13 @@ async def _check_first_cost(run: RunState) -> None:
     from tether.pricing import input_cost
 
     agent = run.agent
-    limit = agent.limits.cost if agent.limits is not None else None
+    runtime = run.runtime
+    limit = runtime.limits.cost if runtime.limits is not None else None
     if limit is None:
         return
-    prompt = agent.system_prompt if isinstance(agent.system_prompt, str) else None
-    tokens = estimate_tokens(agent.messages, agent.tool_specs, prompt)
-    estimate = await input_cost(agent.model, tokens)
+    prompt = runtime.system_prompt if isinstance(runtime.system_prompt, str) else None
+    tokens = estimate_tokens(agent.messages, runtime.toolset.specs, prompt)
+    estimate = await input_cost(runtime.model, tokens)
     if estimate is not None and estimate > limit:
         raise StopRun(
             "cost_limit",
@@ -478,7 +483,7 @@ def _check_boundary(run: RunState) -> None:
         raise StopRun("cancelled", "cancelled by agent.cancel()")
     if run.paused:
         raise StopRun("paused", "paused by agent.pause()")
-    limits = run.agent.limits
+    limits = run.runtime.limits
     if limits is DEFAULT_LIMITS:  # the default cap alone: one comparison, no clock read
         if run.usage.model_calls < DEFAULT_MAX_TURNS:
             return

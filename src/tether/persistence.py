@@ -17,8 +17,8 @@ _RUNNING: dict[tuple[int, str], str] = {}
 """(store object, session id) pairs run by an Agent of this process, with the lease holder."""
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
     from tether.run_state import Suspension
+    from tether.running import Running
 
 IN_DOUBT_HELP = (
     "the process running this session died after this tool call started and before its "
@@ -36,19 +36,19 @@ def _gone_help(name: str) -> str:
     )
 
 
-async def open_session(agent: Agent) -> SessionJournal:
+async def open_session(agent: Running) -> SessionJournal:
     """Take the session's lease, bring the agent up to date with the journal, start a heartbeat.
 
     Raises ``SessionBusy`` (another live process runs the session) before anything changes.
     """
-    store = agent.store
+    store = agent.runtime.store
     assert store is not None
     conversation = agent.conversation
     key = (id(store), agent.session_id)
     if key in _RUNNING:  # another Agent of this process runs it through the same store
         other = _RUNNING[key]
         raise SessionBusy(agent.session_id, f"another Agent in this process ({other})", time.time())
-    ttl = agent.execution.lease_ttl
+    ttl = agent.runtime.execution.lease_ttl
     lease = await store.acquire_lease(agent.session_id, ttl=ttl, create=True)
     _RUNNING[key] = lease.holder
     try:
@@ -61,9 +61,10 @@ async def open_session(agent: Agent) -> SessionJournal:
             conversation.adopt(view)
             conversation.synced_state = _encode_state(view.state)
         journal = SessionJournal(store, agent.session_id, record.version, lease)
-        journal.observer = agent.audit_sink
-        if agent.audit_sink is not None:
-            agent.audit_sink.journal = journal
+        trail = journal.observer = agent.runtime.audit
+        if trail is not None:
+            trail.journal = journal
+            trail.session_id = agent.session_id
         journal.remember_state(conversation.synced_state)
         journal.since_snapshot = record.version - record.snapshot_seq
         journal.snapshot_seq = record.snapshot_seq
@@ -75,10 +76,10 @@ async def open_session(agent: Agent) -> SessionJournal:
     return journal
 
 
-async def close_session(agent: Agent, journal: SessionJournal) -> None:
+async def close_session(agent: Running, journal: SessionJournal) -> None:
     """End the run's hold on the session: write what is still queued, remember what was
     saved, release the lease."""
-    trail = agent.audit_sink
+    trail = agent.runtime.audit
     try:
         await journal.flush(records_only=True)  # queued after the run's last append
     finally:
@@ -88,7 +89,7 @@ async def close_session(agent: Agent, journal: SessionJournal) -> None:
         await _release(agent, journal)
 
 
-async def _release(agent: Agent, journal: SessionJournal) -> None:
+async def _release(agent: Running, journal: SessionJournal) -> None:
     conversation = agent.conversation
     conversation.synced_version = -1 if journal.failed else journal.version
     conversation.synced_state = None if journal.failed else journal.state_json
@@ -100,7 +101,7 @@ def _encode_state(state: dict[str, Any]) -> str:
     return json.dumps(state, sort_keys=True, default=repr)
 
 
-def settle_in_doubt(agent: Agent, suspension: Suspension) -> tuple[list[Interrupt], bool]:
+def settle_in_doubt(agent: Running, suspension: Suspension) -> tuple[list[Interrupt], bool]:
     """Decide every in-doubt call of a recovered batch.
 
     Idempotent tools re-run; a tool's ``reconcile(call)`` returns the result (it
@@ -120,7 +121,7 @@ def settle_in_doubt(agent: Agent, suspension: Suspension) -> tuple[list[Interrup
         legacy = interrupt_id(IN_DOUBT, suspension.batch_position, call.id, IN_DOUBT)
         if iid not in agent.answers and legacy in agent.answers:  # journaled before binding
             iid = legacy
-        tool = agent.tool_map.get(call.name)
+        tool = agent.runtime.toolset.by_name.get(call.name)
         if iid in agent.answers:
             outcome = _apply_answer(call, agent.answers[iid])
             if isinstance(outcome, ToolResult):

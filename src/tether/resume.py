@@ -17,12 +17,12 @@ from tether.run_state import Suspension
 from tether.session import SessionJournal, SessionView, journal_end, journal_suspend
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
+    from tether.running import Running
     from tether.tools.context import CancelSignal
 
 
 async def resume_events(
-    agent: Agent,
+    agent: Running,
     responses: dict[str, Any],
     cancel: CancelSignal,
     journal: SessionJournal | None,
@@ -76,7 +76,7 @@ async def resume_events(
             yield event
 
 
-def _suspension(agent: Agent) -> Suspension:
+def _suspension(agent: Running) -> Suspension:
     suspension = agent.conversation.suspension
     if suspension is None:
         raise SessionStateError(
@@ -87,7 +87,7 @@ def _suspension(agent: Agent) -> Suspension:
     return suspension
 
 
-def _finished(agent: Agent, suspension: Suspension) -> bool:
+def _finished(agent: Running, suspension: Suspension) -> bool:
     """Whether a recovered run had already ended: its last message is the final answer.
 
     (A run paused at a boundary or an interrupt never ends with a final answer.)
@@ -98,7 +98,7 @@ def _finished(agent: Agent, suspension: Suspension) -> bool:
     return last.role == "assistant" and not last.tool_calls
 
 
-async def _finish(agent: Agent, journal: SessionJournal | None) -> Result:
+async def _finish(agent: Running, journal: SessionJournal | None) -> Result:
     """Write the end the dead process did not write; the model is not called again."""
     if journal is not None:
         conversation = agent.conversation
@@ -114,7 +114,7 @@ async def _finish(agent: Agent, journal: SessionJournal | None) -> Result:
     return Result("end_turn", agent.messages[-1], RunUsage(), agent.session_id)
 
 
-def _still_waiting(agent: Agent, remaining: list[Interrupt]) -> Result:
+def _still_waiting(agent: Running, remaining: list[Interrupt]) -> Result:
     result = Result("interrupt", None, RunUsage(), agent.session_id)
     result.reason = f"waiting for an answer to {len(remaining)} interrupt(s)"
     result.interrupts = remaining
@@ -122,7 +122,7 @@ def _still_waiting(agent: Agent, remaining: list[Interrupt]) -> Result:
 
 
 async def check_answers(
-    agent: Agent, suspension: Suspension, responses: dict[str, Any]
+    agent: Running, suspension: Suspension, responses: dict[str, Any]
 ) -> dict[str, JSONValue]:
     """Validate ``responses`` against the pending interrupts; raise before anything changes."""
     pending = {i.id: i for i in suspension.interrupts}
@@ -141,7 +141,7 @@ async def check_answers(
     return checked
 
 
-async def _check_confirm_answer(agent: Agent, interrupt: Interrupt, response: JSONValue) -> None:
+async def _check_confirm_answer(agent: Running, interrupt: Interrupt, response: JSONValue) -> None:
     """Validate the answer to a Confirm (and any edited tool arguments) before anything runs.
 
     ``args`` are the arguments the call will run with, exactly: the one edit rule

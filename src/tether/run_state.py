@@ -18,9 +18,11 @@ from tether.result import RunUsage, StopReason
 from tether.tools.context import CancelSignal
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
+    from tether.agent_ref import AgentRef
     from tether.context.estimate import Estimator
     from tether.context.step import ContextStep
+    from tether.control.middleware import ModelOnion, ToolOnion
+    from tether.runtime import Runtime
     from tether.session import SessionJournal
     from tether.structured import OutputSpec
     from tether.tools.channel import Outlet
@@ -61,24 +63,31 @@ class RunState:
         "last_assistant",
         "loop",
         "messages",
+        "model_onion",
         "outlets",
         "output",
         "output_retries",
         "output_spec",
         "paused",
         "pending",
+        "runtime",
         "started",
         "stop_hint",
         "system_prompt",
         "tasks",
+        "tool_onion",
         "truncation",
         "usage",
         "watched",
     )
 
-    def __init__(self, agent: Agent, cancel: CancelSignal) -> None:
+    def __init__(self, agent: AgentRef, cancel: CancelSignal) -> None:
         self.agent = agent
-        self.messages: list[Message] = agent.conversation.messages
+        """The agent this run happens in (what hook events carry)."""
+        runtime = self.runtime = agent.runtime
+        """What this run runs with: the engine reads configuration only from here."""
+        conversation = agent.conversation
+        self.messages: list[Message] = conversation.messages
         self.usage = RunUsage()
         self.started = time.monotonic()
         self.cancel = cancel
@@ -94,7 +103,7 @@ class RunState:
         """The tool calls of the last assistant message and their results so far."""
         self.batch_position = 0
         """Index of the assistant message whose tool calls run now (part of interrupt ids)."""
-        self.answers: dict[str, JSONValue] = agent.conversation.answers
+        self.answers: dict[str, JSONValue] = conversation.answers
         self.interrupts: list[Interrupt] = []
         self.paused = False
         self.blocked: str | None = None
@@ -106,15 +115,15 @@ class RunState:
         """This run's context step (tether.context.step), made at its first model call."""
         self.context: Estimator | None = None
         """The running token estimate of the next request (tether.context.step)."""
-        self.system_prompt: str | None = agent.conversation.system_prompt
+        self.system_prompt: str | None = conversation.system_prompt
         """The system prompt this run sends (the session's, see tether.context.prompt)."""
         self.clean_history = False
         """Send a cleaned history (set after the provider rejected one as malformed)."""
         self.truncation = Truncation()
         """Replies cut off at the output limit (tether.context.truncated)."""
-        self.buffered: bool = agent.buffer_output
+        self.buffered: bool = runtime.buffer_output
         """Hold model text/reasoning deltas until the post_model_call and output verdicts."""
-        self.output_spec: OutputSpec | None = agent.conversation.output_spec
+        self.output_spec: OutputSpec | None = conversation.output_spec
         self.output: object = None
         """The validated structured output (with an output type, once the run answered)."""
         self.output_retries = 0
@@ -127,6 +136,27 @@ class RunState:
         self.failover: dict[str, list[dict[str, object]]] | None = None
         """Provider retries and fallbacks of the current model call (journaled runs only,
         see tether.failover): journaled with the assistant message that answers it."""
+        self.model_onion: ModelOnion | None = None
+        self.tool_onion: ToolOnion | None = None
+        if runtime.model_middleware or runtime.tool_middleware:
+            self._onions(runtime)
+
+    def _onions(self, runtime: Runtime) -> None:
+        """The middleware chains of this run, around the runtime's model and this run's
+        tool invocation."""
+        from tether.control.middleware import ModelOnion, ToolOnion
+        from tether.modelcall import stream_model
+        from tether.toolcalls import invoke_tool
+
+        model = runtime.model
+        if runtime.model_middleware:
+            self.model_onion = ModelOnion(
+                runtime.model_middleware, lambda request: stream_model(model, request)
+            )
+        if runtime.tool_middleware:
+            self.tool_onion = ToolOnion(
+                runtime.tool_middleware, lambda request: invoke_tool(self, request)
+            )
 
     def cancel_tasks(self) -> None:
         """Cancel the tasks running tool calls (called on the loop thread)."""
@@ -144,7 +174,7 @@ class RunState:
                 await self.journal.message(message, failover)
             else:
                 await self.journal.message(message)
-        hooks = self.agent.hooks
+        hooks = self.runtime.hooks
         if hooks.has(AfterMessageAdded):
             await hooks.emit(AfterMessageAdded(self.agent, message))
         return MessageCompleted(message)

@@ -26,12 +26,12 @@ from tether.tools.planner import plan_batches
 from tether.tools.repair import describe_available, repair_tool_name
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
+    from tether.agent_ref import AgentRef
 
 
 def repair_names(run: RunState, calls: Sequence[ToolCall]) -> int:
     """Fix near-miss tool names in place; return how many names stay unknown."""
-    tools = run.agent.tool_map
+    tools = run.runtime.toolset.by_name
     unknown = 0
     for call in calls:
         if call.name in tools:
@@ -56,7 +56,7 @@ async def run_batch(
 ) -> AsyncGenerator[StreamEvent, None]:
     """Run the ``calls`` that have no result yet, group by group, filling ``results``
     in the model's call order. An interrupted call keeps ``None`` (it re-runs on resume)."""
-    tools = run.agent.tool_map
+    tools = run.runtime.toolset.by_name
     todo = [i for i, r in enumerate(results) if r is None]
     if len(todo) == len(calls):
         groups = [[0]] if len(calls) == 1 else plan_batches(calls, tools)
@@ -110,7 +110,7 @@ async def _run_tasks(
     """Run a group's calls as tasks (concurrently). ``live``: some tool may emit events;
     they go through a ToolChannel and are yielded as they come, each call's before its
     ``ToolFinished`` and none after it (see tools/channel.py)."""
-    limit = run.agent.execution.max_concurrency
+    limit = run.runtime.execution.max_concurrency
     gate = asyncio.Semaphore(limit) if len(group) > limit else None
     channel: ToolChannel | None = None
     outlets: dict[asyncio.Task[ToolResult | _Escaped | None], Outlet] = {}
@@ -229,8 +229,8 @@ def _changed_by(model: dict[str, Any], before: BeforeToolCall, call: ToolCall) -
 
 async def _process_call(run: RunState, call: ToolCall, argument_error: str | None) -> ToolResult:
     agent = run.agent
-    hooks = agent.hooks
-    tool = agent.tool_map.get(call.name)
+    hooks = agent.runtime.hooks
+    tool = agent.runtime.toolset.by_name.get(call.name)
     denied: ToolResult | None = None
     origin: _Origin | None = None
     if hooks.has(BeforeToolCall):
@@ -258,7 +258,7 @@ async def _process_call(run: RunState, call: ToolCall, argument_error: str | Non
             denied = _error(call, f"Denied: {text}", "denied")
         elif before.approved is not None:
             denied = _unless_as_approved(agent, before.approved, call, tool)
-    elif agent.tool_onion is not None and run.journal is not None:
+    elif run.tool_onion is not None and run.journal is not None:
         origin = _Origin(call.id, call.name, copy.deepcopy(call.arguments), (), call)
     _ORIGIN.set(origin)  # this call's task (or the batch's, inline: set for every call)
     attempt = 0
@@ -276,24 +276,24 @@ async def _process_call(run: RunState, call: ToolCall, argument_error: str | Non
             run.blocked = run.blocked or after.block
             return _error(call, f"Denied: {after.block}", "denied")
         if after.retry and denied is None:
-            if attempt > agent.execution.max_retries:
+            if attempt > agent.runtime.execution.max_retries:
                 raise RetryLimitError(
                     f"AfterToolCall hooks asked to retry tool {call.name!r} (call {call.id}) "
-                    f"{attempt} times; the limit is {agent.execution.max_retries} (Execution(max_retries=...))."
+                    f"{attempt} times; the limit is {agent.runtime.execution.max_retries} (Execution(max_retries=...))."
                 )
             continue
         return after.result
 
 
 def _unless_as_approved(
-    agent: Agent, approved: ToolCall, call: ToolCall, tool: Tool | None
+    agent: AgentRef, approved: ToolCall, call: ToolCall, tool: Tool | None
 ) -> ToolResult | None:
     """A denied result when a hook changed the call (or the tool) after a human approved it:
     what a human approved is exactly what runs. None when it is unchanged."""
     if (
         call.name == approved.name
         and call.arguments == approved.arguments
-        and tool is agent.tool_map.get(approved.name)
+        and tool is agent.runtime.toolset.by_name.get(approved.name)
     ):
         return None
     ran = tool.name if tool is not None else call.name
@@ -314,10 +314,12 @@ async def _execute(
         run.invalid_calls += 1
         return _error(call, f"Error: tool {call.name!r}: {argument_error}"), None
     if tool is None:
-        return _error(call, f"Error: {describe_available(call.name, run.agent.tool_map)}"), None
+        return _error(
+            call, f"Error: {describe_available(call.name, run.runtime.toolset.by_name)}"
+        ), None
     if run.cancel.cancelled:
         return _error(call, "Cancelled: the run was cancelled", "cancelled"), None
-    onion = run.agent.tool_onion
+    onion = run.tool_onion
     if onion is None:
         return await _invoke(run, call, tool)
     request = await onion.prepare(ToolRequest(call, tool))
@@ -369,7 +371,7 @@ async def _invoke(
             intent["ran"] = ran
         await run.journal.append("tool_intent", intent, durable=not tool.idempotent)
     try:
-        value = await tool.invoke(kwargs, context, agent.executor)
+        value = await tool.invoke(kwargs, context, agent.runtime.threads.get())
     except asyncio.CancelledError:
         if not run.cancel.cancelled or task is None:
             raise

@@ -24,7 +24,7 @@ from tether.control.events import AfterInvocation
 from tether.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
+    from tether.agent_ref import AgentRef
     from tether.control.registry import HookRegistry
     from tether.messages import Message
 
@@ -94,25 +94,26 @@ class Trajectories:
 
 
 def trajectory_line(
-    agent: Agent, stop_reason: str, usage: dict[str, Any], options: Trajectories
+    agent: AgentRef, stop_reason: str, usage: dict[str, Any], options: Trajectories
 ) -> str:
     """The JSON line of ``agent``'s conversation as it ends, redacted and bounded."""
-    from tether.agents.inherit import agent_path, tree_hidden
     from tether.durable.redaction import Masker, model_keys, redactor_of, show_messages
 
-    hidden = tree_hidden(agent)
-    hidden |= model_keys(agent.model)
+    hidden = agent.runtime.hidden
+    hidden |= model_keys(agent.runtime.model)
     masker = Masker(redactor_of(agent), {}, hidden)
     messages = [_message(m) for m in show_messages(agent.messages, masker=masker)]
     record: dict[str, Any] = {
         "format": FORMAT,
         "session_id": agent.session_id,
-        "agent_path": agent_path(agent),
+        "agent_path": agent.path,
         "finished_at": time.time(),
         "stop_reason": stop_reason,
-        "model": agent.model.name,
-        "system_prompt": None if agent.system_prompt is None else masker.text(agent.system_prompt),
-        "tools": masker.scrub([t.spec() for t in agent.tools]),
+        "model": agent.runtime.model.name,
+        "system_prompt": None
+        if agent.runtime.system_prompt is None
+        else masker.text(agent.runtime.system_prompt),
+        "tools": masker.scrub([t.spec() for t in agent.runtime.toolset.tools]),
         "usage": usage,
         "dropped_messages": 0,
         "messages": messages,

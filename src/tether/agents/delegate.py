@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from tether.agents.inherit import agent_path
 from tether.agents.subagent import SubAgentTool
 from tether.errors import ConfigurationError, SubAgentError
 from tether.limits import Limits
@@ -21,6 +20,8 @@ from tether.tools.context import ToolContext
 
 if TYPE_CHECKING:
     from tether.agent import Agent
+    from tether.agent_ref import AgentRef
+    from tether.runtime import Runtime
 
 DEFAULT_MAX_DEPTH = 2
 DEFAULT_MAX_CHILDREN = 4
@@ -72,7 +73,7 @@ class DelegateTool(SubAgentTool):
         from tether.agent import Agent
 
         parent = context.agent
-        path = agent_path(parent)
+        path = parent.path
         depth = len(path.split("/")) if path else 0
         if depth + 1 > self.max_depth:
             raise SubAgentError(
@@ -91,24 +92,25 @@ class DelegateTool(SubAgentTool):
                     "helper(s), the limit (delegate(max_children=...))"
                 )
         names = context.tool_call.arguments.get("tools")
+        runtime = parent.runtime
         return Agent(
-            model=parent.model,
-            tools=self._subset(parent, names, depth + 1),
-            system_prompt=self.system_prompt or parent.system_prompt,
+            model=runtime.model,
+            tools=self._subset(runtime, names, depth + 1),
+            system_prompt=self.system_prompt or runtime.system_prompt,
             store=None,
-            execution=parent.execution,
+            execution=runtime.execution,
             # its own cap of model calls, under the parent's other limits
-            limits=replace(parent.limits or Limits(), turns=self.max_turns),
+            limits=replace(runtime.limits or Limits(), turns=self.max_turns),
         )
 
-    def lookup_agent(self, parent: Agent) -> Agent:
+    def lookup_agent(self, parent: AgentRef) -> AgentRef:
         """The parent itself: a helper's tools are some of its parent's."""
         return parent
 
-    def _subset(self, parent: Agent, names: Any, depth: int) -> list[Tool]:
+    def _subset(self, runtime: Runtime, names: Any, depth: int) -> list[Tool]:
         available = {
             name: t
-            for name, t in parent.tool_map.items()
+            for name, t in runtime.toolset.by_name.items()
             if not (isinstance(t, DelegateTool) and depth >= self.max_depth)
         }
         if names is None:

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 from tether.agents.addresses import SEPARATOR
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
+    from tether.agent_ref import AgentRef
     from tether.control.interrupts import Interrupt
     from tether.tools.base import Tool
 
 
-def agent_at(agent: Agent, point: str) -> Agent | None:
+def agent_at(agent: AgentRef, point: str) -> AgentRef | None:
     """The agent at the address in ``point`` (an interrupt's point:
     ``researcher#p1/coder#k1/before_tool_call``), looked up from ``agent``, the top;
     None when a step of the path is not a sub-agent tool of the agent before it."""
@@ -29,21 +29,21 @@ def agent_at(agent: Agent, point: str) -> Agent | None:
 
     current = agent
     for where in point.split(SEPARATOR)[:-1]:
-        holder = current.tool_map.get(where.partition("#")[0])
+        holder = current.runtime.toolset.by_name.get(where.partition("#")[0])
         if not isinstance(holder, SubAgentTool):
             return None
         current = holder.lookup_agent(current)
     return current
 
 
-def tool_at(agent: Agent, point: str, tool_name: str) -> Tool | None:
+def tool_at(agent: AgentRef, point: str, tool_name: str) -> Tool | None:
     """The tool ``tool_name`` of the agent at the address in ``point``, or None."""
     owner = agent_at(agent, point)
-    return None if owner is None else owner.tool_map.get(tool_name)
+    return None if owner is None else owner.runtime.toolset.by_name.get(tool_name)
 
 
 async def check_edit(
-    agent: Agent, interrupt: Interrupt, arguments: dict[str, Any], *, inbox: bool = False
+    agent: AgentRef, interrupt: Interrupt, arguments: dict[str, Any], *, inbox: bool = False
 ) -> None:
     """Refuse (AnswerError) an approval of ``interrupt`` that runs ``arguments`` when
     they do not fit the tool's schema or a policy ahead of the Confirm would rewrite or
@@ -56,7 +56,7 @@ async def check_edit(
 
     call = interrupt.tool_call
     owner = agent_at(agent, interrupt.point)
-    tool = None if owner is None or call is None else owner.tool_map.get(call.name)
+    tool = None if owner is None or call is None else owner.runtime.toolset.by_name.get(call.name)
     if inbox and (tool is None or call is None):
         name = None if call is None else call.name
         raise AnswerError(f"the agent has no tool {name!r} to validate the arguments")

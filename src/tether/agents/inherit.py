@@ -6,13 +6,15 @@ the parent's AGENT-HOOKS host is attached when the child has none (a child with 
 different host is refused); the parent's limits, confirm callback and approval filing
 apply unless the child sets its own limits / confirm; model calls draw on the
 parent's iteration budget. The child's sessions live in the parent's store. The tree's
-agents share one set of strings the redaction hides (:func:`tree_hidden`).
+agents share one set of strings the redaction hides (``Runtime.hidden``).
+
+All of it is one pure function of two runtimes (:func:`inherited`, what
+``Runtime.under`` returns): the child Agent object and its own runtime never change, so
+a child used on its own after a parent called it has exactly its own configuration.
 """
 
 from __future__ import annotations
 
-import weakref
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tether.agents.budget import SharedBudget
@@ -20,124 +22,74 @@ from tether.errors import ConfigurationError
 from tether.limits import DEFAULT_LIMITS
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
-    from tether.control.interventions import ConfirmCallback
-    from tether.limits import IterationBudget, Limits
+    from tether.agent_ref import AgentRef
+    from tether.runtime import Runtime
 
 
-@dataclass(slots=True)
-class _Own:
-    """What the child's author configured, kept so that binding never compounds."""
-
-    budget: IterationBudget | None
-    limits: Limits | None
-    confirm: ConfirmCallback | None
-    interventions: tuple[object, ...]
-    registered: set[int] = field(default_factory=set)
-
-
-_OWN: weakref.WeakKeyDictionary[Agent, _Own] = weakref.WeakKeyDictionary()
-_PATHS: weakref.WeakKeyDictionary[Agent, str] = weakref.WeakKeyDictionary()
-_HIDDEN: weakref.WeakKeyDictionary[Agent, set[str]] = weakref.WeakKeyDictionary()
-_CALLS: weakref.WeakKeyDictionary[Agent, tuple[weakref.ref[Agent], str]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def tree_hidden(agent: Agent) -> set[str]:
-    """The strings the redaction hides in ``agent``'s tree (learned in any of its agents:
-    their traces and trajectories hide them all). Shared: add to it, never replace it."""
-    hidden = _HIDDEN.get(agent)
-    if hidden is None:
-        hidden = _HIDDEN[agent] = set()
-    return hidden
-
-
-def spawned_by(agent: Agent) -> tuple[Agent, str] | None:
-    """The parent agent and the id of its tool call that runs ``agent`` now (None: a
-    top-level agent, or a parent gone)."""
-    found = _CALLS.get(agent)
-    parent = None if found is None else found[0]()
-    return None if parent is None or found is None else (parent, found[1])
-
-
-def agent_path(agent: Agent) -> str:
-    """The agent's path in its tree (``""`` for a top-level agent)."""
-    return _PATHS.get(agent, "")
-
-
-def check_child(child: Agent, label: str) -> None:
+def check_child(child: Runtime, label: str) -> None:
     """Refuse a child that brings its own store: its sessions go into the parent's."""
-    if child.store is not None and child not in _OWN:
+    if child.store is not None:
         raise ConfigurationError(
             f"sub-agent {label!r} was built with a store; a sub-agent keeps its sessions in "
             "its parent's store: build it with store=None (the default without session_id)"
         )
 
 
-def bind(child: Agent, parent: Agent, path: str, call_id: str = "") -> None:
-    """Put ``child`` under ``parent``'s policy and store for one call at ``path`` (made by
-    the parent's tool call ``call_id``)."""
-    check_child(child, path)
-    _HIDDEN[child] = tree_hidden(parent)
-    _CALLS[child] = (weakref.ref(parent), call_id)
-    own = _OWN.get(child)
-    if own is None:
-        own = _OWN[child] = _Own(
-            child.budget, child.limits, child.confirm, tuple(child.interventions)
-        )
-        own.registered = {id(h) for h in child.interventions}
-    _PATHS[child] = f"{agent_path(parent)}/{path}" if agent_path(parent) else path
-    child.store = parent.store
+def inherited(
+    own: Runtime, parent: Runtime, path: str, call_id: str = "", by: AgentRef | None = None
+) -> Runtime:
+    """``own`` (a child agent's runtime) under ``parent``'s policy and store, at ``path``
+    in the tree, run by the parent's tool call ``call_id`` (made by agent ``by``)."""
+    check_child(own, path)
+    hooks = own.hooks.copy()
+    missing = [h for h in parent.interventions if all(h is not o for o in own.interventions)]
+    if missing:
+        from tether.control.interventions import InterventionRunner
+
+        hooks.add_provider(InterventionRunner(missing))
+    host = own.agent_hooks
+    buffer_output = own.buffer_output
+    if parent.agent_hooks is not None:
+        if host is not None:
+            raise ConfigurationError(
+                "a sub-agent has its own AGENT-HOOKS host, but its parent's host must govern "
+                "it too and an agent takes one host: put the child's interceptors into the "
+                "parent's declaration, or build the child without agent_hooks="
+            )
+        host = parent.agent_hooks.child()  # the parent's interceptors, the child's sessions
+        hooks.add_provider(host)
+        if own.execution.buffer_output is None:
+            buffer_output = True
+    audit = own.audit
+    if parent.audit is not None and audit is None and parent.store is not None:
+        # The child writes its own audit records (tool calls, verdicts, interrupts) into
+        # the parent's store, redacted like the parent's; approvals are filed by the parent.
+        from tether.control.audit import ApprovalPolicy, AuditTrail
+
+        policy = ApprovalPolicy(redactor=parent.audit.redactor)
+        audit = AuditTrail(parent.store, own.toolset, policy, files_approvals=False)
+        hooks.add_provider(audit)
     defaulted = own.limits is None or own.limits is DEFAULT_LIMITS  # the child set none
-    child.limits = parent.limits if defaulted and parent.limits is not None else own.limits
-    child.confirm = own.confirm if own.confirm is not None else parent.confirm
-    child.budget = own.budget
+    budget = own.budget
     if parent.budget is not None:
-        child.budget = SharedBudget(parent.budget, own.budget)
-    _inherit_interventions(child, parent, own)
-    _inherit_agent_hooks(child, parent)
-    _inherit_audit(child, parent)
+        budget = SharedBudget(parent.budget, own.budget)
+    return own.replace(
+        hooks=hooks,
+        interventions=(*own.interventions, *missing),
+        limits=parent.limits if defaulted and parent.limits is not None else own.limits,
+        budget=budget,
+        confirm=own.confirm if own.confirm is not None else parent.confirm,
+        store=parent.store,
+        audit=audit,
+        agent_hooks=host,
+        buffer_output=buffer_output,
+        observers=list(own.observers),
+        path=f"{parent.path}/{path}" if parent.path else path,
+        hidden=parent.hidden,
+        spawned_by=None if by is None else (by, call_id),
+    )
 
 
-def _inherit_interventions(child: Agent, parent: Agent, own: _Own) -> None:
-    missing = [h for h in parent.interventions if id(h) not in own.registered]
-    if not missing:
-        return
-    from tether.control.interventions import InterventionRunner
-
-    child.hooks.add_provider(InterventionRunner(missing))
-    own.registered.update(id(h) for h in missing)
-    child.interventions = (*child.interventions, *missing)
-
-
-def _inherit_audit(child: Agent, parent: Agent) -> None:
-    """The child writes its own audit records (tool calls, verdicts, interrupts) into the
-    parent's store, redacted like the parent's; approvals are filed by the parent."""
-    trail = parent.audit_sink
-    if trail is None or child.audit_sink is not None:
-        return
-    from tether.control.audit import ApprovalPolicy, AuditTrail
-
-    policy = ApprovalPolicy(redactor=trail.redactor)
-    child.audit_sink = AuditTrail(child, policy, files_approvals=False)
-    child.hooks.add_provider(child.audit_sink)
-
-
-def _inherit_agent_hooks(child: Agent, parent: Agent) -> None:
-    host = parent.agent_hooks
-    if host is None:
-        return
-    if child.agent_hooks is not None and child.agent_hooks.parent is host:
-        return  # bound on an earlier call
-    if child.agent_hooks is not None:
-        raise ConfigurationError(
-            "a sub-agent has its own AGENT-HOOKS host, but its parent's host must govern it "
-            "too and an agent takes one host: put the child's interceptors into the "
-            "parent's declaration, or build the child without agent_hooks="
-        )
-    own = host.child()  # the parent's interceptors, the child's own AGENT-HOOKS sessions
-    child.hooks.add_provider(own)
-    child.agent_hooks = own
-    if child.execution.buffer_output is None:
-        child.buffer_output = True
+def agent_path(agent: AgentRef) -> str:
+    """The agent's path in its tree (``""`` for a top-level agent): ``agent.path``."""
+    return agent.path

@@ -16,7 +16,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from tether.agents.addresses import child_session_id, lift, lifted_id, step
-from tether.agents.inherit import agent_path, bind, check_child
+from tether.agents.inherit import check_child
 from tether.control.interrupts import InterruptSignal
 from tether.durable.claims import SUB_SESSION_KEY
 from tether.errors import AgentBusyError, ConfigurationError, SubAgentError
@@ -27,8 +27,9 @@ from tether.tools.context import ToolContext
 
 if TYPE_CHECKING:
     from tether.agent import Agent
-    from tether.conversation import Conversation
+    from tether.agent_ref import AgentRef
     from tether.result import Result
+    from tether.running import Running
 
 AgentFactory = Callable[[], "Agent"]
 """Builds a fresh child Agent per call (built with ``store=None``: it uses the parent's)."""
@@ -59,7 +60,7 @@ class SubAgentTool(Tool):
 
         self._init_state(output_type)
         if isinstance(source, Agent):
-            check_child(source, name)
+            check_child(source.runtime, name)
             if parallel:
                 raise ConfigurationError(
                     f"sub-agent tool {name!r}: parallel=True needs an agent factory (a "
@@ -93,15 +94,14 @@ class SubAgentTool(Tool):
         self._instance = None
         self._factory = None
         self.output_type = output_type
-        self._live: dict[str, Agent] = {}  # factory children that stopped for an interrupt
-        self._conversations: dict[str, Conversation] = {}  # the instance's, likewise
+        self._live: dict[str, Running] = {}  # children that stopped for an interrupt
         self._busy = threading.Lock()
 
     def make_child(self, context: ToolContext) -> Agent:
         """A fresh child for one call (factory mode)."""
         return self._built()
 
-    def lookup_agent(self, parent: Agent) -> Agent:
+    def lookup_agent(self, parent: AgentRef) -> AgentRef:
         """An agent with the child's tools, to check an answer against (it is not run):
         the Agent object, a child waiting for an answer, or a fresh one from the factory."""
         if self._instance is not None:
@@ -137,31 +137,30 @@ class SubAgentTool(Tool):
                     "call; pass a factory to as_tool for calls that overlap"
                 )
             try:
-                child = self._instance
-                child.conversation = self._conversation(sid)
+                child = self._live.get(sid) or self._under(self._instance, context, sid)
                 return await self._drive(child, context, task, where, position, sid)
             finally:
                 self._busy.release()
-        child = self._live.get(sid) or self._fresh(context, sid)
+        child = self._live.get(sid) or self._under(self.make_child(context), context, sid)
         return await self._drive(child, context, task, where, position, sid)
 
-    def _conversation(self, sid: str) -> Conversation:
+    def _under(self, agent: Agent, context: ToolContext, sid: str) -> Running:
+        """``agent``'s runtime under the calling agent's, on the conversation of ``sid``
+        (the child Agent object itself is not changed)."""
         from tether.conversation import Conversation
+        from tether.running import Running
 
-        return self._conversations.get(sid) or Conversation(sid)
-
-    def _fresh(self, context: ToolContext, sid: str) -> Agent:
-        child = self.make_child(context)
-        check_child(child, self.name)
-        child.conversation.clear(sid)
-        return child
+        parent = context.agent
+        call = context.tool_call
+        where = step(self.name, call.id)
+        runtime = agent.runtime.under(parent.runtime, where, call.id, by=parent)
+        return Running(runtime, Conversation(sid))
 
     async def _drive(
-        self, child: Agent, context: ToolContext, task: str, where: str, position: int, sid: str
+        self, child: Running, context: ToolContext, task: str, where: str, position: int, sid: str
     ) -> str:
         parent = context.agent
         call = context.tool_call
-        bind(child, parent, where, call.id)
         conversation = child.conversation
         await _load(child, parent)
         try:
@@ -169,8 +168,8 @@ class SubAgentTool(Tool):
                 answers: dict[str, Any] = {}
                 for interrupt in child.pending_interrupts:
                     key = lifted_id(interrupt.id, self.name, call.id, position)
-                    if key in parent.answers:
-                        answers[interrupt.id] = parent.answers[key]
+                    if key in parent.conversation.answers:
+                        answers[interrupt.id] = parent.conversation.answers[key]
                 events = child.resume_stream(answers, output_type=self.output_type)
                 result = await _forward(events, context, where)
             elif conversation.messages:  # finished before a crash lost the parent's record
@@ -200,7 +199,7 @@ class SubAgentTool(Tool):
             )
         return _reply(result)
 
-    def _answer_of(self, child: Agent) -> str:
+    def _answer_of(self, child: Running) -> str:
         self._forget(child.session_id)
         _learn(child)
         last = child.messages[-1]
@@ -215,24 +214,19 @@ class SubAgentTool(Tool):
 
         return _reply_value(OutputSpec(self.output_type).parse(last.text))
 
-    def _keep(self, sid: str, child: Agent) -> None:
-        if self._instance is not None:
-            self._conversations[sid] = child.conversation
-        else:
-            self._live[sid] = child
+    def _keep(self, sid: str, child: Running) -> None:
+        self._live[sid] = child
 
     def _forget(self, sid: str) -> None:
-        self._conversations.pop(sid, None)
         self._live.pop(sid, None)
 
 
-def _learn(child: Agent) -> None:
+def _learn(child: Running) -> None:
     """What the redaction masks in the child's calls is hidden in its whole tree (the
     parent's tool result and answer may quote it: traces and trajectories hide it too)."""
-    from tether.agents.inherit import tree_hidden
     from tether.durable.redaction import learn_calls, redactor_of
 
-    learn_calls(tree_hidden(child), child.messages, redactor_of(child))
+    learn_calls(child.runtime.hidden, child.messages, redactor_of(child))
 
 
 async def _forward(
@@ -260,16 +254,16 @@ async def _forward(
     return result
 
 
-async def _load(child: Agent, parent: Agent) -> None:
+async def _load(child: Running, parent: AgentRef) -> None:
     """Bring a child object up to date with its session in the store (if it has one);
     a new child session is created with its place in the tree as metadata."""
-    store = child.store
+    store = child.runtime.store
     conversation = child.conversation
     if store is None or conversation.synced_version != -1:
         return
     record = await store.load(child.session_id)
     if record is None:
-        tree = {"parent_session": parent.session_id, "agent_path": agent_path(child)}
+        tree = {"parent_session": parent.session_id, "agent_path": child.path}
         await store.create(child.session_id, metadata={SUB_SESSION_KEY: tree})
         return
     from tether.session import fold

@@ -47,7 +47,7 @@ class ContextRequest:
 
     @property
     def model(self) -> Model:
-        return self.run.agent.model
+        return self.run.runtime.model
 
     def cut_for(self, budget: int, keep_messages: int = 0) -> int | None:
         """The earliest cut that leaves at most ``budget`` tokens of recent messages (and

@@ -39,7 +39,7 @@ OVERFLOW = frozenset(
 
 
 def manager_of(run: RunState) -> ContextManager:
-    context = run.agent.execution.context
+    context = run.runtime.execution.context
     if context is not None:
         return context
     global _DEFAULT
@@ -86,7 +86,7 @@ class ContextStep:
         self.estimator = estimator
         self.window = 0
         # asked once per run: a missing attribute costs a caught AttributeError per getattr
-        self.cached_included = cached_in_input(run.agent.model)
+        self.cached_included = cached_in_input(run.runtime.model)
 
     def due(self) -> str | None:
         """Bring the estimate up to date; the reason to compress before the call, if any."""
@@ -100,7 +100,7 @@ class ContextStep:
         transcript = conversation.messages
         compaction = conversation.compaction
         if first:
-            fixed = estimator.fixed_tokens_for(run.agent.tool_specs, run.system_prompt)
+            fixed = estimator.fixed_tokens_for(run.runtime.toolset.specs, run.system_prompt)
             if len(transcript) == 1 and compaction is None:
                 # A lone prompt: no manager cuts the first user message, so there is nothing
                 # to compress before this call; the provider's count sizes it (calibrate).
@@ -114,7 +114,7 @@ class ContextStep:
         if self.before is not None and self.before.vetoed is not None:
             return None  # a veto holds for the run: no summarising call only to be refused
         if not self.window:
-            self.window = context_window(run.agent.model)  # once per run; shrink may lower it
+            self.window = context_window(run.runtime.model)  # once per run; shrink may lower it
         view_length = len(transcript) if compaction is None else len(compaction.view(transcript))
         if not self.manager.needed(view_length, estimator.tokens, self.window):
             return None
@@ -158,7 +158,7 @@ class ContextStep:
         run = self.run
         overflow = _provider_error(error)
         assert overflow is not None
-        model = run.agent.model
+        model = run.runtime.model
         conversation = run.agent.conversation
         if self.estimator.counted < 0:  # the refused request was never counted
             self._count(conversation.messages, conversation.compaction)
@@ -271,7 +271,7 @@ async def _compress(
     head = _head(transcript)
     floor = head if current is None else max(head, current.end)
     count = estimator.count
-    window = context_window(agent.model)
+    window = context_window(agent.runtime.model)
     request = ContextRequest(
         messages=transcript,
         compaction=current,
@@ -290,7 +290,7 @@ async def _compress(
     if compaction is None or compaction == current:
         return
     _check(manager, compaction, request)
-    hooks = agent.hooks
+    hooks = agent.runtime.hooks
     if hooks.has(BeforeContextCompression):
         before = await hooks.emit(
             BeforeContextCompression(

@@ -138,7 +138,7 @@ async def summarise(model: Model, earlier: str, transcript: str, request: Contex
     summary_request = ModelRequest([Message.user(prompt)], [], SUMMARY_SYSTEM)
     response: ModelResponse | None = None
     agent = request.run.agent
-    onion = agent.model_onion if model is agent.model else None
+    onion = request.run.model_onion if model is agent.runtime.model else None
     if onion is not None:  # the agent's model middleware (e.g. redaction) applies here too
         summary_request = await onion.prepare(summary_request)
         stream = onion.call(summary_request)

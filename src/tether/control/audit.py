@@ -40,12 +40,12 @@ from tether.durable.errors import StoreUnavailable
 from tether.errors import ConfigurationError, PersistenceError, TetherError
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
     from tether.control.interrupts import Interrupt
     from tether.durable.approval_types import Approval
     from tether.durable.approvals import Redactor
-    from tether.durable.store import Sidecar
+    from tether.durable.store import Sidecar, Store
     from tether.session import SessionJournal
+    from tether.tools.toolset import Toolset
 
 DEFAULT_APPROVAL_TTL = 24 * 3600.0
 _log = logging.getLogger("tether.audit")
@@ -80,10 +80,18 @@ class AuditTrail:
     """See the module docstring; ``policy`` comes from ``Agent(approvals=...)``."""
 
     def __init__(
-        self, agent: Agent, policy: ApprovalPolicy | None = None, *, files_approvals: bool = True
+        self,
+        store: Store,
+        toolset: Toolset,
+        policy: ApprovalPolicy | None = None,
+        *,
+        files_approvals: bool = True,
     ) -> None:
         policy = policy or ApprovalPolicy()
-        self.agent = agent
+        self.store = store
+        self.toolset = toolset
+        self.session_id = ""
+        """The session records go to (set when a run opens it; see persistence.py)."""
         self.files_approvals = files_approvals
         """False for a sub-agent: its parent files the approvals of the interrupts it lifts
         (one inbox row per question); the child still writes every audit record."""
@@ -109,16 +117,16 @@ class AuditTrail:
         await self._write([(event, data)])
 
     async def _write(self, records: list[tuple[str, dict[str, Any]]]) -> None:
-        audit = getattr(self.agent.store, "audit", None)
+        audit = getattr(self.store, "audit", None)
         if audit is None or not records:
             return
-        sid = self.agent.session_id
+        sid = self.session_id
         items: list[AuditEvent] = [AuditEvent(event, data, sid) for event, data in records]
         await self._write_events(audit, items)
 
     async def write_unjournaled(self, items: list[AuditEvent]) -> None:
         """Records whose journal write failed (best effort: the run already failed)."""
-        audit = getattr(self.agent.store, "audit", None)
+        audit = getattr(self.store, "audit", None)
         if audit is None or not items:
             return
         try:
@@ -127,7 +135,7 @@ class AuditTrail:
             _log.warning("%s", exc)
 
     async def _write_events(self, audit: Any, items: list[AuditEvent]) -> None:
-        sid = self.agent.session_id
+        sid = self.session_id
         journal = self.journal
         if journal is not None:
             if not journal.failed:
@@ -241,7 +249,7 @@ class AuditTrail:
             "redactor": self.redactor,
             "ttl": self.approval_ttl,
             "on_expiry": self.approval_on_expiry,
-            "server": _server_of(self.agent, interrupt),
+            "server": _server_of(self.toolset, interrupt),
         }
 
     # -- interventions' audit sink ------------------------------------------------------
@@ -265,7 +273,7 @@ class AuditTrail:
         exist (idempotent), without new ``interrupt.raised`` records."""
         from tether.durable.approvals import APPROVAL_SOURCES
 
-        approvals = getattr(self.agent.store, "approvals", None) if self.files_approvals else None
+        approvals = getattr(self.store, "approvals", None) if self.files_approvals else None
         records: list[tuple[str, dict[str, Any]]] = []
         try:
             for interrupt in interrupts:
@@ -339,18 +347,9 @@ def _raised_data(interrupt: Interrupt, approval_id: str | None) -> dict[str, Any
     }
 
 
-def _server_of(agent: Agent, interrupt: Interrupt) -> str | None:
+def _server_of(toolset: Toolset, interrupt: Interrupt) -> str | None:
     """The server (an MCP server's label) offering the interrupted call's tool, if any."""
     call = interrupt.tool_call
-    tool = agent.tool_map.get(call.name) if call is not None else None
+    tool = toolset.by_name.get(call.name) if call is not None else None
     server = getattr(tool, "server", None)
     return server if isinstance(server, str) else None
-
-
-def install_audit(agent: Agent, policy: ApprovalPolicy | None) -> AuditTrail | None:
-    """The agent's AuditTrail, registered as a hook provider, when it has a store."""
-    if agent.store is None:
-        return None
-    trail = AuditTrail(agent, policy)
-    agent.hooks.add_provider(trail)
-    return trail

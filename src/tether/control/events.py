@@ -13,7 +13,7 @@ from tether.errors import ConfigurationError, ReadOnlyFieldError, SessionStateEr
 from tether.messages import JSONValue, Message, ToolCall, ToolResult
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
+    from tether.agent_ref import AgentRef
     from tether.control.interrupts import Interrupter
     from tether.models.base import ModelResponse
     from tether.result import Result
@@ -63,7 +63,7 @@ class HookEvent:
 class AgentInitialized(HookEvent):
     """The agent was constructed (fires once, from ``Agent.__init__``)."""
 
-    agent: Agent
+    agent: AgentRef
 
 
 @hook_event
@@ -75,7 +75,7 @@ class BeforeInvocation(HookEvent):
     """
 
     WRITABLE = frozenset({"messages", "block"})
-    agent: Agent
+    agent: AgentRef
     messages: list[Message]
     block: str | None = None
 
@@ -90,7 +90,7 @@ class AfterInvocation(HookEvent):
 
     WRITABLE = frozenset({"resume"})
     REVERSE = True
-    agent: Agent
+    agent: AgentRef
     result: Result
     resume: str | Message | list[Message] | None = None
 
@@ -99,7 +99,7 @@ class AfterInvocation(HookEvent):
 class AfterMessageAdded(HookEvent):
     """A message was appended to the conversation."""
 
-    agent: Agent
+    agent: AgentRef
     message: Message
 
 
@@ -115,7 +115,7 @@ class BeforeModelCall(HookEvent):
     """
 
     WRITABLE = frozenset({"messages", "tool_choice", "block"})
-    agent: Agent
+    agent: AgentRef
     messages: list[Message]
     tool_specs: list[dict[str, Any]]
     attempt: int
@@ -141,7 +141,7 @@ class BeforeContextCompression(HookEvent):
     """
 
     WRITABLE = frozenset({"summary", "block"})
-    agent: Agent
+    agent: AgentRef
     reason: str
     start: int
     end: int
@@ -161,7 +161,7 @@ class AfterModelCall(HookEvent):
 
     WRITABLE = frozenset({"response", "retry", "guidance", "block"})
     REVERSE = True
-    agent: Agent
+    agent: AgentRef
     response: ModelResponse | None
     exception: BaseException | None
     attempt: int
@@ -182,7 +182,7 @@ class BeforeToolCall(HookEvent):
     """
 
     WRITABLE = frozenset({"tool_call", "selected_tool", "cancel_tool", "block"})
-    agent: Agent
+    agent: AgentRef
     tool_call: ToolCall
     selected_tool: Tool | None
     cancel_tool: bool | str = False
@@ -220,7 +220,7 @@ class AfterToolCall(HookEvent):
 
     WRITABLE = frozenset({"result", "retry", "block"})
     REVERSE = True
-    agent: Agent
+    agent: AgentRef
     tool_call: ToolCall
     selected_tool: Tool | None
     result: ToolResult
@@ -240,7 +240,7 @@ class BeforeOutput(HookEvent):
     """
 
     WRITABLE = frozenset({"message", "block"})
-    agent: Agent
+    agent: AgentRef
     message: Message
     block: str | None = None
     output: Any = None
@@ -259,7 +259,7 @@ class PolicyVerdict(HookEvent):
     """
 
     WRITABLE = frozenset()
-    agent: Agent
+    agent: AgentRef
     point: str
     policy: str
     action: str

@@ -37,7 +37,7 @@ from tether.messages import Message, TextBlock, ToolCall, ToolResult
 from tether.models.base import ModelResponse
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
+    from tether.agent_ref import AgentRef
 
 _log = logging.getLogger("tether")
 
@@ -65,7 +65,7 @@ class Guide:
 
 @dataclass(frozen=True, slots=True)
 class Confirm:
-    """Ask a human (the Agent's ``confirm`` callback); a refusal acts as Deny."""
+    """Ask a human (the AgentRef's ``confirm`` callback); a refusal acts as Deny."""
 
     prompt: str
 
@@ -99,7 +99,7 @@ class ConfirmRequest:
     prompt: str
     handler: str
     point: Point
-    agent: Agent
+    agent: AgentRef
     tool_call: ToolCall | None = None
 
 
@@ -200,7 +200,7 @@ class _PointEvaluator:
             action = await self._ask(handler, event)
             if action is None or isinstance(action, Proceed):
                 continue
-            hooks = event.agent.hooks
+            hooks = event.agent.runtime.hooks
             if hooks.has(PolicyVerdict):  # the audit trail, tracing
                 verdict = PolicyVerdict(
                     event.agent, self.point, handler.label, type(action).__name__, event
@@ -295,7 +295,7 @@ async def _failed_open(
         type(exc).__name__,
         point,
     )
-    hooks = event.agent.hooks
+    hooks = event.agent.runtime.hooks
     if hooks.has(PolicyVerdict):
         failed = PolicyVerdict(
             event.agent, point, handler.label, "policy.failed", event, type(exc).__name__
@@ -382,9 +382,9 @@ async def _confirm(
     a tool or model call suspends the run as an interrupt (answered with
     ``agent.resume``); at other points nobody can answer, so it fails closed.
     """
-    agent: Agent = event.agent
+    agent: AgentRef = event.agent
     refused = f"not confirmed ({handler.label}: {prompt})"
-    if agent.confirm is None:
+    if agent.runtime.confirm is None:
         if point not in ("before_tool_call", "before_model_call"):
             return f"{refused}: no confirm callback is configured (Agent(confirm=...))"
         # The question records the call as it stands here, after every policy ahead of
@@ -405,10 +405,10 @@ async def _confirm(
             event.mark_approved(event.tool_call)
         return None
     request = ConfirmRequest(prompt, handler.label, point, agent, getattr(event, "tool_call", None))
-    if inspect.iscoroutinefunction(agent.confirm):
-        answer = await agent.confirm(request)
+    if inspect.iscoroutinefunction(agent.runtime.confirm):
+        answer = await agent.runtime.confirm(request)
     else:
-        answer = await asyncio.to_thread(agent.confirm, request)
+        answer = await asyncio.to_thread(agent.runtime.confirm, request)
         if inspect.isawaitable(answer):
             answer = await answer
     if answer is not True:
@@ -418,7 +418,7 @@ async def _confirm(
     return None
 
 
-async def recheck_edit(agent: Agent, confirm_name: str, event: BeforeToolCall) -> None:
+async def recheck_edit(agent: AgentRef, confirm_name: str, event: BeforeToolCall) -> None:
     """The edit rule: the policies ahead of the Confirm ``confirm_name`` judge the edited
     call in ``event`` again; a Deny, a Guide or a Transform that changes it refuses the
     edit (AnswerError naming the policy and the fields), since what a human approves must
@@ -427,7 +427,7 @@ async def recheck_edit(agent: Agent, confirm_name: str, event: BeforeToolCall) -
 
     label = confirm_name.removeprefix("confirm:")
     ahead: list[InterventionHandler] = []
-    for handler in agent.interventions:
+    for handler in agent.runtime.interventions:
         if handler.label == label:
             break
         if _overrides(handler, "before_tool_call"):

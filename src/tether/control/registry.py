@@ -83,6 +83,15 @@ class HookRegistry:
             key = sorted(entries, key=lambda e: (e.order, e.seq))
         self._sorted[event_type] = tuple(key)
 
+    def copy(self) -> HookRegistry:
+        """A registry with the same callbacks; what is added to either stays its own."""
+        twin = HookRegistry()
+        twin._entries = {kind: list(entries) for kind, entries in self._entries.items()}
+        twin._sorted = dict(self._sorted)
+        twin._seq = self._seq
+        twin.agent_hooks_host = self.agent_hooks_host
+        return twin
+
     def add_provider(self, provider: HookProvider) -> None:
         """Let ``provider`` register its callbacks."""
         if not isinstance(provider, HookProvider):

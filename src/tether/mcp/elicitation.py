@@ -94,7 +94,7 @@ async def ask(
         return ElicitResult(action="decline")
     schema: dict[str, Any] = dict(params.requested_schema)
     agent = context.agent
-    if agent.confirm is not None:
+    if agent.runtime.confirm is not None:
         from tether.ops.terminal import visible
 
         # The server's text goes to a callback that may print it (the README's input()):
@@ -108,7 +108,7 @@ async def ask(
         request = ConfirmRequest(
             prompt, "mcp-elicitation", "before_tool_call", agent, context.tool_call
         )
-        confirm: Any = agent.confirm
+        confirm: Any = agent.runtime.confirm
         if inspect.iscoroutinefunction(confirm):
             answer = await confirm(request)
         else:

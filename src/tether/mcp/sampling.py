@@ -15,13 +15,15 @@ from tether.messages import Message, TextBlock
 if TYPE_CHECKING:
     import mcp_types
 
-    from tether.agent import Agent
+    from tether.agent_ref import AgentRef
+    from tether.running import Running
+    from tether.runtime import Runtime
 
 
 class SamplingAnswerer:
     """Runs one invocation of ``agent`` per request, one request at a time."""
 
-    def __init__(self, agent: Agent, label: str) -> None:
+    def __init__(self, agent: AgentRef, label: str) -> None:
         self.agent = agent
         self.label = label
         self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}  # per connection loop
@@ -47,18 +49,16 @@ class SamplingAnswerer:
         if lock is None:
             self._locks = {k: v for k, v in self._locks.items() if not k.is_closed()}
             lock = self._locks[loop] = asyncio.Lock()
-        agent = self.agent
+        runtime = self.agent.runtime
+        if (
+            params.system_prompt
+        ):  # this request's prompt: a runtime of its own, the agent's unchanged
+            runtime = runtime.replace(system_prompt=params.system_prompt)
         async with lock:
-            kept = agent.system_prompt
-            if params.system_prompt:
-                agent.system_prompt = params.system_prompt
             try:
-                agent.reset()
-                result = await agent.invoke_async(messages)
+                result = await _fresh_run(runtime).invoke_async(messages)
             except TetherError as exc:
                 return ErrorData(code=INVALID_REQUEST, message=f"sampling failed: {exc}")
-            finally:
-                agent.system_prompt = kept
         if result.stop_reason != "end_turn":
             why = f": {result.reason}" if result.reason else ""
             return ErrorData(
@@ -69,6 +69,19 @@ class SamplingAnswerer:
         return CreateMessageResult(
             role="assistant",
             content=TextContent(type="text", text=result.text),
-            model=agent.model.name,
+            model=runtime.model.name,
             stop_reason="endTurn",
         )
+
+
+def _fresh_run(runtime: Runtime) -> Running:
+    """``runtime`` on a new conversation (each request is a session of its own)."""
+    import os
+
+    from tether.conversation import Conversation
+    from tether.running import Running
+
+    conversation = Conversation(os.urandom(16).hex())
+    if runtime.store is None:
+        conversation.synced_version = 0
+    return Running(runtime, conversation)

@@ -1,4 +1,4 @@
-"""MCPServer: an MCP server whose tools a tether Agent can call, under its governance."""
+"""MCPServer: an MCP server whose tools a tether AgentRef can call, under its governance."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from tether.mcp.transports import HTTPTransport, SSETransport, StdioTransport, T
 if TYPE_CHECKING:
     import mcp_types
 
-    from tether.agent import Agent
+    from tether.agent_ref import AgentRef
     from tether.tools.base import Tool
     from tether.tools.context import ToolContext
     from tether.tools.media import ToolOutput
@@ -49,7 +49,7 @@ class MCPServer:
     their base64 size, are left out and named), ``max_tools`` (a server listing more
     tools fails to connect, 500 by default) and ``roots``
     (directories, or ``file://`` URIs, the server may work in; None: the client offers
-    no roots capability). ``sampling``: an Agent (without tools, not the one calling
+    no roots capability). ``sampling``: an AgentRef (without tools, not the one calling
     this server) that answers the server's ``sampling/createMessage`` requests under its
     own hooks and interventions; None (default): sampling is refused. ``elicitation``:
     True lets the server ask the user for input during a call (see
@@ -72,7 +72,7 @@ class MCPServer:
         max_result_chars: int = 200_000,
         max_tools: int = 500,
         roots: Iterable[str | os.PathLike[str]] | None = None,
-        sampling: Agent | None = None,
+        sampling: AgentRef | None = None,
         elicitation: bool = False,
     ) -> None:
         label = name or transport.label
@@ -105,7 +105,7 @@ class MCPServer:
         self._lock = threading.Lock()
         self._tools: dict[str, MCPTool] = {}  # by server tool name
         self.generation = 0
-        """Grows when the set of tools offered changes (an Agent holding this server
+        """Grows when the set of tools offered changes (an AgentRef holding this server
         takes up the change before its next model call)."""
         self._error: ConfigurationError | None = None
         self._connection = Connection(

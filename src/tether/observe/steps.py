@@ -15,7 +15,7 @@ from tether.observe.metrics import Instruments
 from tether.observe.runs import RunSpans, ToolSpan, tool_closed, tool_opened
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
+    from tether.agent_ref import AgentRef
     from tether.control.events import AfterModelCall, AfterToolCall, BeforeModelCall, BeforeToolCall
 
 
@@ -121,7 +121,7 @@ class StepSpans:
             A.REQUEST_MODEL: run.chat_model,
         }
 
-    def _stream_event(self, agent: Agent, event: StreamEvent) -> None:
+    def _stream_event(self, agent: AgentRef, event: StreamEvent) -> None:
         run = self._runs.get(id(agent))
         if run is None:
             return
@@ -151,7 +151,7 @@ class StepSpans:
             self.instruments.fallbacks.add(1, {"tether.reason": event.reason})
             self._end_chat(run, None, error=event.reason)
             run.model = event.to_model  # a FallbackChain keeps it for the invocation
-            run.provider = A.provider_named(agent.model, event.to_model) or run.provider
+            run.provider = A.provider_named(agent.runtime.model, event.to_model) or run.provider
             run.attempt = 1
             self._start_chat(run, event.to_model, {"tether.fallback_from": event.from_model})
 

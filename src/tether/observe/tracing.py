@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-    from tether.agent import Agent
+    from tether.agent_ref import AgentRef
     from tether.control.registry import HookRegistry
     from tether.durable.approval_types import Approval
     from tether.durable.redaction import Masker
@@ -50,12 +50,12 @@ SCOPE = "tether"
 _MAX_SAVED = 1024
 
 
-_TRACED: weakref.WeakSet[Agent] = weakref.WeakSet()
+_TRACED: weakref.WeakSet[AgentRef] = weakref.WeakSet()
 """Agents some Tracing already watches (instrument() refuses to trace one twice)."""
-_TRACERS: weakref.WeakKeyDictionary[Agent, Tracing] = weakref.WeakKeyDictionary()
+_TRACERS: weakref.WeakKeyDictionary[AgentRef, Tracing] = weakref.WeakKeyDictionary()
 
 
-def tool_span(agent: Agent, call_id: str) -> Any:
+def tool_span(agent: AgentRef, call_id: str) -> Any:
     """The open ``execute_tool`` span of ``agent``'s tool call ``call_id``, or None: the
     parent for work the call does elsewhere (an MCP connection's thread, say)."""
     tracing = _TRACERS.get(agent)
@@ -106,7 +106,7 @@ class Tracing(StepSpans):
         self.agent_name = agent_name
         self._runs: dict[int, RunSpans] = {}
         self._saved: dict[str, dict[str, Any]] = {}
-        self._observed: weakref.WeakSet[Agent] = weakref.WeakSet()
+        self._observed: weakref.WeakSet[AgentRef] = weakref.WeakSet()
         logs.install()
 
     # -- attaching --------------------------------------------------------------------
@@ -124,15 +124,15 @@ class Tracing(StepSpans):
         registry.add(AfterInvocation, self._invocation_end, LAST)
         registry.add(PolicyVerdict, self._policy_verdict, LAST)
 
-    def observe(self, agent: Agent) -> None:
+    def observe(self, agent: AgentRef) -> None:
         """Watch ``agent``'s stream events (provider retries and fallbacks)."""
         if agent not in self._observed:
             self._observed.add(agent)
-            agent.observers.append(partial(self._stream_event, agent))
+            agent.runtime.observers.append(partial(self._stream_event, agent))
             weakref.finalize(agent, self._runs.pop, id(agent), None)
             _TRACED.add(agent)
             _TRACERS[agent] = self
-            host = agent.agent_hooks
+            host = agent.runtime.agent_hooks
             if host is not None:  # tee the host's record sink: verdicts become span events
                 trail = host.trail
                 trail.sink = partial(self._agent_hooks_record, agent, trail.sink)
@@ -168,9 +168,9 @@ class Tracing(StepSpans):
                 parent = trace.set_span_in_context(NonRecordingSpan(remote))
             else:
                 links.append(Link(remote, {"tether.link": "resumed_from"}))
-        model = A.first_model(agent.model).name
-        provider = A.provider_of(agent.model)
-        name = agent.name or self.agent_name  # Agent.name, else Tracing(agent_name=...)
+        model = A.first_model(agent.runtime.model).name
+        provider = A.provider_of(agent.runtime.model)
+        name = agent.name or self.agent_name  # AgentRef.name, else Tracing(agent_name=...)
         attributes: dict[str, Any] = {
             A.OPERATION: "invoke_agent",
             A.AGENT_NAME: name,
@@ -178,13 +178,13 @@ class Tracing(StepSpans):
             A.PROVIDER: provider,
             A.REQUEST_MODEL: model,
             "tether.resumed": resumed,
-            **A.limit_attributes(agent.limits),
+            **A.limit_attributes(agent.runtime.limits),
         }
-        if agent.budget is not None:
-            attributes["tether.budget.total"] = agent.budget.total
+        if agent.runtime.budget is not None:
+            attributes["tether.budget.total"] = agent.runtime.budget.total
         masker = _masker(agent)
-        if self.capture and agent.system_prompt:
-            attributes[A.SYSTEM_INSTRUCTIONS] = masker.text(_system(agent.system_prompt))
+        if self.capture and agent.runtime.system_prompt:
+            attributes[A.SYSTEM_INSTRUCTIONS] = masker.text(_system(agent.runtime.system_prompt))
         span = self.tracer.start_span(
             f"invoke_agent {name}",
             context=parent,
@@ -197,7 +197,7 @@ class Tracing(StepSpans):
             rows: dict[str, Approval] = {}
             if journal is not None:
                 rows = await continuity.decided_approvals(journal.store, agent.session_id)
-            G.answered(span, saved, agent.answers, rows)
+            G.answered(span, saved, agent.conversation.answers, rows)
         logs.current.set((agent.session_id, span))  # this task's records carry the ids
         self._runs[id(agent)] = RunSpans(
             span,
@@ -266,7 +266,7 @@ class Tracing(StepSpans):
             await self._count_pending(run.journal.store)
         run.span.end()
 
-    def _finish_attributes(self, run: RunSpans, agent: Agent, result: Result) -> None:
+    def _finish_attributes(self, run: RunSpans, agent: AgentRef, result: Result) -> None:
         span, usage, stop = run.span, result.usage, result.stop_reason
         span.set_attributes(
             {
@@ -281,8 +281,8 @@ class Tracing(StepSpans):
         )
         if usage.cost is not None:
             span.set_attribute(A.COST, float(usage.cost))
-        if agent.budget is not None:
-            span.set_attribute("tether.budget.remaining", agent.budget.remaining)
+        if agent.runtime.budget is not None:
+            span.set_attribute("tether.budget.remaining", agent.runtime.budget.remaining)
         if stop.startswith("limit_") or stop in ("budget_exhausted", "cost_limit"):
             span.set_attribute("tether.limit.hit", stop)
         if result.reason and (stop != "error" or self.capture):
@@ -315,7 +315,7 @@ class Tracing(StepSpans):
         )
 
     def _agent_hooks_record(
-        self, agent: Agent, forward: Callable[[Any], None] | None, record: Any
+        self, agent: AgentRef, forward: Callable[[Any], None] | None, record: Any
     ) -> None:
         run = self._runs.get(id(agent))
         if run is not None:
@@ -326,13 +326,13 @@ class Tracing(StepSpans):
             forward(record)
 
 
-def is_traced(agent: Agent) -> bool:
+def is_traced(agent: AgentRef) -> bool:
     """Whether a :class:`Tracing` already watches ``agent``."""
     return agent in _TRACED
 
 
 def instrument(
-    agent: Agent,
+    agent: AgentRef,
     *,
     tracer_provider: TracerProvider | None = None,
     meter_provider: MeterProvider | None = None,
@@ -354,7 +354,7 @@ def instrument(
         resume=resume,
         agent_name=agent_name,
     )
-    agent.hooks.add_provider(tracing)
+    agent.runtime.hooks.add_provider(tracing)
     tracing.observe(agent)
     return tracing
 
@@ -368,21 +368,18 @@ def release() -> str | None:
         return None
 
 
-def _calling_span(agent: Agent) -> trace.Span | None:
+def _calling_span(agent: AgentRef) -> trace.Span | None:
     """The open span of the parent's tool call that runs ``agent`` (a traced sub-agent)."""
-    from tether.agents.inherit import spawned_by
-
-    spawn = spawned_by(agent)
+    spawn = agent.runtime.spawned_by
     return None if spawn is None else spans.open_tool(*spawn)
 
 
-def _masker(agent: Agent) -> Masker:
+def _masker(agent: AgentRef) -> Masker:
     """The run's redaction: the agent's redactor, the tree's hidden strings."""
-    from tether.agents.inherit import tree_hidden
     from tether.durable.redaction import Masker, model_keys, redactor_of
 
-    hidden = tree_hidden(agent)
-    hidden |= model_keys(agent.model)  # a provider's error text may echo its key
+    hidden = agent.runtime.hidden
+    hidden |= model_keys(agent.runtime.model)  # a provider's error text may echo its key
     return Masker(redactor_of(agent), {}, hidden)
 
 

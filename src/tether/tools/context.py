@@ -13,7 +13,7 @@ from tether.events import FinalResult, ToolProgress
 from tether.messages import JSONValue, ToolCall
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
+    from tether.agent_ref import AgentRef
     from tether.control.interrupts import Interrupter
     from tether.events import StreamEvent
     from tether.tools.channel import Outlet
@@ -63,7 +63,7 @@ class ToolContext:
     """
 
     tool_call: ToolCall
-    agent: Agent
+    agent: AgentRef
     state: dict[str, Any]
     cancel: CancelSignal
     interrupter: Interrupter | None = None

@@ -161,3 +161,25 @@ def _at_exit() -> None:
 
 
 getattr(threading, "_register_atexit", lambda fn: None)(_at_exit)
+
+
+class ToolPool:
+    """An agent's sync-tool threads: a :class:`ToolThreads` made on first use, released by
+    :meth:`release` (``agent.close()``) and made again when a tool next needs one."""
+
+    __slots__ = ("_pool", "max_workers")
+
+    def __init__(self, max_workers: int) -> None:
+        self.max_workers = max_workers
+        self._pool: ToolThreads | None = None
+
+    def get(self) -> ToolThreads:
+        pool = self._pool
+        if pool is None:
+            pool = self._pool = ToolThreads(self.max_workers)
+        return pool
+
+    def release(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)

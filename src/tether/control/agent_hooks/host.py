@@ -47,7 +47,7 @@ from tether.errors import ConfigurationError, SessionStateError
 from tether.messages import ToolResult
 
 if TYPE_CHECKING:
-    from tether.agent import Agent
+    from tether.agent_ref import AgentRef
 
 MAX_BUFFERED_RECORDS = 1000
 """Bound on the emitter's in-memory records (code path; every record also goes to the sinks)."""
@@ -181,7 +181,7 @@ class AgentHooksHost:
             raise ConfigurationError(
                 f"this AgentHooksHost is already attached to an agent; {_ONE_HOST}"
             )
-        if registry.agent_hooks_host is not None:  # agent.hooks.add_provider(second_host)
+        if registry.agent_hooks_host is not None:  # agent.runtime.hooks.add_provider(second_host)
             raise ConfigurationError(
                 f"an AGENT-HOOKS host is already attached to this agent; {_ONE_HOST}"
             )
@@ -198,7 +198,7 @@ class AgentHooksHost:
 
     # -- sessions -------------------------------------------------------------------
 
-    def _new_session(self, agent: Agent, owned: bool) -> _Session:
+    def _new_session(self, agent: AgentRef, owned: bool) -> _Session:
         builder = AgentContextBuilder(
             agent_id=agent.name or "tether",
             framework="tether",
@@ -206,13 +206,15 @@ class AgentHooksHost:
         )
         return _Session(builder, owned)
 
-    async def start_session(self, agent: Agent) -> InterceptionRecord:
+    async def start_session(self, agent: AgentRef) -> InterceptionRecord:
         """Open a caller-owned session (emits agent_startup) that the next invocations
         share until :meth:`end_session`. A denied startup blocks those invocations."""
         if self._owned is not None:
             raise SessionStateError("an AGENT-HOOKS session is already open; end it first")
         session = self._owned = self._new_session(agent, owned=True)
-        ctx = Context(session.builder.agent_startup(tools_registered=sorted(agent.tool_map)))
+        ctx = Context(
+            session.builder.agent_startup(tools_registered=sorted(agent.runtime.toolset.by_name))
+        )
         record = await self._emit(ctx)
         if not record.proceeds:
             session.blocked = _reason(record)
@@ -250,7 +252,9 @@ class AgentHooksHost:
             session = self._new_session(agent, owned=False)
             if not event.block:
                 ctx = Context(
-                    session.builder.agent_startup(tools_registered=sorted(agent.tool_map))
+                    session.builder.agent_startup(
+                        tools_registered=sorted(agent.runtime.toolset.by_name)
+                    )
                 )
                 record = await self._emit(ctx)
                 if not record.proceeds:
@@ -286,7 +290,7 @@ class AgentHooksHost:
             return
         ctx = Context(
             session.builder.pre_model_call(
-                model_id=event.agent.model.name, messages=self._wire.of(event.messages)
+                model_id=event.agent.runtime.model.name, messages=self._wire.of(event.messages)
             )
         )
         target = ctx["target"]
@@ -311,7 +315,7 @@ class AgentHooksHost:
         projected = wire.response_wire(response)
         ctx = Context(
             session.builder.post_model_call(
-                model_id=event.agent.model.name,
+                model_id=event.agent.runtime.model.name,
                 content=projected["content"],
                 tool_calls=projected["tool_calls"],
                 finish_reason=projected["finish_reason"],

@@ -1,17 +1,19 @@
-"""Changing tool sources: an agent takes up the tools a source adds or drops at run time.
+"""Toolset: an agent's tools, their name map and the specs a model call sends, kept in step.
 
-A source that can change (an MCP server after ``tools/list_changed``) has an int
-``generation`` that grows when the set of tools it offers changes, and ``offered()``
-returning those tools without any I/O. An Agent holding such a source registers a
-:class:`ToolRefresh`; before each model call it compares generations and, when one
-moved, rebuilds the agent's tool list in place, so the call about to be made already
-sends the new tool specs. Agents without a changing source register nothing.
+Built once from the items of ``tools=[...]`` (functions, Tools, tool sources such as MCP
+servers). A source that can change (an MCP server after ``tools/list_changed``) has an
+int ``generation`` that grows when the set of tools it offers changes, and ``offered()``
+returning those tools without any I/O. A toolset holding such a source registers its
+refresh hooks (:meth:`Toolset.register_hooks`): before each model call it compares
+generations and, when one moved, rebuilds its three views in one place, so the call
+about to be made already sends the new specs. A toolset without a changing source
+registers nothing.
 
-Such a source is not asked for its tools when the Agent is built (an MCP server starts
+Such a source is not asked for its tools when the toolset is built (an MCP server starts
 no process for an agent built to validate an edit or show a session): a source with
 ``listed`` False is listed when a run starts (in a worker thread, off the loop), or,
-outside a run, when a lookup in ``agent.tool_map`` misses (validating an edited call,
-say: the tool is needed then).
+outside a run, when a lookup in :attr:`Toolset.by_name` misses (validating an edited
+call, say: the tool is needed then).
 """
 
 from __future__ import annotations
@@ -19,19 +21,67 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tether.context.estimate import forget_fixed
 from tether.control.events import BeforeInvocation, BeforeModelCall
 from tether.control.registry import HookOrder, HookRegistry
 from tether.errors import ConfigurationError, HookError, TetherError
 from tether.tools.base import Tool
-from tether.tools.source import is_tool_source, tools_of
-
-if TYPE_CHECKING:
-    from tether.agent import Agent
+from tether.tools.source import (
+    ToolItem,
+    ToolSource,
+    expand_tools,
+    is_tool_source,
+    tool_sources,
+    tools_of,
+)
 
 _LOG = logging.getLogger("tether.tools")
+
+
+class Toolset:
+    """An agent's tools (:attr:`tools`), the same by name (:attr:`by_name`) and the specs
+    a model call sends (:attr:`specs`); refreshed together when a source's tools change."""
+
+    __slots__ = ("_refresh", "by_name", "items", "sources", "specs", "tools")
+
+    def __init__(self, items: Iterable[ToolItem]) -> None:
+        self.items: tuple[ToolItem, ...] = tuple(items)
+        """What ``tools=[...]`` was given (a clone builds its toolset from the same items)."""
+        # names are unique, or it raises; an MCP server connects when a run needs it
+        self.tools: list[Tool] = expand_tools(self.items, connect=False)
+        self.sources: list[ToolSource] = tool_sources(self.items)
+        """Sources of several tools (e.g. MCP servers), closed by :meth:`close`."""
+        self.specs: list[dict[str, Any]] = [t.spec() for t in self.tools]
+        self._refresh: ToolRefresh | None = None
+        self.by_name: dict[str, Tool] = {t.name: t for t in self.tools}
+        if any(changes(s) for s in self.sources):
+            refresh = self._refresh = ToolRefresh(self, self.items)
+            self.by_name = ToolMap(self.by_name.items(), refresh.load)
+
+    @property
+    def changes(self) -> bool:
+        """True when a source's tools can change (the toolset then refreshes itself)."""
+        return self._refresh is not None
+
+    def register_hooks(self, registry: HookRegistry) -> None:
+        """Take up a changing source's tools at run start and at model-call boundaries."""
+        if self._refresh is not None:
+            self._refresh.register_hooks(registry)
+
+    def replace(self, tools: list[Tool]) -> None:
+        """Make ``tools`` the current tools: the three views change together."""
+        self.tools[:] = tools
+        self.by_name.clear()
+        self.by_name.update((t.name, t) for t in tools)
+        self.specs[:] = [t.spec() for t in tools]  # the list the model call sends
+        forget_fixed(self.specs)  # the context estimate counts the new specs
+
+    def close(self) -> None:
+        """Close the tool sources (they stay usable: they reconnect on first use)."""
+        for source in self.sources:
+            source.close()
 
 
 def changes(source: object) -> bool:
@@ -42,9 +92,11 @@ def changes(source: object) -> bool:
 
 
 class ToolRefresh:
-    """Keeps an agent's tools in step with its changing sources, at model-call boundaries."""
+    """Keeps a toolset in step with its changing sources, at model-call boundaries."""
 
-    def __init__(self, items: Sequence[object], tools: Sequence[Tool]) -> None:
+    def __init__(self, toolset: Toolset, items: Sequence[object]) -> None:
+        self._toolset = toolset
+        tools = toolset.tools
         # What each item of the agent's tools=[...] contributed: a fixed Tool, or a source.
         self._parts: list[Tool | Any] = []
         position = 0
@@ -80,21 +132,21 @@ class ToolRefresh:
                 raise HookError(
                     f"{source!r} could not give its tools when the run started: {exc}"
                 ) from exc
-        self._take_up(event.agent)
+        self._take_up()
 
-    def load(self, agent: Agent) -> bool:
+    def load(self) -> bool:
         """List the sources not listed yet, blocking; False when there were none."""
         waiting = self._unlisted()
         if not waiting and self._taken:
             return False
         for source in waiting:
             source.tools()
-        self._take_up(agent)
+        self._take_up()
         return True
 
-    def _take_up(self, agent: Agent) -> None:
+    def _take_up(self) -> None:
         seen = [s.generation for s in self._sources]
-        self.apply(agent, strict=True)  # raises for a name clash: the next use asks again
+        self.apply(strict=True)  # raises for a name clash: the next use asks again
         self._seen = seen
         self._taken = True
 
@@ -102,10 +154,10 @@ class ToolRefresh:
         now = [s.generation for s in self._sources]
         if now != self._seen:
             self._seen = now
-            self.apply(event.agent)
+            self.apply()
 
-    def apply(self, agent: Agent, *, strict: bool = False) -> None:
-        """Rebuild ``agent.tools``, ``tool_map`` and ``tool_specs`` in place from the sources.
+    def apply(self, *, strict: bool = False) -> None:
+        """Rebuild the toolset's tools, name map and specs in place from the sources.
 
         ``strict`` (a source's first listing, before the run uses any tool): a name two
         items give is a ConfigurationError, as when the Agent is built; otherwise the
@@ -136,24 +188,11 @@ class ToolRefresh:
                     continue
                 names[tool.name] = where
                 tools.append(tool)
-        before = set(agent.tool_map)
-        agent.tools[:] = tools
-        agent.tool_map.clear()
-        agent.tool_map.update((t.name, t) for t in tools)
-        agent.tool_specs[:] = [t.spec() for t in tools]  # the list the model call sends
-        forget_fixed(agent.tool_specs)  # the context estimate counts the new specs
+        before = set(self._toolset.by_name)
+        self._toolset.replace(tools)
         added, dropped = sorted(set(names) - before), sorted(before - set(names))
         if added or dropped:
             _LOG.info("agent tools changed: added %s, dropped %s", added, dropped)
-
-
-def watch_sources(agent: Agent, items: Sequence[object]) -> None:
-    """Register a :class:`ToolRefresh` on ``agent`` when one of its sources can change,
-    and make ``agent.tool_map`` list the sources not listed yet when a lookup misses."""
-    if any(changes(s) for s in agent.tool_sources):
-        refresh = ToolRefresh(items, agent.tools)
-        agent.hooks.add_provider(refresh)
-        agent.tool_map = ToolMap(agent.tool_map.items(), lambda: refresh.load(agent))
 
 
 class ToolMap(dict[str, Tool]):
