@@ -21,33 +21,11 @@ FACADE = {"tether", "tether.agent"}
 WINGS = ("tether.agents", "tether.ops", "tether.mcp.serve")
 WINGS_PLANNED = ("tether.workflows", "tether.protocols", "tether.temporal", "tether.evals")
 
-# Below the facade yet importing tether.agent today; the Runtime reshape removes each.
-AGENT_IMPORTERS_TO_REMOVE = {
-    "tether._agent_setup",
-    "tether.control.agent_hooks.host",
-    "tether.control.audit",
-    "tether.control.events",
-    "tether.control.interventions",
-    "tether.follow_up",
-    "tether.loop",
-    "tether.mcp.sampling",
-    "tether.mcp.server",
-    "tether.observe.auto",
-    "tether.observe.steps",
-    "tether.observe.tracing",
-    "tether.persistence",
-    "tether.resume",
-    "tether.run_state",
-    "tether.toolcalls",
-    "tether.tools.context",
-    "tether.tools.refresh",
-    "tether.trajectories",  # a hook reading event.agent, like observe.tracing (issue 20, 15)
-}
-
-# Counting TYPE_CHECKING and function-level imports; target: 12. 66 when measured first;
-# durable/session_prompt.py and governance/ (imported by resume, importing durable and
-# control) joined the one tangle the reshape takes apart.
-LARGEST_CYCLE = 69
+# Counting TYPE_CHECKING and function-level imports; target: 12. 66 when measured first,
+# 69 before the Runtime reshape; the engine's part of it is gone (hook events, tools and
+# policies name an AgentRef, a leaf protocol); what is left is durable/'s grid, tied to
+# tether.session through the approvals and redaction code that lives there.
+LARGEST_CYCLE = 18
 PRIVATE_READS = {  # reads of another module's private attributes, by module; target: none
     "tether.durable.claims": 7,
     "tether.durable.postgres_claims": 3,
@@ -70,12 +48,12 @@ def _in(module: str, roots: tuple[str, ...]) -> bool:
     return any(module == r or module.startswith(r + ".") for r in roots)
 
 
-def test_nothing_new_below_the_facade_imports_the_agent(package: Package) -> None:
+def test_nothing_below_the_facade_imports_the_agent(package: Package) -> None:
+    """The engine and everything under it see an AgentRef (tether/agent_ref.py), never
+    the Agent class: at any level (top, function, TYPE_CHECKING)."""
     importers = package.importers_of("tether.agent")
     below = {m for m in importers - FACADE if not _in(m, WINGS + WINGS_PLANNED)}
-    assert sorted(below - AGENT_IMPORTERS_TO_REMOVE) == []
-    fixed = sorted(AGENT_IMPORTERS_TO_REMOVE - below)
-    assert fixed == [], f"no longer import tether.agent: drop them from the list: {fixed}"
+    assert sorted(below) == []
 
 
 def test_the_largest_import_cycle_does_not_grow(package: Package) -> None:

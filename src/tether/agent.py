@@ -337,22 +337,22 @@ class Agent(Running):
     @property
     def messages(self) -> list[Message]:
         """The conversation so far."""
-        return self._conversation.messages
+        return self.conversation.messages
 
     @messages.setter
     def messages(self, messages: list[Message]) -> None:
-        self._conversation.messages = messages
-        self._conversation.compaction = None  # it described the replaced list
-        self._conversation.estimate = None
+        self.conversation.messages = messages
+        self.conversation.compaction = None  # it described the replaced list
+        self.conversation.estimate = None
 
     @property
     def state(self) -> dict[str, Any]:
         """The session state that tools read and write through ``ToolContext.state``."""
-        return self._conversation.state
+        return self.conversation.state
 
     @state.setter
     def state(self, state: dict[str, Any]) -> None:
-        self._conversation.state = state
+        self.conversation.state = state
 
     @classmethod
     def from_declaration(
@@ -402,7 +402,7 @@ class Agent(Running):
         if self._lock.locked():
             raise AgentBusyError(f"agent (session {self.session_id}) cannot reset while it runs")
         session_id = self._explicit_session or _new_session_id()
-        self._conversation.clear(session_id)
+        self.conversation.clear(session_id)
 
     def close(self) -> None:
         """Release the tool thread pool and close tool sources such as MCP connections

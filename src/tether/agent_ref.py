@@ -4,6 +4,11 @@ The engine never needs the :class:`~tether.agent.Agent` class: it runs a runtime
 conversation. ``event.agent`` and ``ToolContext.agent`` are an ``AgentRef``: the Agent
 itself for a top-level run, a view with the child's runtime under its parent's for a
 sub-agent call. User code that needs the Agent's own methods keeps a reference to it.
+
+This module imports nothing of tether's but the message types: hook events, tool
+contexts and policies name the agent without tying themselves to the engine's modules
+(``runtime`` and ``conversation`` are typed loosely for that reason; the engine itself
+reads the typed ``RunState.runtime``).
 """
 
 from __future__ import annotations
@@ -11,9 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from tether.conversation import Conversation
     from tether.messages import Message
-    from tether.runtime import Runtime
 
 
 class AgentRef(Protocol):
@@ -41,13 +44,15 @@ class AgentRef(Protocol):
     def messages(self) -> list[Message]: ...
 
     @property
-    def conversation(self) -> Conversation:
-        """The session's state: messages, state, answers, the running run."""
+    def conversation(self) -> Any:
+        """The session's state (a :class:`tether.conversation.Conversation`): messages,
+        state, answers, the running run."""
         ...
 
     @property
-    def runtime(self) -> Runtime:
-        """What this run runs with (model, tools, hooks, policy, store...)."""
+    def runtime(self) -> Any:
+        """What this run runs with (a :class:`tether.runtime.Runtime`: model, tools,
+        hooks, policy, store...)."""
         ...
 
     def cancel(self) -> None:

@@ -12,9 +12,10 @@ if TYPE_CHECKING:
     from tether.context.compaction import Compaction
     from tether.context.estimate import Estimator
     from tether.result import Result
-    from tether.run_state import RunState, Suspension
+    from tether.run_state import RunState
     from tether.session import SessionView
     from tether.structured import OutputSpec
+    from tether.suspension import Suspension
 
 
 @dataclass(slots=True, eq=False)
@@ -71,7 +72,7 @@ class Conversation:
 
     def adopt(self, view: SessionView) -> None:
         """Take the journal's fold as this conversation (a newer version was found)."""
-        from tether.run_state import Suspension
+        from tether.suspension import Suspension
 
         self.messages = view.messages
         self.state = view.state

@@ -28,10 +28,10 @@ from tether.limits import DEFAULT_LIMITS, DEFAULT_MAX_TURNS, Limits
 from tether.messages import Message, ReasoningBlock, TextBlock, ToolCall, ToolResult
 from tether.modelcall import ModelCall
 from tether.result import Result, StopReason
-from tether.run_state import RunState, StopRun, Suspension
+from tether.run_state import RunState, StopRun
 from tether.session import SessionJournal, SessionView, journal_end
-from tether.structured import output_step
-from tether.toolcalls import repair_names, run_batch
+from tether.suspension import Suspension
+from tether.toolcalls import onions, repair_names, run_batch
 
 if TYPE_CHECKING:
     from tether.agent_ref import AgentRef
@@ -68,6 +68,8 @@ async def run_invocation(
     conversation = agent.conversation
     run = RunState(agent, cancel)
     runtime = run.runtime
+    if runtime.model_middleware or runtime.tool_middleware:
+        onions(run)
     run.journal = journal
     run.watched = watched or bool(runtime.observers)
     if resume is not None:
@@ -156,8 +158,8 @@ async def run_invocation(
             if calls and runtime.budget is not None and runtime.budget.refund_cheap:
                 _refund_cheap(run, calls)
             if not calls and run.output_spec is not None and not truncation.will_continue(response):
-                feedback = output_step(
-                    run, truncation.whole(response.message)
+                feedback = run.check_output(
+                    truncation.whole(response.message)
                 )  # stitched parts too
                 if feedback is not None:  # invalid structured output: the model tries again
                     truncation.pieces = []  # the next answer starts afresh

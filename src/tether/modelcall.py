@@ -58,8 +58,8 @@ class ModelCall:
         """The call's stream events; ``response`` is set when they end without an error."""
         run = self.run
         agent = run.agent
-        hooks = agent.runtime.hooks
-        max_retries = agent.runtime.execution.max_retries
+        hooks = run.runtime.hooks
+        max_retries = run.runtime.execution.max_retries
         cancel = run.cancel
         context = run.context_step  # compression before the call, recovery after a refusal
         if context is None:
@@ -80,7 +80,7 @@ class ModelCall:
             messages = run.messages if compaction is None else compaction.view(run.messages)
             if run.clean_history:
                 messages = clean_history(messages)
-            specs = agent.runtime.toolset.specs
+            specs = run.runtime.toolset.specs
             choice: str | None = None
             if hooks.has(BeforeModelCall):
                 interrupter = Interrupter(
@@ -114,7 +114,7 @@ class ModelCall:
                 if run.model_onion is None:  # fast path: assemble inline, no extra layer
                     assembler = ResponseAssembler()
                     add = assembler.add
-                    deltas = agent.runtime.model.stream(request)
+                    deltas = run.runtime.model.stream(request)
                     try:  # aclosing() without its extra calls (the hot path)
                         async for delta in deltas:
                             if cancel.cancelled:
@@ -126,7 +126,7 @@ class ModelCall:
                     finally:
                         await deltas.aclose()
                     if assembler.stop is None:
-                        raise _incomplete(agent.runtime.model, assembler)
+                        raise _incomplete(run.runtime.model, assembler)
                     response = assembler.finish()
                 else:
                     sink = _Response()
@@ -157,7 +157,7 @@ class ModelCall:
                     continue
                 response = after.response
             if error is not None:
-                failure = _failure(agent.runtime.model, error)
+                failure = _failure(run.runtime.model, error)
                 recovery = context.recovery(failure) if isinstance(failure, ModelError) else None
                 if recovery is None:
                     raise failure
@@ -172,7 +172,7 @@ class ModelCall:
                 attempt = 0
                 continue
             if response is None:
-                raise ModelError(f"model {agent.runtime.model.name!r} produced no response")
+                raise ModelError(f"model {run.runtime.model.name!r} produced no response")
             context.calibrate(response, sent)
             self.response = response
             return

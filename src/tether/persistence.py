@@ -17,8 +17,8 @@ _RUNNING: dict[tuple[int, str], str] = {}
 """(store object, session id) pairs run by an Agent of this process, with the lease holder."""
 
 if TYPE_CHECKING:
-    from tether.run_state import Suspension
     from tether.running import Running
+    from tether.suspension import Suspension
 
 IN_DOUBT_HELP = (
     "the process running this session died after this tool call started and before its "

@@ -13,8 +13,8 @@ from tether.loop import end_without_running, run_invocation
 from tether.messages import JSONValue
 from tether.persistence import check_in_doubt_answer, settle_in_doubt
 from tether.result import Result, RunUsage
-from tether.run_state import Suspension
 from tether.session import SessionJournal, SessionView, journal_end, journal_suspend
+from tether.suspension import Suspension
 
 if TYPE_CHECKING:
     from tether.running import Running

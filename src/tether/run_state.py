@@ -6,12 +6,12 @@ import asyncio
 import itertools
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tether.context.truncated import Truncation
 from tether.control.events import AfterMessageAdded
 from tether.control.interrupts import Interrupt
+from tether.errors import OutputValidationError
 from tether.events import MessageCompleted
 from tether.messages import ContentBlock, JSONValue, Message, ToolCall, ToolResult
 from tether.result import RunUsage, StopReason
@@ -84,7 +84,8 @@ class RunState:
     def __init__(self, agent: AgentRef, cancel: CancelSignal) -> None:
         self.agent = agent
         """The agent this run happens in (what hook events carry)."""
-        runtime = self.runtime = agent.runtime
+        runtime: Runtime = agent.runtime
+        self.runtime = runtime
         """What this run runs with: the engine reads configuration only from here."""
         conversation = agent.conversation
         self.messages: list[Message] = conversation.messages
@@ -137,31 +138,34 @@ class RunState:
         """Provider retries and fallbacks of the current model call (journaled runs only,
         see tether.failover): journaled with the assistant message that answers it."""
         self.model_onion: ModelOnion | None = None
+        """The model middleware chain of this run (tether.toolcalls.onions), or None."""
         self.tool_onion: ToolOnion | None = None
-        if runtime.model_middleware or runtime.tool_middleware:
-            self._onions(runtime)
-
-    def _onions(self, runtime: Runtime) -> None:
-        """The middleware chains of this run, around the runtime's model and this run's
-        tool invocation."""
-        from tether.control.middleware import ModelOnion, ToolOnion
-        from tether.modelcall import stream_model
-        from tether.toolcalls import invoke_tool
-
-        model = runtime.model
-        if runtime.model_middleware:
-            self.model_onion = ModelOnion(
-                runtime.model_middleware, lambda request: stream_model(model, request)
-            )
-        if runtime.tool_middleware:
-            self.tool_onion = ToolOnion(
-                runtime.tool_middleware, lambda request: invoke_tool(self, request)
-            )
 
     def cancel_tasks(self) -> None:
         """Cancel the tasks running tool calls (called on the loop thread)."""
         for task in list(self.tasks):
             task.cancel()
+
+    def check_output(self, message: Message) -> Message | OutputValidationError | None:
+        """Check the run's final answer: set ``output`` and return None when it is valid,
+        else the feedback message for another try, or past the bound the error to raise
+        (after the loop keeps the answer in the history)."""
+        spec = self.output_spec
+        assert spec is not None
+        checked = spec.check(message.text)
+        if checked.error is None:
+            self.output = checked.value
+            return None
+        if self.output_retries >= spec.retries:
+            return OutputValidationError(
+                f"{checked.error} (after {spec.retries} retr{'y' if spec.retries == 1 else 'ies'}; "
+                "the model did not produce a valid answer)"
+            )
+        self.output_retries += 1
+        return Message.user(
+            f"[tether] Your final answer is not valid: {checked.error}. Reply again with only "
+            f"the JSON value."
+        )
 
     async def add_message(self, message: Message) -> MessageCompleted:
         """Append ``message`` to the conversation and notify AfterMessageAdded hooks."""
@@ -196,15 +200,3 @@ class RunState:
             for call, result in zip(calls, results, strict=True)
         ]
         return Message("tool", content)
-
-
-@dataclass(slots=True)
-class Suspension:
-    """Where a suspended run stopped: its unfinished tool batch and pending interrupts."""
-
-    interrupts: list[Interrupt]
-    pending: tuple[Sequence[ToolCall], list[ToolResult | None]] | None
-    batch_position: int
-    stop_reason: StopReason
-    in_doubt: list[str] = field(default_factory=list)
-    """Ids of calls a crash left in doubt (started, no saved result)."""

@@ -5,7 +5,7 @@ the session's lease, run the events (an invocation or a resume) with the follow-
 AfterInvocation hooks ask for, hand each event to the observers, and close. The
 :class:`~tether.agent.Agent` is a ``Running`` whose runtime it builds from its arguments;
 a sub-agent call runs a ``Running`` whose runtime is the child's under its parent's
-(tether/agents/inherit.py), so the child Agent object is never changed.
+(tether/inheritance.py), so the child Agent object is never changed.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from tether._otel import global_tracer_provider
 from tether.control.events import AfterInvocation
 from tether.conversation import Conversation
 from tether.errors import AgentBusyError, InputError, SessionStateError
 from tether.events import FinalResult, StreamEvent
+from tether.loop import run_invocation
 from tether.messages import JSONValue, Message
 from tether.result import Result
 from tether.tools.context import CancelSignal
@@ -40,9 +42,13 @@ _thread_state = threading.local()
 class Running:
     """An :class:`~tether.agent_ref.AgentRef` with the invoke / stream / resume entry points."""
 
+    conversation: Conversation
+    """The session's state: messages, state, answers, the running run (a plain attribute:
+    the engine reads it on every step)."""
+
     def __init__(self, runtime: Runtime, conversation: Conversation) -> None:
         self._runtime = runtime
-        self._conversation = conversation
+        object.__setattr__(self, "conversation", conversation)
         self._lock = threading.Lock()
         self._cancel = CancelSignal()
         self._tracing_unset = True
@@ -54,11 +60,6 @@ class Running:
     def runtime(self) -> Runtime:
         """What this agent's runs run with (read-only; see tether.runtime)."""
         return self._runtime
-
-    @property
-    def conversation(self) -> Conversation:
-        """The session's state: messages, state, answers, the running run."""
-        return self._conversation
 
     @property
     def name(self) -> str | None:
@@ -74,27 +75,27 @@ class Running:
     @property
     def session_id(self) -> str:
         """The session this agent's conversation belongs to."""
-        return self._conversation.session_id
+        return self.conversation.session_id
 
     @property
     def messages(self) -> list[Message]:
         """The conversation so far."""
-        return self._conversation.messages
+        return self.conversation.messages
 
     @property
     def state(self) -> dict[str, Any]:
         """The session state that tools read and write through ``ToolContext.state``."""
-        return self._conversation.state
+        return self.conversation.state
 
     @property
     def answers(self) -> dict[str, JSONValue]:
         """Answers given to interrupts of this session, by interrupt id."""
-        return self._conversation.answers
+        return self.conversation.answers
 
     @property
     def last_result(self) -> Result | None:
         """The Result of the last invocation or resume (None before the first)."""
-        return self._conversation.last_result
+        return self.conversation.last_result
 
     # -- views of the runtime (what hooks and tools read as event.agent.*) ------------
 
@@ -149,7 +150,11 @@ class Running:
         ``output_type``: see :meth:`stream`.
         """
         start = self._invocation(prompt, output_type, watched=False)  # a bad prompt raises here
-        return await _last_result(self._session(lambda: start))
+        journal = await self._open()
+        try:
+            return await _last_result(self._events(start, journal), self._runtime.observers)
+        finally:
+            await self._close(journal)
 
     def run(self, prompt: Prompt, *, output_type: Any = None) -> Result:
         """Synchronous :meth:`invoke_async` (works inside a running event loop too)."""
@@ -183,8 +188,8 @@ class Running:
                 from tether.resume import resume_events
 
                 if spec is not None:
-                    self._conversation.output_spec = spec
-                self._conversation.follow_up = None
+                    self.conversation.output_spec = spec
+                self.conversation.follow_up = None
                 return resume_events(self, responses or {}, self._cancel, journal, decided_by)
 
             return start
@@ -200,7 +205,7 @@ class Running:
     ) -> Result:
         """:meth:`resume_stream` driven to its Result."""
         return await _last_result(
-            self.resume_stream(responses, output_type=output_type, decided_by=decided_by)
+            self.resume_stream(responses, output_type=output_type, decided_by=decided_by), ()
         )
 
     def resume(
@@ -222,11 +227,9 @@ class Running:
         spec = _output_spec(output_type)
 
         def start(journal: SessionJournal | None) -> AsyncGenerator[StreamEvent, None]:
-            from tether.loop import run_invocation
-
             self._refuse_if_suspended()
-            self._conversation.follow_up = None
-            self._conversation.output_spec = spec
+            self.conversation.follow_up = None
+            self.conversation.output_spec = spec
             new = messages if spec is None else [*messages, spec.instruction()]
             return run_invocation(self, new, self._cancel, journal=journal, watched=watched)
 
@@ -257,6 +260,18 @@ class Running:
         finally:
             await self._close(journal)
 
+    def _events(
+        self, start: _Start, journal: SessionJournal | None
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """The run's events, then the invocations AfterInvocation hooks ask for; every run
+        ends through loop._end, so AfterInvocation always runs."""
+        events = start(journal)
+        if self._runtime.hooks.has(AfterInvocation):
+            from tether.follow_up import follow_ups
+
+            events = follow_ups(self, events, self._cancel, journal, prompt_messages)
+        return events
+
     async def _open(self) -> SessionJournal | None:
         """Take the lock and, with a store, the session's lease and latest state."""
         if not self._lock.acquire(blocking=False):
@@ -264,18 +279,17 @@ class Running:
                 f"agent (session {self.session_id}) is already running an invocation; an agent runs "
                 "one invocation at a time: wait for it to finish, or use another Agent for parallel work"
             )
-        self._cancel = CancelSignal()
+        # a signal per run: a late cancel() of the last run cannot stop this one (set
+        # without the Agent's __setattr__, which guards its public configuration)
+        object.__setattr__(self, "_cancel", CancelSignal())
         try:
             # Tracing follows the provider at run time, not at construction (design.md
             # §11): one flag test per run once decided, a dict lookup while OTel is absent.
-            if self._tracing_unset:
-                from tether._otel import global_tracer_provider
+            if self._tracing_unset and global_tracer_provider() is not None:
+                self._tracing_unset = False
+                from tether.observe.auto import auto_instrument
 
-                if global_tracer_provider() is not None:
-                    self._tracing_unset = False
-                    from tether.observe.auto import auto_instrument
-
-                    auto_instrument(self)
+                auto_instrument(self)
             if self._runtime.store is None:
                 return None
             from tether.persistence import open_session
@@ -295,7 +309,7 @@ class Running:
             self._lock.release()
 
     def _refuse_if_suspended(self) -> None:
-        pending = self._conversation.suspension
+        pending = self.conversation.suspension
         if pending is not None:
             raise SessionStateError(
                 f"session {self.session_id} is suspended ({pending.stop_reason}, "
@@ -308,7 +322,7 @@ class Running:
     @property
     def pending_interrupts(self) -> list[Interrupt]:
         """Interrupts waiting for an answer (empty unless the session is suspended)."""
-        suspension = self._conversation.suspension
+        suspension = self.conversation.suspension
         if suspension is None:
             return []
         return [i for i in suspension.interrupts if i.id not in self.answers]
@@ -318,7 +332,7 @@ class Running:
 
         Thread-safe; a paused session continues with ``agent.resume()``.
         """
-        run = self._conversation.run
+        run = self.conversation.run
         if run is not None:
             run.paused = True
 
@@ -332,7 +346,7 @@ class Running:
         """
         if not isinstance(text, str) or not text.strip():
             raise InputError(f"agent.steer() takes a non-empty str, got {text!r}")
-        self._conversation.steering.append(text)
+        self.conversation.steering.append(text)
 
     def cancel(self) -> None:
         """Stop the running invocation at the next check (thread-safe, idempotent).
@@ -342,18 +356,25 @@ class Running:
         calls get a "cancelled" result. Stop reason: ``cancelled``.
         """
         self._cancel.set()
-        run = self._conversation.run
+        run = self.conversation.run
         if run is not None:
             with contextlib.suppress(RuntimeError):  # a closed loop means the run is over
                 run.loop.call_soon_threadsafe(run.cancel_tasks)
 
 
-async def _last_result(events: AsyncGenerator[StreamEvent, None]) -> Result:
+async def _last_result(
+    events: AsyncGenerator[StreamEvent, None], observers: Sequence[Callable[[Any], None]]
+) -> Result:
+    """Drive ``events`` to their FinalResult, handing each to the observers."""
     result: Result | None = None
-    async with contextlib.aclosing(events) as stream:
-        async for event in stream:
+    try:
+        async for event in events:
+            for observe in observers:
+                observe(event)
             if type(event) is FinalResult:
                 result = event.result
+    finally:
+        await events.aclose()
     assert result is not None
     return result
 

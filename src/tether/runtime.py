@@ -78,7 +78,7 @@ class Runtime:
     ) -> Runtime:
         """This runtime run by ``parent``'s tool call ``call_id`` (of agent ``by``) at
         ``path``: under the parent's policy and in its store (the rules and why:
-        tether/agents/inherit.py). Neither runtime changes."""
-        from tether.agents.inherit import inherited
+        tether/inheritance.py). Neither runtime changes."""
+        from tether.inheritance import inherited
 
         return inherited(self, parent, path, call_id, by)

@@ -46,8 +46,8 @@ from tether.eager import run_eagerly
 from tether.errors import PersistenceError, TetherError
 from tether.messages import JSONValue, Message, ToolCall, ToolResult
 from tether.result import StopReason
-from tether.run_state import Suspension
 from tether.state_delta import apply_delta, smaller, state_delta
+from tether.suspension import Suspension
 
 if TYPE_CHECKING:
     from tether.durable import Lease, SessionRecord, SessionStatus, Store

@@ -13,13 +13,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tether.errors import ConfigurationError, OutputValidationError
 from tether.messages import Message
-
-if TYPE_CHECKING:
-    from tether.run_state import RunState
 
 DEFAULT_RETRIES = 2
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*)\n\s*```\s*$", re.DOTALL)
@@ -77,28 +74,6 @@ class OutputSpec:
         if checked.error is not None:
             raise OutputValidationError(checked.error)
         return checked.value
-
-
-def output_step(run: RunState, message: Message) -> Message | OutputValidationError | None:
-    """Check the run's final answer: set ``run.output`` and return None when it is valid,
-    else the feedback message for another try, or past the bound the error to raise
-    (after the loop keeps the answer in the history)."""
-    spec = run.output_spec
-    assert spec is not None
-    checked = spec.check(message.text)
-    if checked.error is None:
-        run.output = checked.value
-        return None
-    if run.output_retries >= spec.retries:
-        return OutputValidationError(
-            f"{checked.error} (after {spec.retries} retr{'y' if spec.retries == 1 else 'ies'}; "
-            "the model did not produce a valid answer)"
-        )
-    run.output_retries += 1
-    return Message.user(
-        f"[tether] Your final answer is not valid: {checked.error}. Reply again with only "
-        f"the JSON value."
-    )
 
 
 def _explain(exc: Any, name: str) -> str:

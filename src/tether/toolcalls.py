@@ -19,14 +19,16 @@ from tether.errors import MiddlewareError, RetryLimitError, ToolArgumentError
 from tether.events import StreamEvent, ToolFinished, ToolStarted
 from tether.messages import ToolCall, ToolResult
 from tether.run_state import RunState
-from tether.tools import Tool, ToolContext, ToolOutput
+from tether.tools.base import Tool
 from tether.tools.channel import Outlet, ToolChannel
+from tether.tools.context import ToolContext
+from tether.tools.media import ToolOutput
 from tether.tools.output import format_tool_output
 from tether.tools.planner import plan_batches
 from tether.tools.repair import describe_available, repair_tool_name
 
 if TYPE_CHECKING:
-    from tether.agent_ref import AgentRef
+    pass
 
 
 def repair_names(run: RunState, calls: Sequence[ToolCall]) -> int:
@@ -229,8 +231,8 @@ def _changed_by(model: dict[str, Any], before: BeforeToolCall, call: ToolCall) -
 
 async def _process_call(run: RunState, call: ToolCall, argument_error: str | None) -> ToolResult:
     agent = run.agent
-    hooks = agent.runtime.hooks
-    tool = agent.runtime.toolset.by_name.get(call.name)
+    hooks = run.runtime.hooks
+    tool = run.runtime.toolset.by_name.get(call.name)
     denied: ToolResult | None = None
     origin: _Origin | None = None
     if hooks.has(BeforeToolCall):
@@ -257,7 +259,7 @@ async def _process_call(run: RunState, call: ToolCall, argument_error: str | Non
             text = reason if isinstance(reason, str) else "the tool call was cancelled by a hook"
             denied = _error(call, f"Denied: {text}", "denied")
         elif before.approved is not None:
-            denied = _unless_as_approved(agent, before.approved, call, tool)
+            denied = _unless_as_approved(run, before.approved, call, tool)
     elif run.tool_onion is not None and run.journal is not None:
         origin = _Origin(call.id, call.name, copy.deepcopy(call.arguments), (), call)
     _ORIGIN.set(origin)  # this call's task (or the batch's, inline: set for every call)
@@ -276,24 +278,24 @@ async def _process_call(run: RunState, call: ToolCall, argument_error: str | Non
             run.blocked = run.blocked or after.block
             return _error(call, f"Denied: {after.block}", "denied")
         if after.retry and denied is None:
-            if attempt > agent.runtime.execution.max_retries:
+            if attempt > run.runtime.execution.max_retries:
                 raise RetryLimitError(
                     f"AfterToolCall hooks asked to retry tool {call.name!r} (call {call.id}) "
-                    f"{attempt} times; the limit is {agent.runtime.execution.max_retries} (Execution(max_retries=...))."
+                    f"{attempt} times; the limit is {run.runtime.execution.max_retries} (Execution(max_retries=...))."
                 )
             continue
         return after.result
 
 
 def _unless_as_approved(
-    agent: AgentRef, approved: ToolCall, call: ToolCall, tool: Tool | None
+    run: RunState, approved: ToolCall, call: ToolCall, tool: Tool | None
 ) -> ToolResult | None:
     """A denied result when a hook changed the call (or the tool) after a human approved it:
     what a human approved is exactly what runs. None when it is unchanged."""
     if (
         call.name == approved.name
         and call.arguments == approved.arguments
-        and tool is agent.runtime.toolset.by_name.get(approved.name)
+        and tool is run.runtime.toolset.by_name.get(approved.name)
     ):
         return None
     ran = tool.name if tool is not None else call.name
@@ -371,7 +373,7 @@ async def _invoke(
             intent["ran"] = ran
         await run.journal.append("tool_intent", intent, durable=not tool.idempotent)
     try:
-        value = await tool.invoke(kwargs, context, agent.runtime.threads.get())
+        value = await tool.invoke(kwargs, context, run.runtime.threads.get())
     except asyncio.CancelledError:
         if not run.cancel.cancelled or task is None:
             raise
@@ -405,3 +407,21 @@ def _ran(call: ToolCall) -> dict[str, Any] | None:
         return None
     # the intent's name is the tool that runs; a hook that only renamed the call is a hook
     return {"arguments": dict(call.arguments), "by": by or ["hook"]}
+
+
+def onions(run: RunState) -> None:
+    """Build the run's middleware chains: around the runtime's model, and around this
+    run's tool invocation."""
+    from tether.control.middleware import ModelOnion, ToolOnion
+    from tether.modelcall import stream_model
+
+    runtime = run.runtime
+    model = runtime.model
+    if runtime.model_middleware:
+        run.model_onion = ModelOnion(
+            runtime.model_middleware, lambda request: stream_model(model, request)
+        )
+    if runtime.tool_middleware:
+        run.tool_onion = ToolOnion(
+            runtime.tool_middleware, lambda request: invoke_tool(run, request)
+        )

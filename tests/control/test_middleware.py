@@ -53,20 +53,36 @@ async def collect(agent: Agent, prompt: str) -> list[StreamEvent | Notice]:
 # -- zero middleware ---------------------------------------------------------------------
 
 
+def run_onions(agent: Agent) -> tuple[Any, Any]:
+    """The middleware chains the agent's next run builds (they are per run: the run's
+    state holds them), seen from a hook at its first model call."""
+    seen: list[tuple[Any, Any]] = []
+
+    @agent.on(BeforeModelCall)
+    def capture(event: BeforeModelCall) -> None:
+        run = event.agent.conversation.run
+        seen.append((run.model_onion, run.tool_onion))
+
+    assert agent("hi").text == "done"
+    return seen[0]
+
+
 def test_zero_middleware_adds_no_onion() -> None:
     agent, _ = make_agent("done")
-    assert agent.model_onion is None
-    assert agent.tool_onion is None
-    assert agent("hi").text == "done"
+    assert agent.runtime.model_middleware == ()
+    assert agent.runtime.tool_middleware == ()
+    assert run_onions(agent) == (None, None)
 
 
 def test_only_model_middleware_adds_no_tool_onion_and_vice_versa() -> None:
     model_only, _ = make_agent("done", middleware=[ModelMiddleware()])
-    assert model_only.model_onion is not None
-    assert model_only.tool_onion is None
+    model_onion, tool_onion = run_onions(model_only)
+    assert model_onion is not None
+    assert tool_onion is None
     tool_only, _ = make_agent("done", middleware=[ToolMiddleware()])
-    assert tool_only.tool_onion is not None
-    assert tool_only.model_onion is None
+    model_onion, tool_onion = run_onions(tool_only)
+    assert tool_onion is not None
+    assert model_onion is None
 
 
 @pytest.mark.parametrize("bad", [object(), "cache", ModelMiddleware])
@@ -374,19 +390,18 @@ class WrapOnly(ModelMiddleware):
 
 def test_phases_not_overridden_add_no_layer() -> None:
     agent, _ = make_agent("done", middleware=[InputOnly(), OutputOnly()])
-    onion = agent.model_onion
+    onion, _ = run_onions(agent)
     assert onion is not None
     # no wrap layer: the chain is the innermost call itself
     assert onion.call.__name__ == "<lambda>"
     assert len(onion.inputs) == 1
     assert len(onion.outputs) == 1
-    assert agent("hi").text == "done"
 
     wrapped, _ = make_agent("done", middleware=[InputOnly(), WrapOnly(), WrapOnly()])
-    assert wrapped.model_onion is not None
-    assert wrapped.model_onion.call.__name__ == "layer"
-    assert wrapped.model_onion.outputs == []
-    assert wrapped("hi").text == "done"
+    onion, _ = run_onions(wrapped)
+    assert onion is not None
+    assert onion.call.__name__ == "layer"
+    assert onion.outputs == []
 
 
 def test_model_middleware_with_tool_calls_end_to_end() -> None:

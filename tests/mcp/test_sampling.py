@@ -42,6 +42,8 @@ def test_a_sampling_agent_answers_under_its_own_hooks():
     def record(event):
         seen.append(event.agent.system_prompt)
 
+    own = sampler.runtime
+
     with MCPServer.stdio(sys.executable, fixture_args(), sampling=sampler) as server:
         assert ask(server, "what is 6 x 7?") == "oracle said: 42"
         assert ask(server, "and 5 x 5?") == "oracle said: 42"
@@ -52,6 +54,9 @@ def test_a_sampling_agent_answers_under_its_own_hooks():
         [("user", "and 5 x 5?")],  # a fresh conversation per request
     ]
     assert sampler.system_prompt == "unused"
+    # each request runs a runtime of its own: the agent is never set from outside
+    assert sampler.runtime is own
+    assert sampler.messages == []
 
 
 def test_an_intervention_can_refuse_a_sampling_request():

@@ -7,8 +7,8 @@ agent a tool of its parent; see docs/design.md, "Sub-agents".
 from tether.agents.addresses import address, child_session_id, lift, lifted_id
 from tether.agents.budget import SharedBudget
 from tether.agents.delegate import DelegateTool, delegate
-from tether.agents.inherit import agent_path
 from tether.agents.subagent import AgentFactory, SubAgentTool, as_tool
+from tether.inheritance import agent_path
 
 __all__ = [
     "AgentFactory",

@@ -25,14 +25,15 @@ def agent_at(agent: AgentRef, point: str) -> AgentRef | None:
     """The agent at the address in ``point`` (an interrupt's point:
     ``researcher#p1/coder#k1/before_tool_call``), looked up from ``agent``, the top;
     None when a step of the path is not a sub-agent tool of the agent before it."""
-    from tether.agents.subagent import SubAgentTool
-
     current = agent
     for where in point.split(SEPARATOR)[:-1]:
         holder = current.runtime.toolset.by_name.get(where.partition("#")[0])
-        if not isinstance(holder, SubAgentTool):
+        # a sub-agent tool (agents/subagent.py) names its child agent; asked structurally,
+        # so the edit rule does not depend on the module that runs sub-agents
+        lookup = getattr(holder, "lookup_agent", None)
+        if not callable(lookup):
             return None
-        current = holder.lookup_agent(current)
+        current = lookup(current)
     return current
 
 

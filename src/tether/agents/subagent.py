@@ -16,11 +16,11 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from tether.agents.addresses import child_session_id, lift, lifted_id, step
-from tether.agents.inherit import check_child
 from tether.control.interrupts import InterruptSignal
 from tether.durable.claims import SUB_SESSION_KEY
 from tether.errors import AgentBusyError, ConfigurationError, SubAgentError
 from tether.events import FinalResult, InterruptRaised, StreamEvent, SubAgentEvent
+from tether.inheritance import check_child
 from tether.messages import JSONValue
 from tether.tools.base import Tool
 from tether.tools.context import ToolContext

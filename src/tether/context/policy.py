@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tether.context.compaction import OMITTED_MARK, Compaction
 from tether.context.estimate import Counter
@@ -20,8 +20,9 @@ from tether.errors import ConfigurationError
 from tether.messages import Message
 
 if TYPE_CHECKING:
+    from tether.control.middleware import ModelOnion
     from tether.models.base import Model
-    from tether.run_state import RunState
+    from tether.result import RunUsage
 
 
 @dataclass(slots=True)
@@ -32,6 +33,9 @@ class ContextRequest:
     message) are always kept; a new compaction's ``end`` must be one of
     ``cuts`` (ascending, all > the current end). ``target`` is the size in tokens the
     view should come under. ``reason`` is ``preflight``, ``threshold`` or ``overflow``.
+    ``model`` is the agent's model; a manager that calls a model itself goes through
+    ``model_onion`` (the agent's model middleware, when it has some) and adds the call's
+    usage to ``usage`` (the run's).
     """
 
     messages: list[Message]
@@ -43,11 +47,24 @@ class ContextRequest:
     target: int
     reason: str
     estimate: Callable[[Message], int]
-    run: RunState
+    model: Model
+    usage: RunUsage
+    model_onion: ModelOnion | None = None
+    _run: Any = None
 
     @property
-    def model(self) -> Model:
-        return self.run.runtime.model
+    def run(self) -> Any:
+        """Deprecated (a manager sees what it decides from, not the run's state): use
+        ``model``, ``usage`` and ``model_onion``. Removed in the next release."""
+        import warnings
+
+        warnings.warn(
+            "ContextRequest.run is deprecated: use ContextRequest.model, .usage and "
+            ".model_onion (the run's state is not part of the context-manager contract)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self._run
 
     def cut_for(self, budget: int, keep_messages: int = 0) -> int | None:
         """The earliest cut that leaves at most ``budget`` tokens of recent messages (and

@@ -24,7 +24,7 @@ def settle_system_prompt(run: RunState, *, resumed: bool) -> None:
     """
     agent = run.agent
     conversation = agent.conversation
-    configured = agent.runtime.system_prompt
+    configured = run.runtime.system_prompt
     if conversation.system_prompt_known and (
         configured is None or resumed or configured == conversation.system_prompt
     ):

@@ -271,7 +271,7 @@ async def _compress(
     head = _head(transcript)
     floor = head if current is None else max(head, current.end)
     count = estimator.count
-    window = context_window(agent.runtime.model)
+    window = context_window(run.runtime.model)
     request = ContextRequest(
         messages=transcript,
         compaction=current,
@@ -282,7 +282,10 @@ async def _compress(
         target=max(0, int(min(limit, window) * manager.target) - estimator.fixed),
         reason=reason,
         estimate=lambda m: int(message_tokens(m, count) * estimator.ratio),
-        run=run,
+        model=run.runtime.model,
+        usage=run.usage,
+        model_onion=run.model_onion,
+        _run=run,
     )
     if not request.cuts:
         return
@@ -290,7 +293,7 @@ async def _compress(
     if compaction is None or compaction == current:
         return
     _check(manager, compaction, request)
-    hooks = agent.runtime.hooks
+    hooks = run.runtime.hooks
     if hooks.has(BeforeContextCompression):
         before = await hooks.emit(
             BeforeContextCompression(

@@ -137,8 +137,7 @@ async def summarise(model: Model, earlier: str, transcript: str, request: Contex
     prompt += f"Conversation to add to the summary:\n{transcript}\n\nWrite the updated summary."
     summary_request = ModelRequest([Message.user(prompt)], [], SUMMARY_SYSTEM)
     response: ModelResponse | None = None
-    agent = request.run.agent
-    onion = request.run.model_onion if model is agent.runtime.model else None
+    onion = request.model_onion if model is request.model else None
     if onion is not None:  # the agent's model middleware (e.g. redaction) applies here too
         summary_request = await onion.prepare(summary_request)
         stream = onion.call(summary_request)
@@ -152,7 +151,7 @@ async def summarise(model: Model, earlier: str, transcript: str, request: Contex
         raise ModelError(f"the summariser {model.name!r} produced no response")
     if onion is not None:
         response = await onion.finish(response)
-    request.run.usage.add_model_call(response.usage)
+    request.usage.add_model_call(response.usage)
     text = response.message.text.strip()
     if not text:
         raise ModelError(f"the summariser {model.name!r} returned no text")

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from tether.durable.redaction import Masker
     from tether.messages import ToolCall
     from tether.session import SessionJournal
-    from tether.tools import Tool
+    from tether.tools.base import Tool
 
 
 @dataclass(slots=True)

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tether.agents.budget import SharedBudget
 from tether.errors import ConfigurationError
-from tether.limits import DEFAULT_LIMITS
+from tether.limits import DEFAULT_LIMITS, SharedBudget
 
 if TYPE_CHECKING:
     from tether.agent_ref import AgentRef

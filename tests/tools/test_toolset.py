@@ -1,12 +1,16 @@
-"""ToolRefresh: an agent takes up a changing source's tools at its next model call."""
+"""Toolset: an agent's tools, name map and specs in step; a changing source's tools are
+taken up at the next model call."""
 
 from __future__ import annotations
 
 import logging
 
-from tether import Agent, Tool, tool
+import pytest
+
+from tether import Agent, ConfigurationError, Tool, tool
 from tether.control import BeforeModelCall
 from tether.models import ScriptedModel
+from tether.tools.toolset import Toolset
 
 
 @tool
@@ -99,3 +103,29 @@ def test_a_refresh_makes_the_context_estimate_count_the_new_tools() -> None:
     agent("second")  # the refresh happens at this run's model call
     after = Estimator().fixed_tokens_for(agent.tool_specs, agent.system_prompt)
     assert after > before
+
+
+def test_the_three_views_change_together_in_one_place() -> None:
+    source = Changing("a", "b")
+    toolset = Toolset([local, source])
+    tools, by_name = toolset.tools, toolset.by_name
+    assert [t.name for t in tools] == ["local", "a", "b"] == list(by_name)
+    source.change("c")
+    agent = Agent(ScriptedModel(["ok"]), tools=[local, source], store=None)
+    agent("go")  # the run's model call takes the change up
+    toolset = agent.runtime.toolset
+    assert [t.name for t in toolset.tools] == ["local", "c"]
+    assert list(toolset.by_name) == ["local", "c"]
+    assert [s["name"] for s in toolset.specs] == ["local", "c"]
+    assert agent.tools is toolset.tools
+    assert agent.tool_specs is toolset.specs
+
+
+def test_replacing_the_tools_of_an_agent_with_a_changing_source_is_refused() -> None:
+    agent = Agent(ScriptedModel(["ok"]), tools=[Changing("a")], store=None)
+    before = agent.runtime
+    with pytest.raises(ConfigurationError, match=r"source that changes .* agent.clone\(tools="):
+        agent.tools = [local]
+    assert agent.runtime is before
+    twin = agent.clone(tools=[local])
+    assert [t.name for t in twin.tools] == ["local"]
