@@ -5,22 +5,24 @@ while an Agent may run in any event loop (the sync facade keeps one asyncio.Runn
 thread). So the session lives in a private loop on a daemon thread: callers in any loop
 or thread submit coroutines to it and await the result. Cancelling the caller's await
 cancels the call in the private loop, which sends the protocol's cancellation.
+The loop and its thread are :mod:`~tether.mcp.private_loop`'s, the paged tool listing
+:mod:`~tether.mcp.tool_listing`'s; this module opens, watches and reopens the session.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import contextvars
 import logging
-import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from tether.mcp.errors import MCPConnectionError, MCPToolError
-from tether.mcp.plumbing import WatchedStream, describe, printable, serve_forever
+from tether.mcp.plumbing import WatchedStream, describe, printable
+from tether.mcp.private_loop import TEARDOWN_TIMEOUT, PrivateLoop, under
+from tether.mcp.tool_listing import list_all_tools
 
 if TYPE_CHECKING:
     import mcp_types
@@ -38,7 +40,6 @@ class ProgressReport(Protocol):
 
 
 _LOG = logging.getLogger("tether.mcp")
-_TEARDOWN_TIMEOUT = 10.0
 _LOG_LEVELS = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
@@ -89,9 +90,7 @@ class Connection:
         self.list_timeout = list_timeout
         self.max_tools = max_tools
         self._on_tools = on_tools
-        self._thread_lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._private = PrivateLoop(label)
         self._live: _Live | None = None
         self._opening: asyncio.Lock | None = None  # created in the private loop
         self._log = logging.getLogger(f"tether.mcp.{label}")
@@ -102,28 +101,11 @@ class Connection:
 
     def run_sync(self, coroutine: Coroutine[Any, Any, T], timeout: float) -> T:
         """Run ``coroutine`` in the private loop and wait for it (blocking)."""
-        future = asyncio.run_coroutine_threadsafe(coroutine, self._ensure_loop())
-        try:
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise MCPConnectionError(
-                f"MCP server {self.label!r} did not answer within {timeout:g} s"
-            ) from None
+        return self._private.run_sync(coroutine, timeout)
 
     async def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Run ``coroutine`` in the private loop; cancelling this await cancels it there."""
-        loop = self._ensure_loop()
-        future = asyncio.run_coroutine_threadsafe(coroutine, loop)
-        try:
-            return await asyncio.wrap_future(future)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                raise  # our caller was cancelled
-            raise MCPToolError(
-                f"MCP server {self.label!r} was closed while the call was running"
-            ) from None
+        return await self._private.run(coroutine)
 
     def list_tools(self) -> list[mcp_types.Tool]:
         """Connect if needed and return the server's tools (blocking)."""
@@ -141,37 +123,12 @@ class Connection:
         ``progress`` gets the call's progress notifications (in the connection's thread);
         ``parent``, an OpenTelemetry context, is current while the call runs there."""
         call = self._call(name, arguments, tool_label, progress)
-        return await self.run(call if parent is None else _under(parent, call))
+        return await self.run(call if parent is None else under(parent, call))
 
     def close(self) -> None:
         """Close the session and stop the private loop; the connection can reopen later."""
-        with self._thread_lock:
-            loop, thread = self._loop, self._thread
-            self._loop = self._thread = None
-        if loop is None or thread is None:
-            return
-        if thread is threading.current_thread():
-            raise MCPConnectionError(
-                "MCPServer.close() cannot be called from its own connection thread"
-            )
-        future = asyncio.run_coroutine_threadsafe(self._shutdown(), loop)
-        with contextlib.suppress(Exception):
-            future.result(_TEARDOWN_TIMEOUT + 5)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(_TEARDOWN_TIMEOUT)
-        self._opening = None  # bound to the stopped loop
-
-    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
-        with self._thread_lock:
-            if self._loop is not None:
-                return self._loop
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(
-                target=serve_forever, args=(loop,), name=f"tether-mcp-{self.label}", daemon=True
-            )
-            thread.start()
-            self._loop, self._thread = loop, thread
-            return loop
+        if self._private.stop(self._shutdown):
+            self._opening = None  # bound to the stopped loop
 
     # -- in the private loop ---------------------------------------------------------------
 
@@ -315,31 +272,9 @@ class Connection:
                 )
 
     async def _list(self, session: ClientSession) -> list[mcp_types.Tool]:
-        from mcp_types import PaginatedRequestParams
-
-        tools: list[mcp_types.Tool] = []
-        cursor: str | None = None
-        try:
-            async with asyncio.timeout(self.list_timeout):
-                for _ in range(1000):
-                    params = PaginatedRequestParams(cursor=cursor) if cursor else None
-                    page = await session.list_tools(params=params)
-                    tools.extend(page.tools)
-                    if len(tools) > self.max_tools:
-                        raise MCPConnectionError(
-                            f"MCP server {self.label!r} lists more than {self.max_tools:,} tools "
-                            f"(max_tools={self.max_tools:,}): tether does not take them up; "
-                            "raise max_tools on the MCPServer if the server really needs that many"
-                        )
-                    cursor = page.next_cursor
-                    if not cursor:
-                        return tools
-        except TimeoutError:
-            raise MCPConnectionError(
-                f"MCP server {self.label!r} did not list its tools within "
-                f"{self.list_timeout:g} s (list_timeout)"
-            ) from None
-        raise MCPConnectionError(f"MCP server {self.label!r} listed more than 1000 pages of tools")
+        return await list_all_tools(
+            session, self.label, list_timeout=self.list_timeout, max_tools=self.max_tools
+        )
 
     async def _teardown(self, live: _Live) -> None:
         live.closed.set()
@@ -348,10 +283,10 @@ class Connection:
             return
         if live.session is None:
             task.cancel()  # still starting: nothing to hand back
-        done, _ = await asyncio.wait({task}, timeout=_TEARDOWN_TIMEOUT)
+        done, _ = await asyncio.wait({task}, timeout=TEARDOWN_TIMEOUT)
         if not done:
             task.cancel()
-            await asyncio.wait({task}, timeout=_TEARDOWN_TIMEOUT)
+            await asyncio.wait({task}, timeout=TEARDOWN_TIMEOUT)
 
     async def _shutdown(self) -> None:
         live, self._live = self._live, None
@@ -363,7 +298,7 @@ class Connection:
         for task in rest:
             task.cancel()
         if rest:
-            await asyncio.wait(rest, timeout=_TEARDOWN_TIMEOUT)
+            await asyncio.wait(rest, timeout=TEARDOWN_TIMEOUT)
 
     async def _refresh(self, live: _Live) -> None:
         """Re-list until no ``list_changed`` arrived during the last listing: however many
@@ -410,14 +345,3 @@ class Connection:
     async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
         level = _LOG_LEVELS.get(str(params.level), logging.INFO)
         self._log.log(level, "%s", printable(params.data))
-
-
-async def _under(parent: Any, coroutine: Coroutine[Any, Any, T]) -> T:
-    """Await ``coroutine`` with the OpenTelemetry context ``parent`` attached."""
-    from opentelemetry import context as otel_context
-
-    token = otel_context.attach(parent)
-    try:
-        return await coroutine
-    finally:
-        otel_context.detach(token)

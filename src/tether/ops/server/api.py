@@ -9,11 +9,8 @@ validated through the app factory's Agent, built once per session: agents.py).
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import time
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
 from starlette.exceptions import HTTPException
@@ -27,12 +24,20 @@ from tether.governance import decide_approval
 from tether.ops.app_loader import AppFactory
 from tether.ops.decision_trace import trace_decided, tracing_on
 from tether.ops.server.agents import SessionAgents
+from tether.ops.server.audit_export import EXPORT_PAGE as EXPORT_PAGE
+from tether.ops.server.audit_export import NDJSON as NDJSON
+from tether.ops.server.audit_export import export_audit
 from tether.ops.server.auth import Policy, allowed, authenticate, default_policy, subject
 from tether.ops.server.changes import ChangeFeed
 from tether.ops.server.decision_body import read_decision
-from tether.ops.server.json_body import parse_json
 from tether.ops.server.offload import StoreRunner
 from tether.ops.server.refusals import RefusalLog
+from tether.ops.server.request_input import MAX_BODY as MAX_BODY
+from tether.ops.server.request_input import query_choice, query_float, query_int, read_body
+from tether.ops.server.responses import NO_STORE as NO_STORE
+from tether.ops.server.responses import error as error
+from tether.ops.server.responses import not_readable
+from tether.ops.server.responses import ok as ok
 from tether.ops.server.views import (
     approval_json,
     audit_json,
@@ -54,64 +59,6 @@ log = logging.getLogger("tether.server")
 APPROVAL_STATUSES: Final = ("pending", "approved", "denied", "expired", "any")
 MAX_LIMIT: Final = 1000
 MAX_WAIT: Final = 25.0
-
-
-NO_STORE: Final = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
-MAX_BODY: Final = 64 * 1024
-NDJSON: Final = "application/x-ndjson"
-EXPORT_PAGE: Final = 1000
-
-
-def _file_part(text: str) -> str:
-    """``text`` as a safe piece of a download's file name."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:100]
-
-
-def ok(data: Any) -> JSONResponse:
-    """A JSON answer that no browser or proxy keeps."""
-    return JSONResponse(data, headers=NO_STORE)
-
-
-def error(
-    code: int, message: str, *, headers: dict[str, str] | None = None, **extra: Any
-) -> JSONResponse:
-    """``{"error": message, **extra}`` with status ``code``."""
-    return JSONResponse(
-        {"error": message, **extra}, status_code=code, headers={**NO_STORE, **(headers or {})}
-    )
-
-
-def _int(request: Request, name: str, default: int, low: int, high: int) -> int:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise HTTPException(400, f"query parameter {name!r} must be an integer") from None
-    if not low <= value <= high:
-        raise HTTPException(400, f"query parameter {name!r} must be within {low}..{high}")
-    return value
-
-
-def _float(request: Request, name: str, default: float, high: float) -> float:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise HTTPException(400, f"query parameter {name!r} must be a number") from None
-    if not 0 <= value <= high:  # also refuses nan
-        raise HTTPException(400, f"query parameter {name!r} must be within 0..{high:g}")
-    return value
-
-
-def _choice(request: Request, name: str, choices: tuple[str, ...] | frozenset[str]) -> str | None:
-    raw = request.query_params.get(name)
-    if raw is not None and raw not in choices:
-        raise HTTPException(400, f"query parameter {name!r} must be one of {sorted(choices)}")
-    return raw
 
 
 class Api:
@@ -146,26 +93,12 @@ class Api:
         finally:
             self.run.close()
 
-    def _not_readable(self, session_id: str, exc: Exception) -> JSONResponse:
-        """One answer for a journal the server cannot show: a row the store cannot decode
-        (CorruptEntry) or a decoded entry the session fold cannot use."""
-        detail = str(exc) if isinstance(exc, CorruptEntry) else repr(exc)
-        return error(
-            422,
-            f"session {session_id!r} has a journal entry tether cannot read: {detail}; "
-            "the session cannot be shown or resumed until the entry is repaired",
-            session_id=session_id,
-            entry=exc.seq if isinstance(exc, CorruptEntry) else None,
-        )
-
-    # -- approvals ---------------------------------------------------------------------
-
     async def list_approvals(self, request: Request) -> JSONResponse:
         approver = await authenticate(request, self.run, "read")
         session = request.query_params.get("session") or None
         tool = request.query_params.get("tool") or None
-        status = _choice(request, "status", APPROVAL_STATUSES) or "pending"
-        limit = _int(request, "limit", 100, 1, MAX_LIMIT)
+        status = query_choice(request, "status", APPROVAL_STATUSES) or "pending"
+        limit = query_int(request, "limit", 100, 1, MAX_LIMIT)
         if status == "pending":
             rows = await self.run(self.store.approvals.pending, session, tool, None, limit)
         else:
@@ -203,7 +136,7 @@ class Api:
                 f"decide approvals for {subject(current)!r}; it needs a role like "
                 f"approve:{subject(current)} or admin",
             )
-        asked = read_decision(await self._body(request), current)
+        asked = read_decision(await read_body(request), current)
         validate = None
         if asked.edited_args is not None:
             if self.agents is None:
@@ -241,22 +174,14 @@ class Api:
             await trace_decided(self.store, decided, via="http", started_ns=started, run=self.run)
         return ok(approval_json(decided, can_decide=False))
 
-    async def _body(self, request: Request) -> Any:
-        raw = b""
-        async for chunk in request.stream():
-            raw += chunk
-            if len(raw) > MAX_BODY:
-                raise HTTPException(413, f"the body is larger than {MAX_BODY} bytes")
-        return parse_json(raw)
-
     # -- sessions ----------------------------------------------------------------------
 
     async def list_sessions(self, request: Request) -> JSONResponse:
         """Most recently active first, with counts; filtered and paged in the store."""
         await authenticate(request, self.run, "sessions")
-        status = _choice(request, "status", SESSION_STATUSES)
-        limit = _int(request, "limit", 100, 1, MAX_LIMIT)
-        offset = _int(request, "offset", 0, 0, 2**31)
+        status = query_choice(request, "status", SESSION_STATUSES)
+        limit = query_int(request, "limit", 100, 1, MAX_LIMIT)
+        offset = query_int(request, "offset", 0, 0, 2**31)
         search = request.query_params.get("q") or None
         if search is not None and len(search) > SEARCH_MAX:
             raise HTTPException(400, f"query parameter 'q' must be at most {SEARCH_MAX} characters")
@@ -282,18 +207,18 @@ class Api:
         from tether.session import fold
 
         await authenticate(request, self.run, "sessions")
-        tail = _int(request, "tail", 50, 0, 10_000)
+        tail = query_int(request, "tail", 50, 0, 10_000)
         session_id = request.path_params["session_id"]
         try:
             record = await self.run(self.store.load, session_id)
         except CorruptEntry as exc:  # a row the store cannot decode
-            return self._not_readable(session_id, exc)
+            return not_readable(session_id, exc)
         if record is None:
             raise HTTPException(404, f"no session {session_id!r} in this store")
         try:
             view = fold(record)
         except (KeyError, ValueError, TypeError) as exc:  # a decoded entry fold cannot use
-            return self._not_readable(session_id, exc)
+            return not_readable(session_id, exc)
         redactor = await self._redactor(session_id)
         approvals = await self.run(self.store.approvals.find, session_id=session_id, limit=10_000)
         tree = tree_masks(await self.run(tree_sessions, self.store, session_id), redactor)
@@ -310,14 +235,14 @@ class Api:
         try:
             data = await self.run(read_timeline, self.store, session_id)
         except CorruptEntry as exc:
-            return self._not_readable(session_id, exc)
+            return not_readable(session_id, exc)
         if data is None:
             raise HTTPException(404, f"no session {session_id!r} in this store")
         redactor = await self._redactor(session_id)
         try:
             timeline = timeline_of(data, redactor)
         except (KeyError, ValueError, TypeError) as exc:  # a decoded entry fold cannot use
-            return self._not_readable(session_id, exc)
+            return not_readable(session_id, exc)
         return ok(timeline_json(timeline, data.record))
 
     async def _redactor(self, session_id: str) -> Redactor | None:
@@ -345,8 +270,8 @@ class Api:
     async def audit(self, request: Request) -> JSONResponse:
         await authenticate(request, self.run, "audit")
         session = request.query_params.get("session") or None
-        after = _int(request, "after", 0, 0, 2**53)
-        limit = _int(request, "limit", 500, 1, 10_000)
+        after = query_int(request, "after", 0, 0, 2**53)
+        limit = query_int(request, "limit", 500, 1, 10_000)
         records = await self.run(self.store.audit.records, session, after, limit)
         return ok({"records": [audit_json(r) for r in records]})
 
@@ -355,41 +280,10 @@ class Api:
         return ok(verify_json(await self.run(self.store.audit.verify)))
 
     async def audit_export(self, request: Request) -> StreamingResponse:
-        """JSONL: a first line ``{"chain": <verify report>, "session_id", "exported_at",
-        "through_seq"}``, then the records (of one session, when asked) in chain order up
-        to the verified head, as ``tether audit export`` writes them; streamed a page at a
-        time."""
+        """The verified chain's records as JSONL (see audit_export.py)."""
         await authenticate(request, self.run, "audit")
         session = request.query_params.get("session") or None
-        report = await self.run(self.store.audit.verify)
-        head = report.head[0]
-        header = {
-            "chain": verify_json(report),
-            "session_id": session,
-            "exported_at": time.time(),
-            "through_seq": head,
-        }
-
-        async def lines() -> AsyncIterator[str]:
-            yield json.dumps(header, sort_keys=True) + "\n"
-            after = 0
-            while after < head:
-                page = await self.run(self.store.audit.records, session, after, EXPORT_PAGE)
-                for r in page:
-                    if r.seq > head:  # appended after the verification: not covered by it
-                        return
-                    yield json.dumps(r.to_dict(), ensure_ascii=False, sort_keys=True) + "\n"
-                if len(page) < EXPORT_PAGE:
-                    return
-                after = page[-1].seq
-
-        name = "audit" + ("" if session is None else "-" + _file_part(session)) + ".jsonl"
-        headers = {
-            **NO_STORE,
-            "Content-Disposition": f'attachment; filename="{name}"',
-            "X-Tether-Audit-Chain": "ok" if report.ok else "broken",
-        }
-        return StreamingResponse(lines(), media_type=NDJSON, headers=headers)
+        return await export_audit(self.run, self.store, session)
 
     # -- who am I ---------------------------------------------------------------------
 
@@ -415,6 +309,6 @@ class Api:
         the inbox changes or after ``wait`` seconds (one shared poller, see changes.py)."""
         await authenticate(request, self.run, "sessions")
         since = request.query_params.get("since")
-        wait = _float(request, "wait", 20.0, MAX_WAIT)
+        wait = query_float(request, "wait", 20.0, MAX_WAIT)
         cursor = await self.feed.wait(since, wait, request.is_disconnected)
         return ok({"cursor": cursor, "changed": cursor != since})
