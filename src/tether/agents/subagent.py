@@ -230,7 +230,7 @@ def _learn(child: Agent) -> None:
     """What the redaction masks in the child's calls is hidden in its whole tree (the
     parent's tool result and answer may quote it: traces and trajectories hide it too)."""
     from tether.agents.inherit import tree_hidden
-    from tether.durable.redaction import learn_calls, redactor_of
+    from tether.governance.redaction import learn_calls, redactor_of
 
     learn_calls(tree_hidden(child), child.messages, redactor_of(child))
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.control.registry import HookRegistry
     from tether.durable.approval_types import Approval
-    from tether.durable.redaction import Masker
+    from tether.governance.masks import Masker
     from tether.result import Result
 
 ResumeMode: TypeAlias = Literal["continue", "link"]
@@ -379,7 +379,8 @@ def _calling_span(agent: Agent) -> trace.Span | None:
 def _masker(agent: Agent) -> Masker:
     """The run's redaction: the agent's redactor, the tree's hidden strings."""
     from tether.agents.inherit import tree_hidden
-    from tether.durable.redaction import Masker, model_keys, redactor_of
+    from tether.governance.masks import Masker, model_keys
+    from tether.governance.redaction import redactor_of
 
     hidden = tree_hidden(agent)
     hidden |= model_keys(agent.model)  # a provider's error text may echo its key

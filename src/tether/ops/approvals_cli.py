@@ -150,7 +150,7 @@ def list_approvals(
             s, session=session, tool=tool, older_than=age, show_all=show_all, limit=limit
         )
 
-    from tether.durable.redaction import redact_approval
+    from tether.governance.redaction import redact_approval
 
     rows = [redact_approval(a) for a in _with_store(store, work, read_only=True)]
     if as_json:
@@ -208,7 +208,7 @@ def show(
     as_json: bool = JSON,
 ) -> None:
     """Show one approval: the request as approvers see it and, once decided, the decision."""
-    from tether.durable.redaction import redact_approval
+    from tether.governance.redaction import redact_approval
 
     a = redact_approval(_with_store(store, lambda s: _get(s, approval_id, store), read_only=True))
     if as_json:
@@ -291,7 +291,7 @@ def _decide(
     except ValueError as exc:
         _fail(str(exc))
     if as_json:
-        from tether.durable.redaction import redact_approval
+        from tether.governance.redaction import redact_approval
 
         typer.echo(json_line(redact_approval(a).to_dict()))
         return
