@@ -17,18 +17,42 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tether.durable.errors import StoreError
 
 if TYPE_CHECKING:
-    from tether.durable.approval_types import Approval, Decision, ExpiryAction, Redactor
-    from tether.durable.approvals import ApprovalsBase
+    from tether.durable.approval_types import (
+        Approval,
+        ApprovalStatus,
+        Decision,
+        ExpiryAction,
+        Redactor,
+    )
+    from tether.durable.audit import AuditEvent
+    from tether.durable.store import SessionRecord
+
+
+class ApprovalRows(Protocol):
+    """What the rules use of a store's approvals: its queries, its two writes (each one
+    transaction with its audit record) and the journal of a row's session."""
+
+    async def get(self, approval_id: str) -> Approval: ...
+    async def find(
+        self,
+        *,
+        session_id: str | None = None,
+        status: ApprovalStatus | None = None,
+        tool: str | None = None,
+        limit: int = 100,
+    ) -> list[Approval]: ...
+    async def insert(self, approval: Approval, audit: AuditEvent) -> Approval: ...
+    async def write_decision(self, decided: Approval, audit: AuditEvent) -> Approval: ...
+    async def load_session(self, session_id: str) -> SessionRecord | None: ...
 
 
 class StoreRules(Protocol):
-    """What a store applies beyond storage; ``rows`` is the store's ``approvals`` (its
-    rows and their primitives). See :class:`~tether.durable.approvals.ApprovalsBase`
-    for what each method does."""
+    """What a store applies beyond storage; ``rows`` is the store's ``approvals``. See
+    :class:`~tether.durable.approvals.ApprovalsBase` for what each method does."""
 
     async def request(
         self,
-        rows: ApprovalsBase,
+        rows: ApprovalRows,
         session_id: str,
         interrupt: Any,
         *,
@@ -39,7 +63,7 @@ class StoreRules(Protocol):
     ) -> Approval: ...
     async def decide(
         self,
-        rows: ApprovalsBase,
+        rows: ApprovalRows,
         approval_id: str,
         decision: Decision,
         *,
@@ -50,9 +74,9 @@ class StoreRules(Protocol):
         validate: Any,
         redactor: Redactor | None,
     ) -> Approval: ...
-    async def answers_for(self, rows: ApprovalsBase, session_id: str) -> dict[str, Any]: ...
-    async def response_of(self, rows: ApprovalsBase, approval: Approval) -> Any: ...
-    async def real_arguments(self, rows: ApprovalsBase, approval: Approval) -> dict[str, Any]: ...
+    async def answers_for(self, rows: ApprovalRows, session_id: str) -> dict[str, Any]: ...
+    async def response_of(self, rows: ApprovalRows, approval: Approval) -> Any: ...
+    async def real_arguments(self, rows: ApprovalRows, approval: Approval) -> dict[str, Any]: ...
     def shown_prompt(
         self, text: str | None, calls: Iterable[dict[str, Any]], approvals: Iterable[Approval]
     ) -> str | None: ...

@@ -35,8 +35,8 @@ from tether.errors import AnswerError, ConfigurationError
 
 if TYPE_CHECKING:
     from tether.control.interrupts import Interrupt
-    from tether.durable.approvals import ApprovalsBase
     from tether.durable.audit import AuditEvent
+    from tether.durable.rules import ApprovalRows
     from tether.session import SessionView
 
 __all__ = ["Rules", "prepare_request", "shown_interrupt"]
@@ -48,7 +48,7 @@ class Rules:
 
     async def request(
         self,
-        rows: ApprovalsBase,
+        rows: ApprovalRows,
         session_id: str,
         interrupt: Interrupt,
         *,
@@ -70,7 +70,7 @@ class Rules:
 
     async def decide(
         self,
-        rows: ApprovalsBase,
+        rows: ApprovalRows,
         approval_id: str,
         decision: Decision,
         *,
@@ -142,11 +142,11 @@ class Rules:
         )
         return await rows.write_decision(decided, audit)
 
-    async def real_arguments(self, rows: ApprovalsBase, approval: Approval) -> dict[str, Any]:
+    async def real_arguments(self, rows: ApprovalRows, approval: Approval) -> dict[str, Any]:
         view = await _view(rows, approval.session_id)
         return _real_in(_waiting_in(view, approval), approval)
 
-    async def answers_for(self, rows: ApprovalsBase, session_id: str) -> dict[str, Any]:
+    async def answers_for(self, rows: ApprovalRows, session_id: str) -> dict[str, Any]:
         waiting = _pending_in(await _view(rows, session_id))
         out: dict[str, Any] = {}
         for approval in await rows.find(session_id=session_id, limit=10_000):
@@ -155,7 +155,7 @@ class Rules:
             out[approval.interrupt_id] = await self.response_of(rows, approval)
         return out
 
-    async def response_of(self, rows: ApprovalsBase, approval: Approval) -> Any:
+    async def response_of(self, rows: ApprovalRows, approval: Approval) -> Any:
         decision = approval.decision
         if approval.status == "expired":
             decision = approval.on_expiry
@@ -248,7 +248,7 @@ def shown_interrupt(
     return shown, scrub(interrupt.reason, hidden)
 
 
-async def _view(rows: ApprovalsBase, session_id: str, *, strict: bool = True) -> SessionView | None:
+async def _view(rows: ApprovalRows, session_id: str, *, strict: bool = True) -> SessionView | None:
     """The fold of the session's journal; not ``strict``: None when it cannot be read
     (a corrupt entry), for checks that then cannot apply."""
     from tether.durable.errors import CorruptEntry
