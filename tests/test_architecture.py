@@ -25,7 +25,7 @@ WINGS_PLANNED = ("tether.workflows", "tether.protocols", "tether.temporal", "tet
 # 69 before the Runtime reshape; the engine's part of it is gone (hook events, tools and
 # policies name an AgentRef, a leaf protocol); what is left is durable/'s grid, tied to
 # tether.session through the approvals and redaction code that lives there.
-LARGEST_CYCLE = 18
+LARGEST_CYCLE = 15
 PRIVATE_READS = {  # reads of another module's private attributes, by module; target: none
     "tether.durable.claims": 7,
     "tether.durable.postgres_claims": 3,

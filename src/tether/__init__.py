@@ -3,6 +3,7 @@
 from tether.agent import Agent
 from tether.control.interrupts import Interrupt
 from tether.conversation import Conversation
+from tether.durable.rules import install as _install_rules
 from tether.errors import (
     AgentBusyError,
     AnswerError,
@@ -27,10 +28,15 @@ from tether.errors import (
     ToolLoopError,
 )
 from tether.execution import Execution
+from tether.governance.approvals import Rules as _Rules
 from tether.limits import IterationBudget, Limits
 from tether.messages import Message, ToolCall, ToolResult, Usage
 from tether.result import Result, RunUsage, StopReason
 from tether.tools import Tool, ToolContext, tool
+
+# Every store applies governance's approval rules and redaction through this one seam:
+# tether.durable never imports tether.governance (docs/design.md s. 8).
+_install_rules(_Rules())
 
 __version__ = "0.1.0"
 

@@ -29,7 +29,7 @@ def note(run: RunState, event: object) -> None:
         record = run.failover = {"retries": [], "fallbacks": []}
     if len(record["retries"]) + len(record["fallbacks"]) >= MAX_ATTEMPTS:
         return
-    from tether.durable.redaction import provider_text
+    from tether.governance.masks import provider_text
 
     # redacted before it is clipped and journaled: a provider's text may echo the API key
     error = provider_text(getattr(event, "error", ""), run.runtime.model)[:ERROR_CHARS]

@@ -263,7 +263,7 @@ async def _finish(run: RunState, outcome: _Outcome) -> list[StreamEvent]:
     conversation = agent.conversation
     events: list[StreamEvent] = []
     if outcome.failure is not None and outcome.reason:  # a provider's text may echo a key
-        from tether.durable.redaction import provider_text
+        from tether.governance.masks import provider_text
 
         outcome.reason = provider_text(outcome.reason, runtime.model)
     if outcome.stop_reason in ("interrupt", "paused"):

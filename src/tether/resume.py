@@ -145,7 +145,7 @@ async def _check_confirm_answer(agent: Running, interrupt: Interrupt, response: 
     """Validate the answer to a Confirm (and any edited tool arguments) before anything runs.
 
     ``args`` are the arguments the call will run with, exactly: the one edit rule
-    (``tether.agents.edits.check_edit``) checks them against the tool's schema (a
+    (``tether.governance.edits.check_edit``) checks them against the tool's schema (a
     sub-agent's tool for a Confirm lifted from the tree; a person's values strictly) and
     against the policies ahead of the Confirm, which must neither rewrite nor deny them.
     """
@@ -154,6 +154,6 @@ async def _check_confirm_answer(agent: Running, interrupt: Interrupt, response: 
     decision = ConfirmDecision.parse(response)
     if decision.args is None:
         return
-    from tether.agents.edits import check_edit
+    from tether.governance.edits import check_edit
 
     await check_edit(agent, interrupt, decision.args)

@@ -12,7 +12,7 @@ Entry kinds and their data (all JSON, versioned by ``Entry.schema``):
   from the model's, also ``"ran": {"arguments", "by"}``: the arguments that run and
   who changed them, in order (``transform:LABEL`` a policy's Transform, ``edit`` an
   approver's edit, ``hook`` another BeforeToolCall hook, ``middleware`` tool
-  middleware); the views show it (:mod:`tether.durable.redaction`).
+  middleware); the views show it (:mod:`tether.governance.redaction`).
 - ``tool_result``: ``{"result": ToolResult}`` as soon as one call of a batch ends.
 - ``interrupt_raised``: ``{"interrupts": [...], "stop_reason"}`` (durable).
 - ``interrupt_answered``: ``{"answers": {id: value}}``, committed with the resumed run's

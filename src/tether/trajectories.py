@@ -2,7 +2,7 @@
 included) appended as one JSON line to a file, for evaluation and fine-tuning data (like
 Hermes' ``save_trajectories``). Opt-in: ``Agent(hooks=[Trajectories("runs.jsonl")])``.
 
-What is written goes through the one redaction path (:mod:`tether.durable.redaction`):
+What is written goes through the one redaction path (:mod:`tether.governance.redaction`):
 the agent's ``ApprovalPolicy`` redactor, the default secret mask, every masked value (of
 this agent's calls and of its whole agent tree's) scrubbed from all other text, and
 secret-looking tokens masked. A line is bounded (``max_line_bytes``); docs/design.md §11
@@ -97,7 +97,8 @@ def trajectory_line(
     agent: AgentRef, stop_reason: str, usage: dict[str, Any], options: Trajectories
 ) -> str:
     """The JSON line of ``agent``'s conversation as it ends, redacted and bounded."""
-    from tether.durable.redaction import Masker, model_keys, redactor_of, show_messages
+    from tether.governance.masks import Masker, model_keys
+    from tether.governance.redaction import redactor_of, show_messages
 
     hidden = agent.runtime.hidden
     hidden |= model_keys(agent.runtime.model)

@@ -9,9 +9,10 @@ from ops_agents import SECRET, AskFirst, transfer_agent
 
 from tether import Agent, tool
 from tether.control.audit import ApprovalPolicy
-from tether.durable import Store, redact_secrets
-from tether.durable.redaction import show_session
+from tether.durable import Store
 from tether.durable.session_prompt import PROMPT_MAX, READ_MAX, prompt_text
+from tether.governance.masks import redact_secrets
+from tether.governance.redaction import show_session
 from tether.models import ScriptedModel
 from tether.session import fold
 

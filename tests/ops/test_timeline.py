@@ -10,7 +10,7 @@ import pytest
 
 from tether.control.interrupts import Interrupt
 from tether.durable import MemoryStore, SessionRecord
-from tether.durable.redaction import show_session
+from tether.governance.redaction import show_session
 from tether.messages import Message, ToolCall, ToolResult, Usage
 from tether.ops.timeline import build_timeline
 from tether.session import fold

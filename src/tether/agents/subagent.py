@@ -224,7 +224,7 @@ class SubAgentTool(Tool):
 def _learn(child: Running) -> None:
     """What the redaction masks in the child's calls is hidden in its whole tree (the
     parent's tool result and answer may quote it: traces and trajectories hide it too)."""
-    from tether.durable.redaction import learn_calls, redactor_of
+    from tether.governance.redaction import learn_calls, redactor_of
 
     learn_calls(child.runtime.hidden, child.messages, redactor_of(child))
 

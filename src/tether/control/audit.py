@@ -225,7 +225,8 @@ class AuditTrail:
         self, session_id: str, interrupts: list[Interrupt]
     ) -> list[tuple[tuple[Approval, AuditEvent] | None, AuditEvent]]:
         """Per interrupt: its approval request (when it asks a human) and ``interrupt.raised``."""
-        from tether.durable.approvals import APPROVAL_SOURCES, prepare_request
+        from tether.durable.approvals import APPROVAL_SOURCES
+        from tether.governance.approvals import prepare_request
 
         out: list[tuple[tuple[Approval, AuditEvent] | None, AuditEvent]] = []
         for interrupt in interrupts:

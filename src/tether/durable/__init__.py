@@ -32,7 +32,6 @@ if TYPE_CHECKING:
         ApprovalStale,
         Redactor,
         args_sha256,
-        redact_secrets,
     )
     from tether.durable.approvers import Approver, ApproverExists, IssuedToken
     from tether.durable.audit import AuditEvent, AuditRecord, VerifyReport
@@ -63,7 +62,6 @@ _LAZY = {
         "ApprovalStale",
         "Redactor",
         "args_sha256",
-        "redact_secrets",
     ),
     "tether.durable.approvers": ("Approver", "ApproverExists", "IssuedToken"),
     "tether.durable.audit": ("AuditEvent", "AuditRecord", "VerifyReport"),
@@ -84,10 +82,21 @@ _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 
 
 def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name == "redact_secrets":  # governance now: an alias for one release
+        import warnings
+
+        warnings.warn(
+            "tether.durable.redact_secrets moved to tether.governance.masks; this alias "
+            "leaves in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return importlib.import_module("tether.governance.masks").redact_secrets
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'tether.durable' has no attribute {name!r}")
-    import importlib
 
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
@@ -136,5 +145,4 @@ __all__ = [
     "VerifyReport",
     "args_sha256",
     "encode_json",
-    "redact_secrets",
 ]

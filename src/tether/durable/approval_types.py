@@ -1,12 +1,17 @@
-"""Approval records, their errors, redaction, hashing and row mapping (see approvals.py)."""
+"""Approval records, their errors, hashing and row mapping (see approvals.py).
+
+What the rows show is redacted by governance (:mod:`tether.governance.masks`) before
+they are stored; nothing here masks.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
-import re
 import secrets
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -27,11 +32,6 @@ Validator = Callable[[str, dict[str, Any]], None]
 APPROVAL_SOURCES: Final = frozenset({"intervention", "hook", "tool", "in_doubt"})
 """Interrupt sources that ask a human and therefore get an approval row."""
 DEFAULT_TTL: Final = 24 * 3600.0
-MASK: Final = "***"
-SECRET_KEY = re.compile(
-    r"(token|secret|passw|pwd|key|authori[sz]ation|auth|credential|cookie|signature|private)",
-    re.IGNORECASE,
-)
 
 
 class ApprovalError(StoreError):
@@ -126,55 +126,6 @@ def args_sha256(arguments: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(arguments).encode()).hexdigest()
 
 
-def redact_secrets(tool: str | None, arguments: dict[str, Any]) -> dict[str, Any]:
-    """The default redactor: mask the value of every key that looks secret, at any depth."""
-    return _mask(arguments)  # type: ignore[no-any-return]
-
-
-def _mask(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {
-            k: (MASK if isinstance(k, str) and SECRET_KEY.search(k) else _mask(v))
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [_mask(v) for v in value]
-    return value
-
-
-def _hidden_strings(real: Any, shown: Any, out: set[str]) -> None:
-    """Strings (and numbers, as text) present in ``real`` that the redactor removed from
-    ``shown``; shorter than 4 characters they are not scrubbed from other text."""
-    if isinstance(real, int | float) and not isinstance(real, bool):
-        if real != shown and len(str(real)) >= 4:
-            out.add(str(real))
-    elif isinstance(real, str):
-        if real != shown and len(real) >= 4:
-            out.add(real)
-    elif isinstance(real, dict):
-        for key, item in real.items():
-            _hidden_strings(item, shown.get(key) if isinstance(shown, dict) else None, out)
-    elif isinstance(real, list | tuple):
-        for index, item in enumerate(real):
-            other = shown[index] if isinstance(shown, list) and index < len(shown) else None
-            _hidden_strings(item, other, out)
-
-
-def _scrub(value: Any, hidden: set[str]) -> Any:
-    """Replace every hidden secret inside ``value`` (the reason text, say) by the mask."""
-    if not hidden:
-        return value
-    if isinstance(value, str):
-        for secret in sorted(hidden, key=len, reverse=True):
-            value = value.replace(secret, MASK)
-        return value
-    if isinstance(value, dict):
-        return {k: _scrub(v, hidden) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrub(v, hidden) for v in value]
-    return value
-
-
 def new_approval_id() -> str:
     return "apr_" + secrets.token_hex(10)
 
@@ -222,3 +173,19 @@ def approval_from_row(r: Sequence[Any]) -> Approval:
         None if r[14] is None else float(r[14]), r[15], load(r[16]), load(r[17]), r[18],
         r[19],
     )  # fmt: skip
+
+
+# Moved to tether.governance.masks: still importable from here for one release.
+_MOVED = frozenset({"MASK", "SECRET_KEY", "redact_secrets"})
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MOVED:
+        raise AttributeError(f"module 'tether.durable.approval_types' has no attribute {name!r}")
+    warnings.warn(
+        f"tether.durable.approval_types.{name} moved to tether.governance.masks; this alias "
+        "leaves in the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module("tether.governance.masks"), name)

@@ -17,7 +17,8 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
 
 from tether.durable.approval_types import APPROVAL_COLS, Approval, approval_from_row
-from tether.durable.session_prompt import READ_MAX, prompt_text, shown_prompt
+from tether.durable.rules import installed
+from tether.durable.session_prompt import READ_MAX, prompt_text
 from tether.durable.store import SessionStatus, check_status
 from tether.errors import InputError
 from tether.messages import add_cost, read_cost
@@ -101,6 +102,7 @@ class PromptRows:
         rows: dict[str, list[Approval]] = {}
         for approval in self.approvals:
             rows.setdefault(approval.session_id, []).append(approval)
+        shown_prompt = installed().shown_prompt  # governance's redaction (durable/rules.py)
         return {
             sid: shown_prompt(prompt_text(head, size), calls.get(sid, ()), rows.get(sid, ()))
             for sid, (head, size) in self.heads.items()

@@ -17,11 +17,11 @@ import socket
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tether.control.interrupts import ConfirmDecision, Interrupt
-from tether.durable.redaction import edits_to_store, redactor_of
 from tether.errors import AnswerError
+from tether.governance.redaction import edits_to_store, redactor_of
 
 if TYPE_CHECKING:
-    from tether.durable.approvals import Approval, Decision
+    from tether.durable.approval_types import Approval, Decision
     from tether.durable.store import Store
     from tether.messages import JSONValue
 

@@ -131,7 +131,7 @@ def _edited(interrupt: Interrupt, text: str, note: str | None) -> Any:
     """An approval with the host's edit merged over the call as it will run. A value left
     masked (``***``) keeps the real one; the edit rule (in ``agent.resume``) judges the rest.
     Text that is not a JSON object goes to ``agent.resume`` as is, which refuses it."""
-    from tether.durable.approval_types import MASK
+    from tether.governance.masks import MASK
 
     try:
         edit = json.loads(text)
@@ -145,8 +145,8 @@ def _edited(interrupt: Interrupt, text: str, note: str | None) -> Any:
 
 
 def _shown(agent: Agent, interrupt: Interrupt) -> tuple[dict[str, Any], Any]:
-    from tether.durable.approvals import shown_interrupt
-    from tether.durable.redaction import redactor_of
+    from tether.governance.approvals import shown_interrupt
+    from tether.governance.redaction import redactor_of
 
     return shown_interrupt(interrupt, redactor_of(agent))
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from tether.messages import Message, ToolCall, ToolResult
 
 if TYPE_CHECKING:
-    from tether.durable.redaction import Masker
+    from tether.governance.masks import Masker
     from tether.models.base import Model
 
 OPERATION = "gen_ai.operation.name"
@@ -113,7 +113,7 @@ def _parts(message: Message) -> list[dict[str, Any]]:
 
 def messages_json(messages: Sequence[Message], masker: Masker) -> str:
     """``gen_ai.input.messages`` / ``output.messages``: redacted through the session views' path."""
-    from tether.durable.redaction import show_messages
+    from tether.governance.redaction import show_messages
 
     shown = show_messages(messages, masker=masker)
     return json.dumps(
@@ -123,7 +123,7 @@ def messages_json(messages: Sequence[Message], masker: Masker) -> str:
 
 def tool_content(call: ToolCall, result: ToolResult | None, masker: Masker) -> dict[str, str]:
     """The redacted arguments (and result) of one call, for an ``execute_tool`` span."""
-    from tether.durable.redaction import show_messages
+    from tether.governance.redaction import show_messages
 
     messages = [Message("assistant", [call])]
     if result is not None:

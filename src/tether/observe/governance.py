@@ -11,7 +11,7 @@ from tether.observe import attributes as A
 if TYPE_CHECKING:
     from tether.control.interrupts import Interrupt
     from tether.durable.approval_types import Approval
-    from tether.durable.redaction import Masker
+    from tether.governance.masks import Masker
     from tether.observe.runs import RunSpans
 
 

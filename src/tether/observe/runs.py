@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.trace import Span
 
-    from tether.durable.redaction import Masker
+    from tether.governance.masks import Masker
     from tether.messages import ToolCall
     from tether.session import SessionJournal
     from tether.tools.base import Tool

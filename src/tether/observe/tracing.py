@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from tether.agent_ref import AgentRef
     from tether.control.registry import HookRegistry
     from tether.durable.approval_types import Approval
-    from tether.durable.redaction import Masker
+    from tether.governance.masks import Masker
     from tether.result import Result
 
 ResumeMode: TypeAlias = Literal["continue", "link"]
@@ -376,7 +376,8 @@ def _calling_span(agent: AgentRef) -> trace.Span | None:
 
 def _masker(agent: AgentRef) -> Masker:
     """The run's redaction: the agent's redactor, the tree's hidden strings."""
-    from tether.durable.redaction import Masker, model_keys, redactor_of
+    from tether.governance.masks import Masker, model_keys
+    from tether.governance.redaction import redactor_of
 
     hidden = agent.runtime.hidden
     hidden |= model_keys(agent.runtime.model)  # a provider's error text may echo its key

@@ -84,7 +84,7 @@ def decide(
     except ValueError as exc:
         fail(str(exc))
     if as_json:
-        from tether.durable.redaction import redact_approval
+        from tether.governance.redaction import redact_approval
 
         typer.echo(json_line(redact_approval(a).to_dict()))
         return

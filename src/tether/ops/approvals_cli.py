@@ -98,7 +98,7 @@ def list_approvals(
             s, session=session, tool=tool, older_than=age, show_all=show_all, limit=limit
         )
 
-    from tether.durable.redaction import redact_approval
+    from tether.governance.redaction import redact_approval
 
     rows = [redact_approval(a) for a in with_store(store, work, read_only=True)]
     if as_json:
@@ -126,7 +126,7 @@ def show(
     as_json: bool = JSON,
 ) -> None:
     """Show one approval: the request as approvers see it and, once decided, the decision."""
-    from tether.durable.redaction import redact_approval
+    from tether.governance.redaction import redact_approval
 
     a = redact_approval(
         with_store(store, lambda s: get_approval(s, approval_id, store), read_only=True)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from tether.messages import Message, ReasoningBlock, TextBlock, ToolCall, ToolResult
 
 if TYPE_CHECKING:
-    from tether.durable.redaction import EditedCall
+    from tether.governance.redaction import EditedCall
 
 
 def to_openai_messages(
@@ -26,7 +26,7 @@ def to_openai_messages(
     N ``role: "tool"`` messages. Reasoning is dropped unless ``include_reasoning``,
     which adds a ``reasoning`` field (redacted reasoning is never exported).
     ``system`` prepends a system message (tether keeps the system prompt outside
-    the session). ``ran`` (a :class:`~tether.durable.redaction.ShownSession`'s
+    the session). ``ran`` (a :class:`~tether.governance.redaction.ShownSession`'s
     ``edits``): a call that ran with other arguments than the model's keeps the
     model's in ``function`` and gets ``ran_with: {arguments (a JSON string), by}``
     (``by``: who changed them, ``Transform by PinStaging; edited by alice``).

@@ -14,14 +14,14 @@ from tether.ops.store_url import describe
 if TYPE_CHECKING:
     from tether.durable import Approval, SessionRecord, Store
     from tether.durable.approvals import Redactor
-    from tether.durable.redaction import ShownSession
+    from tether.governance.redaction import ShownSession
 
 
 def app_redactor(app_spec: str | None, session_id: str) -> Redactor | None:
     """The custom redactor of the session's Agent, built by ``--app`` (None without it)."""
     if app_spec is None:
         return None
-    from tether.durable.redaction import redactor_of
+    from tether.governance.redaction import redactor_of
     from tether.ops.worker_cli import load_factory
 
     try:
@@ -35,10 +35,10 @@ def app_redactor(app_spec: str | None, session_id: str) -> Redactor | None:
 def load_shown(
     url: str, session_id: str, app_spec: str | None = None, unredacted: bool = False
 ) -> tuple[SessionRecord, ShownSession]:
-    """The session as people see it: through :func:`~tether.durable.redaction.show_session`
+    """The session as people see it: through :func:`~tether.governance.redaction.show_session`
     (the redactor of ``app_spec``'s Agent when given; ``unredacted`` shows real values)."""
-    from tether.durable.redaction import show_session, tree_masks
-    from tether.durable.redaction_tree import tree_sessions
+    from tether.governance.redaction import show_session, tree_masks
+    from tether.governance.redaction_tree import tree_sessions
     from tether.session import fold
 
     async def read(store: Store) -> tuple[SessionRecord | None, list[Approval], list[Any]]:

@@ -9,7 +9,7 @@ interrupts with the approval that answered each (who, when, note), suspensions, 
 for a human (compressed on the time axis), in-doubt settlements, the end of each run and
 the cut-off of a run whose process died. ``notes`` count what it could not show. A sub-agent's session is nested under the
 tool call that ran it (``depth`` and ``parent`` on each row, see :mod:`tether.ops.timeline_read`). Everything shown passes through the session's one redaction
-(:func:`~tether.durable.redaction.show_session`, its ``masker``).
+(:func:`~tether.governance.redaction.show_session`, its ``masker``).
 
 Times come from the journal: an entry's ``at`` is when its append committed, and a run
 commits several steps at once (a model call's message goes out with the next tool's
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from tether.durable import Approval, Entry, SessionRecord
     from tether.durable.approvals import Redactor
     from tether.durable.audit import AuditRecord
-    from tether.durable.redaction import ShownSession, TreeMasks
+    from tether.governance.redaction import ShownSession, TreeMasks
 
 __all__ = ["TimelineData", "build_timeline", "read_timeline", "timeline_of"]
 
@@ -85,11 +85,11 @@ def build_timeline(
 
 def timeline_of(data: TimelineData, redactor: Redactor | None = None) -> dict[str, Any]:
     """THE timeline of a session (API, page and ``tether sessions timeline``): the whole
-    journal folded and shown through :func:`~tether.durable.redaction.show_session`, with
+    journal folded and shown through :func:`~tether.governance.redaction.show_session`, with
     its sub-agents' sessions nested under the calls that ran them. Raises
     KeyError/ValueError/TypeError for a journal the fold cannot use (a child's such
     journal is named on its tool call's row instead)."""
-    from tether.durable.redaction import tree_masks
+    from tether.governance.redaction import tree_masks
 
     by_interrupt = {a.interrupt_id: a for a in data.approvals}
     masks = tree_masks(_sessions(data), redactor)  # what any session of the tree masks
@@ -106,7 +106,7 @@ def _sessions(data: TimelineData) -> list[tuple[SessionRecord, list[Approval]]]:
 def _tree(
     data: TimelineData, redactor: Redactor | None, approval_of: ApprovalOf, masks: TreeMasks
 ) -> Tree:
-    from tether.durable.redaction import show_session
+    from tether.governance.redaction import show_session
     from tether.session import fold
 
     record = data.record

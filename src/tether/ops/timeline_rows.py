@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from tether.agents.addresses import child_session_id
 from tether.context.compaction import OMITTED_MARK, SUMMARY_MARK
-from tether.durable.approval_types import MASK
+from tether.governance.masks import MASK
 from tether.ops.timeline_labels import SETTLED, decided, settlement
 from tether.ops.timeline_step import ApprovalOf, Step, clip
 
 if TYPE_CHECKING:
     from tether.durable import Entry
-    from tether.durable.redaction import Masker, ShownSession
+    from tether.governance.masks import Masker
+    from tether.governance.redaction import ShownSession
 
 UNSHOWN: Final = frozenset({"snapshot", "state", "system_prompt"})
 """Entry kinds the timeline knows and shows no row for."""

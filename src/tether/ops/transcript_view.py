@@ -19,7 +19,7 @@ from tether.ops.terminal import safe
 
 if TYPE_CHECKING:
     from tether.durable import SessionRecord
-    from tether.durable.redaction import EditedCall
+    from tether.governance.redaction import EditedCall
     from tether.messages import ContentBlock, Message
     from tether.session import SessionView
 

@@ -202,8 +202,8 @@ class Api:
         )
 
     async def get_session(self, request: Request) -> JSONResponse:
-        from tether.durable.redaction import show_session, tree_masks
-        from tether.durable.redaction_tree import tree_sessions
+        from tether.governance.redaction import show_session, tree_masks
+        from tether.governance.redaction_tree import tree_sessions
         from tether.session import fold
 
         await authenticate(request, self.run, "sessions")
@@ -227,7 +227,7 @@ class Api:
 
     async def timeline(self, request: Request) -> JSONResponse:
         """One row per step of the session (see :mod:`tether.ops.timeline`), redacted
-        through the same :func:`~tether.durable.redaction.show_session` as every view."""
+        through the same :func:`~tether.governance.redaction.show_session` as every view."""
         from tether.ops.timeline import read_timeline, timeline_of
 
         await authenticate(request, self.run, "sessions")
@@ -247,7 +247,7 @@ class Api:
 
     async def _redactor(self, session_id: str) -> Redactor | None:
         """The custom redactor of the session's Agent (``--app``), None without a factory."""
-        from tether.durable.redaction import redactor_of
+        from tether.governance.redaction import redactor_of
 
         if self.agents is None:
             return None

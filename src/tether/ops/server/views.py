@@ -1,7 +1,7 @@
 """JSON views of approvals, sessions and audit records, as the server returns them.
 
 Sessions and approvals are shown through the one redaction path,
-:mod:`tether.durable.redaction` (the agent's redactor when the server has ``--app``,
+:mod:`tether.governance.redaction` (the agent's redactor when the server has ``--app``,
 the default secret mask always, the approval rows' masks, and a scrub of every hidden
 string from all other text); these functions only turn its result into JSON.
 """
@@ -11,15 +11,15 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from tether.durable.redaction import redact_approval
+from tether.governance.redaction import redact_approval
 from tether.ops.server.decision_body import actions
 
 if TYPE_CHECKING:
     from tether.durable import Approval, SessionRecord
     from tether.durable.approvals import Redactor
     from tether.durable.audit import AuditRecord, VerifyReport
-    from tether.durable.redaction import ShownSession
     from tether.durable.session_list import SessionStats
+    from tether.governance.redaction import ShownSession
     from tether.messages import ContentBlock
 
 
@@ -78,7 +78,7 @@ def timeline_json(timeline: dict[str, Any], record: SessionRecord) -> dict[str, 
 
 def session_json(record: SessionRecord, shown: ShownSession, tail: int) -> dict[str, Any]:
     """Status, waiting interrupts and the last ``tail`` transcript messages of a session as
-    :func:`~tether.durable.redaction.show_session` shows it (redacted, edits marked)."""
+    :func:`~tether.governance.redaction.show_session` shows it (redacted, edits marked)."""
     view = shown.view
     messages = [
         {"role": m.role, "content": [_block(b, shown) for b in m.content]}

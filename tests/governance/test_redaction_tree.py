@@ -16,8 +16,8 @@ from ops_cli import cli
 from secret_tree import SECRET, tree
 
 from tether.durable import SQLiteStore
-from tether.durable.redaction import show_session, tree_masks
-from tether.durable.redaction_tree import load_tree_masks, tree_sessions
+from tether.governance.redaction import show_session, tree_masks
+from tether.governance.redaction_tree import load_tree_masks, tree_sessions
 from tether.ops.server import create_app
 from tether.session import fold
 
@@ -130,7 +130,7 @@ async def test_the_http_session_view_masks_the_childs_secret(tmp_path: Path) -> 
 def test_the_tree_read_is_bounded_in_sessions_and_depth(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tether.durable.redaction_tree as reader
+    import tether.governance.redaction_tree as reader
 
     db = tmp_path / "t.db"
     ran(db, depth=3)

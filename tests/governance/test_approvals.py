@@ -13,7 +13,8 @@ from ops_agents import SECRET, delete_agent, transfer_agent
 from tether import Agent, ToolContext, tool
 from tether.control.audit import ApprovalPolicy
 from tether.control.interrupts import Interrupt
-from tether.durable import ApprovalConflict, ApprovalNotFound, args_sha256, redact_secrets
+from tether.durable import ApprovalConflict, ApprovalNotFound, args_sha256
+from tether.governance.masks import redact_secrets
 from tether.messages import ToolCall
 from tether.models import ScriptedModel
 

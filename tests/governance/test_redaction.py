@@ -1,4 +1,4 @@
-"""The one redaction path (tether.durable.redaction) on every store: rows never hold a
+"""The one redaction path (tether.governance.redaction) on every store: rows never hold a
 secret (filed or edited), and a session view shows what its approvals show."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import pytest
 from ops_agents import SECRET, transfer_agent
 from redacting_agents import ACCOUNT, PAYEE, hide_payee, redacting_agent
 
-from tether.durable.redaction import show_session, shown_arguments
+from tether.governance.masks import shown_arguments
+from tether.governance.redaction import show_session
 from tether.session import fold
 
 
@@ -88,7 +89,7 @@ async def test_the_session_view_learns_the_masks_of_its_approval_rows(stores) ->
 
 def test_show_messages_masks_arguments_and_scrubs_the_hidden_values_everywhere() -> None:
     """The path traces take (tether.observe content capture)."""
-    from tether.durable.redaction import show_messages
+    from tether.governance.redaction import show_messages
     from tether.messages import Message, TextBlock, ToolCall, ToolResult
 
     secret = "s3cr3t-value-123"

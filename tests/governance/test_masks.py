@@ -17,8 +17,8 @@ from ops_cli import cli
 
 from tether import Agent
 from tether.durable import SQLiteStore
-from tether.durable.redaction import Masker, redact_text
 from tether.errors import RunError
+from tether.governance.masks import Masker, redact_text
 from tether.models import OpenAIModel, RetryPolicy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
