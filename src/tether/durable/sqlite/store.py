@@ -1,22 +1,24 @@
 """SQLiteStore: the embedded default (stdlib sqlite3, WAL).
 
-The Store API. Calls that can wait run on the store's writer and reader threads
-(:mod:`tether.durable.sqlite_io`), where concurrent writes share group commits; the
-connections and transactions are :mod:`tether.durable.sqlite_conn`. Writes go through
-one connection, reads through another, so in WAL mode a read never waits behind a write
-that waits for another process's lock.
+The Store API: sessions, leases and the journal here; approvals, audit and approvers
+(:mod:`.ops`), worker claims (:mod:`.claims`) and the sessions list (:mod:`.listing`)
+are collaborators the store owns, each running its queries in the store's
+``transaction``. Calls that can wait run on the store's writer and reader threads
+(:mod:`.threads`), where concurrent writes share group commits; the connections and
+transactions are :mod:`.connections`. Writes go through one connection, reads through
+another, so in WAL mode a read never waits behind a write that waits for another
+process's lock.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import threading
 import time
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tether.durable.claims import WorkerSide, sqlite_claim, sqlite_mark_ready
+from tether.durable.claims import WorkerSide
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
 from tether.durable.errors import (
     LeaseLost,
@@ -24,16 +26,16 @@ from tether.durable.errors import (
     SessionConflict,
     SessionNotFound,
 )
-from tether.durable.sqlite_conn import SQLiteConnections
-from tether.durable.sqlite_io import (
-    StoreThreads,
-    offloaded,
-)
-from tether.durable.sqlite_ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit, write_sidecar
+from tether.durable.sqlite.claims import SQLiteClaims
+from tether.durable.sqlite.connections import SQLiteConnections
+from tether.durable.sqlite.listing import SQLiteListing
+from tether.durable.sqlite.ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit, write_sidecar
+from tether.durable.sqlite.threads import offloaded
 from tether.durable.store import (
     EncodedEntry,
     Holder,
     Lease,
+    SessionPage,
     SessionRecord,
     SessionStatus,
     SessionSummary,
@@ -51,8 +53,6 @@ from tether.session_ids import validate_session_id
 if TYPE_CHECKING:
     import sqlite3
 
-    from tether.durable.session_list import SessionPage
-
 _SESSION_COLS = (
     "version, status, created_at, updated_at, metadata, snapshot_seq, "
     "lease_token, lease_holder, lease_host, lease_pid, lease_expires"
@@ -68,7 +68,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
     transactions use ``BEGIN IMMEDIATE`` so concurrent processes serialize; a write that
     waits longer than ``busy_timeout`` for another's lock raises :class:`StoreBusy`.
     Calls run on the store's writer and reader threads, never on the event loop; the
-    writes queued at one time share one group commit (:mod:`tether.durable.sqlite_io`).
+    writes queued at one time share one group commit (:mod:`tether.durable.sqlite.threads`).
 
     ``read_only=True`` writes nothing, ever: no pragma, no migration (a schema older than
     this tether reads is refused with :class:`SchemaTooOld`), every write refused. A
@@ -85,22 +85,13 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         busy_timeout: float = 5.0,
         read_only: bool = False,
     ):
-        self.path = os.fspath(path)
-        self.busy_timeout = busy_timeout
-        self.read_only = read_only
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.RLock()  # RLock: an inline call takes it, then _writing()
-        self._reader: sqlite3.Connection | None = None
-        self._read_lock = threading.RLock()
-        # an in-memory database is private to its connection: reads share the writer
-        self._one_conn = self.path == ":memory:" or self.path.startswith("file::memory:")
+        super().__init__(os.fspath(path), busy_timeout, read_only)
         self._holder = Holder()
-        self._io_owner = self
-        self._threads: StoreThreads | None = None
-        self._threads_lock = threading.Lock()
-        self.approvals = SQLiteApprovals(self)
+        self.approvals = SQLiteApprovals(self, self)
         self.audit = SQLiteAudit(self)
         self.approvers = SQLiteApprovers(self)
+        self._claims = SQLiteClaims(self, self._holder)
+        self._listing = SQLiteListing(self)
 
     @offloaded("read")
     async def change_marker(self) -> tuple[int, int]:
@@ -362,9 +353,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         limit: int = 50,
     ) -> SessionPage:
         """One page of sessions with their counts (see :mod:`tether.durable.session_list`)."""
-        from tether.durable.session_list import sqlite_page
-
-        return await sqlite_page(self, status, search, offset, limit)
+        return self._listing.page(status, search, offset, limit)
 
     @offloaded("write")
     async def delete(self, session_id: str) -> None:
@@ -380,12 +369,12 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         self, *, limit: int, ttl: float = 30.0, exclude: Collection[str] = ()
     ) -> list[Lease]:
         """Take the lease of up to ``limit`` sessions ready to resume (or crashed)."""
-        return await sqlite_claim(self, limit, ttl, exclude)
+        return self._claims.claim(limit, ttl, exclude)
 
     @offloaded("write")
     async def mark_ready(self, session_id: str) -> bool:
         """Set a ``suspended`` session ``ready`` (a worker handing a paused run back)."""
-        return await sqlite_mark_ready(self, session_id)
+        return self._claims.mark_ready(session_id)
 
     async def close(self) -> None:
         with self._threads_lock:

@@ -41,15 +41,14 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Coroutine
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, cast
 
 from tether.durable.errors import StoreBusy, StoreError
 
 if TYPE_CHECKING:
     import sqlite3
-
-    from tether.durable.sqlite_conn import SQLiteConnections
 
 MAX_BATCH = 256
 IDLE_S = 10.0
@@ -64,11 +63,36 @@ T = TypeVar("T")
 Kind = Literal["read", "write"]
 
 
+class ThreadedStore(Protocol):
+    """What the threads need of their store (``sqlite/connections.py`` has it)."""
+
+    @property
+    def one_connection(self) -> bool:
+        """Reads go through the write connection (an in-memory database)."""
+        ...
+
+    @property
+    def reader_open(self) -> bool: ...
+    def hold_at_once(self, write: bool) -> threading.RLock | None:
+        """The write (or read) connection's lock, taken, when that connection is open and
+        the lock is free at once; else None (the caller releases it)."""
+        ...
+
+    def group_commit(self, durable: bool) -> AbstractContextManager[Batch]: ...
+    def checkpoint(self) -> None: ...
+
+
+class Offloadable(Protocol):
+    """An object whose ``@offloaded`` methods run on a store's threads."""
+
+    def store_threads(self) -> StoreThreads: ...
+
+
 @dataclass
 class Batch:
     """The group commit the writer thread is running (thread-local while it runs)."""
 
-    store: SQLiteConnections
+    store: ThreadedStore
     conn: sqlite3.Connection
     durable: bool
     savepoints: int = 0
@@ -99,7 +123,7 @@ class _Job:
 _local = threading.local()
 
 
-def current_batch(store: SQLiteConnections) -> Batch | None:
+def current_batch(store: ThreadedStore) -> Batch | None:
     """The group commit of ``store`` this thread is running, if any."""
     batch: Batch | None = getattr(_local, "batch", None)
     return batch if batch is not None and batch.store is store else None
@@ -109,7 +133,7 @@ def _on_store_thread() -> bool:
     return bool(getattr(_local, "store_thread", False))
 
 
-def reads_on_writer(store: SQLiteConnections) -> bool:
+def reads_on_writer(store: ThreadedStore) -> bool:
     """Whether this thread runs an inline read of ``store`` on its write connection."""
     return getattr(_local, "lent", None) is store
 
@@ -133,9 +157,8 @@ def offloaded(
             coro = fn(*args, **kwargs)
             if _on_store_thread():
                 return await coro
-            store: SQLiteConnections = args[0]._io_owner  # type: ignore[attr-defined]
+            threads = cast(Offloadable, args[0]).store_threads()
             durable = bool(kwargs.get(durable_kw)) if durable_kw else False
-            threads = store._io_threads()
             if not durable:
                 ran, value = threads.try_inline(kind, coro)
                 if ran:
@@ -151,11 +174,11 @@ def offloaded(
 class StoreThreads:
     """The writer and reader threads of one SQLiteStore."""
 
-    def __init__(self, store: SQLiteConnections) -> None:
+    def __init__(self, store: ThreadedStore) -> None:
         self._store = store
         self._lanes = {"write": _Lane(self, "write"), "read": _Lane(self, "read")}
         # an in-memory database has one connection: its reads go through the writer
-        self._read_lane = "write" if store._one_conn else "read"
+        self._read_lane = "write" if store.one_connection else "read"
         self._releasers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Releaser] = (
             weakref.WeakKeyDictionary()
         )
@@ -194,12 +217,11 @@ class StoreThreads:
         store = self._store
         # a read before the read connection is open borrows the write connection (a
         # short-lived store object then never starts its reader thread)
-        borrow = kind == "read" and store._reader is None
+        borrow = kind == "read" and not store.reader_open
         write = kind == "write" or borrow or self._read_lane == "write"
         lane = self._lanes["write" if write else "read"]
-        conn = store._conn if write else store._reader
-        lock = store._lock if write else store._read_lock
-        if lane.pending or conn is None or not lock.acquire(blocking=False):
+        lock = None if lane.pending else store.hold_at_once(write)
+        if lock is None:
             coro.close()
             return False, None
         started = time.perf_counter()
@@ -329,15 +351,14 @@ class _Lane:
         """Copy the WAL back into the database (PASSIVE: waits for nobody)."""
         self._uncheckpointed = 0
         self._checkpoint_queued = False
-        store = self._owner._store
-        with contextlib.suppress(Exception), store._writing() as conn:  # retried next time
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        with contextlib.suppress(Exception):  # retried next time
+            self._owner._store.checkpoint()
             self._owner.checkpoints += 1
 
     def _group_commit(self, jobs: list[_Job]) -> None:
         store = self._owner._store
         try:
-            with store._batch(any(j.durable for j in jobs)) as batch:
+            with store.group_commit(any(j.durable for j in jobs)) as batch:
                 _local.batch = batch
                 try:
                     for job in jobs:
