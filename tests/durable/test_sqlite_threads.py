@@ -19,7 +19,8 @@ from history import assert_cancelled_write_counted
 from tether import Agent
 from tether.durable import SessionConflict, SQLiteStore
 from tether.durable.audit import AuditEvent
-from tether.durable.sqlite.threads import RELEASE_PER_TURN, Batch
+from tether.durable.sqlite.loop_side import RELEASE_PER_TURN
+from tether.durable.sqlite.threads import Batch
 from tether.models import ScriptedModel
 from tether.persistence import open_session
 

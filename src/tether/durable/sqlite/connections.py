@@ -7,6 +7,7 @@ are what the store's collaborators and threads use."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from tether.durable.sqlite.threads import (
     Batch,
     StoreThreads,
     current_batch,
+    offloaded,
     reads_on_writer,
     running_inline,
 )
@@ -94,6 +96,24 @@ class SQLiteConnections:
         """Copy the WAL back into the database (PASSIVE: waits for nobody)."""
         with self._writing() as conn:
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    @offloaded("read")
+    async def change_marker(self) -> tuple[int, int]:
+        """Changes whenever anything is committed to the file, by any connection of any
+        process (``PRAGMA data_version``), without reading a table."""
+        with self._errors(), self._reading() as conn:
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            return int(version), 0 if self._conn is None else self._conn.total_changes
+
+    async def close(self) -> None:
+        """Let the calls already handed over finish, stop the threads, close the
+        connections (both open again on the next call)."""
+        with self._threads_lock:
+            threads, self._threads = self._threads, None
+        if threads is not None:
+            await threads.drain()  # the calls already handed over finish first
+            threads.stop()
+        await asyncio.get_running_loop().run_in_executor(None, self._close_connections)
 
     # -- connections and transactions ---------------------------------------------------
 

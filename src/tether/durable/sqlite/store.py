@@ -12,7 +12,6 @@ process's lock.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections.abc import Collection, Sequence
@@ -93,14 +92,6 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         self._claims = SQLiteClaims(self, self._holder)
         self._listing = SQLiteListing(self)
 
-    @offloaded("read")
-    async def change_marker(self) -> tuple[int, int]:
-        """Changes whenever anything is committed to the file, by any connection of any
-        process (``PRAGMA data_version``), without reading a table."""
-        with self._errors(), self._reading() as conn:
-            version = conn.execute("PRAGMA data_version").fetchone()[0]
-            return int(version), 0 if self._conn is None else self._conn.total_changes
-
     # -- Store API --------------------------------------------------------------
 
     @offloaded("write")
@@ -110,7 +101,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         validate_session_id(session_id)
         text = encode_metadata(session_id, metadata)
         now = time.time()
-        with self._errors(), self._tx() as conn:
+        with self.transaction() as conn:
             conn.execute(
                 "INSERT OR IGNORE INTO sessions (id, version, status, created_at, updated_at, "
                 "metadata) VALUES (?, 0, 'idle', ?, ?, ?)",
@@ -124,7 +115,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
     async def load(
         self, session_id: str, *, known_version: int | None = None
     ) -> SessionRecord | None:
-        with self._errors(), self._tx("BEGIN") as conn:
+        with self.transaction("BEGIN") as conn:
             row = conn.execute(
                 f"SELECT {_SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
@@ -198,7 +189,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         if lease is not None:
             sql += " AND lease_token = ? AND lease_expires > ?"
             args += (lease.token, now)
-        with self._errors(), self._tx(durable=durable) as conn:
+        with self.transaction(durable=durable) as conn:
             if conn.execute(sql, args).rowcount != 1:
                 self._diagnose(conn, session_id, expected_version, lease, now)
             conn.executemany(
@@ -233,7 +224,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
     async def read_entries(
         self, session_id: str, after_seq: int = 0, *, until_seq: int | None = None
     ) -> list[Entry]:
-        with self._errors(), self._tx("BEGIN") as conn:
+        with self.transaction("BEGIN") as conn:
             if (
                 conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
                 is None
@@ -253,7 +244,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         check_ttl(ttl)
         if create:
             validate_session_id(session_id)
-        with self._errors(), self._tx() as conn:
+        with self.transaction() as conn:
             row = conn.execute(
                 "SELECT lease_token, lease_holder, lease_host, lease_pid, lease_expires "
                 "FROM sessions WHERE id = ?",
@@ -287,7 +278,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
     async def renew_lease(self, lease: Lease, *, ttl: float = 30.0) -> Lease:
         check_ttl(ttl)
         renewed = self._holder.lease(lease.session_id, lease.token, time.time() + ttl)
-        with self._errors(), self._tx() as conn:
+        with self.transaction() as conn:
             cur = conn.execute(
                 "UPDATE sessions SET lease_expires = ? WHERE id = ? AND lease_token = ?",
                 (renewed.expires_at, lease.session_id, lease.token),
@@ -298,7 +289,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
 
     @offloaded("write")
     async def release_lease(self, lease: Lease) -> None:
-        with self._errors(), self._tx() as conn:
+        with self.transaction() as conn:
             conn.execute(
                 "UPDATE sessions SET lease_token = NULL, lease_holder = NULL, lease_host = NULL, "
                 "lease_pid = NULL, lease_expires = NULL WHERE id = ? AND lease_token = ?",
@@ -310,7 +301,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
     @offloaded("write")
     async def set_status(self, session_id: str, status: SessionStatus) -> None:
         check_status(status)
-        with self._errors(), self._tx() as conn:
+        with self.transaction() as conn:
             cur = conn.execute(
                 "UPDATE sessions SET status = ?, updated_at = ? WHERE id = ?",
                 (status, time.time(), session_id),
@@ -325,7 +316,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         check_status(status)
         where = "" if status is None else "WHERE status = ? "
         args: tuple[Any, ...] = () if status is None else (status,)
-        with self._errors(), self._tx("BEGIN") as conn:
+        with self.transaction("BEGIN") as conn:
             rows = conn.execute(
                 "SELECT id, status, version, created_at, updated_at, metadata FROM sessions "
                 f"{where}ORDER BY updated_at DESC, id LIMIT ?",
@@ -357,7 +348,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
 
     @offloaded("write")
     async def delete(self, session_id: str) -> None:
-        with self._errors(), self._tx() as conn:
+        with self.transaction() as conn:
             conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         self._holder.held.pop(session_id, None)
@@ -375,11 +366,3 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
     async def mark_ready(self, session_id: str) -> bool:
         """Set a ``suspended`` session ``ready`` (a worker handing a paused run back)."""
         return self._claims.mark_ready(session_id)
-
-    async def close(self) -> None:
-        with self._threads_lock:
-            threads, self._threads = self._threads, None
-        if threads is not None:
-            await threads.drain()  # the calls already handed over finish first
-            threads.stop()
-        await asyncio.get_running_loop().run_in_executor(None, self._close_connections)

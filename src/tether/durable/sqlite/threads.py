@@ -2,7 +2,8 @@
 
 Every store call is a coroutine whose body is synchronous SQLite work (``@offloaded``).
 A call that could wait is handed to one of the store's two threads and awaits a
-future the thread settles through the caller's loop (a :class:`_Releaser`, below):
+future the thread settles through the caller's loop (a
+:class:`~tether.durable.sqlite.loop_side.Releaser`):
 
 - the writer thread runs write calls in *group commits*: it takes every call queued
   (up to ``MAX_BATCH``), opens one ``BEGIN IMMEDIATE``, runs each call after the first
@@ -33,7 +34,6 @@ an abandoned store leaves no thread behind.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import functools
 import queue
@@ -46,13 +46,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, cast
 
 from tether.durable.errors import StoreBusy, StoreError
+from tether.durable.sqlite.loop_side import Releaser
 
 if TYPE_CHECKING:
     import sqlite3
 
 MAX_BATCH = 256
 IDLE_S = 10.0
-RELEASE_PER_TURN = 16
 INLINE_BUDGET_S = 0.001
 """Inline store work allowed per store per loop turn (the rest goes to the threads)."""
 CHECKPOINT_EVERY = 256
@@ -67,16 +67,10 @@ class ThreadedStore(Protocol):
     """What the threads need of their store (``sqlite/connections.py`` has it)."""
 
     @property
-    def one_connection(self) -> bool:
-        """Reads go through the write connection (an in-memory database)."""
-        ...
-
+    def one_connection(self) -> bool: ...  # reads use the write connection (:memory:)
     @property
     def reader_open(self) -> bool: ...
-    def hold_at_once(self, write: bool) -> threading.RLock | None:
-        """The write (or read) connection's lock, taken, when that connection is open and
-        the lock is free at once; else None (the caller releases it)."""
-        ...
+    def hold_at_once(self, write: bool) -> threading.RLock | None: ...
 
     def group_commit(self, durable: bool) -> AbstractContextManager[Batch]: ...
     def checkpoint(self) -> None: ...
@@ -112,7 +106,7 @@ class _Job:
     coro: Coroutine[Any, Any, Any]
     future: asyncio.Future[Any] | None
     """None for a call run inline (nobody waits on it)."""
-    releaser: _Releaser | None
+    releaser: Releaser | None
     durable: bool = False
     value: Any = None
     error: BaseException | None = None
@@ -179,7 +173,7 @@ class StoreThreads:
         self._lanes = {"write": _Lane(self, "write"), "read": _Lane(self, "read")}
         # an in-memory database has one connection: its reads go through the writer
         self._read_lane = "write" if store.one_connection else "read"
-        self._releasers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Releaser] = (
+        self._releasers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Releaser] = (
             weakref.WeakKeyDictionary()
         )
         self.commits = 0
@@ -187,11 +181,11 @@ class StoreThreads:
         self.checkpoints = 0
         """WAL checkpoints the writer thread ran (read by a test)."""
 
-    def _loop_side(self) -> _Releaser:
+    def _loop_side(self) -> Releaser:
         loop = asyncio.get_running_loop()
         releaser = self._releasers.get(loop)
         if releaser is None:
-            releaser = self._releasers[loop] = _Releaser(loop)
+            releaser = self._releasers[loop] = Releaser(loop)
         return releaser
 
     def _job(
@@ -394,60 +388,9 @@ def _drive(job: _Job) -> None:
 
 def _release(jobs: list[_Job]) -> None:
     """Hand finished calls back to their loops (from a store thread)."""
-    by_loop: dict[_Releaser, list[_Job]] = {}
+    by_loop: dict[Releaser, list[_Job]] = {}
     for job in jobs:
         if job.releaser is not None:
             by_loop.setdefault(job.releaser, []).append(job)
     for releaser, done in by_loop.items():
         releaser.post(done)
-
-
-class _Releaser:
-    """Settles the futures of finished calls on one loop, ``RELEASE_PER_TURN`` per turn."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self._ready: collections.deque[_Job] = collections.deque()
-        self._lock = threading.Lock()
-        self._scheduled = False
-        self.spent = 0.0
-        """Seconds of inline store calls in this loop turn (reset at the next turn)."""
-
-    def spend(self, seconds: float) -> None:
-        if self.spent == 0.0:
-            self.loop.call_soon(self._new_turn)
-        self.spent += seconds or 1e-9
-
-    def _new_turn(self) -> None:
-        self.spent = 0.0
-
-    def post(self, jobs: list[_Job]) -> None:
-        """From a store thread: queue ``jobs`` and make sure the loop drains the queue."""
-        with self._lock:
-            self._ready.extend(jobs)
-            if self._scheduled:
-                return
-            self._scheduled = True
-        with contextlib.suppress(RuntimeError):  # the caller's loop is gone
-            self.loop.call_soon_threadsafe(self._drain)
-
-    def _drain(self) -> None:
-        ready = self._ready
-        for _ in range(RELEASE_PER_TURN):
-            try:
-                job = ready.popleft()
-            except IndexError:
-                break
-            future = job.future
-            if future is None or future.done():  # its caller was cancelled
-                continue
-            if job.error is None:
-                future.set_result(job.value)
-            else:
-                future.set_exception(job.error)
-            job.value = job.error = None
-        with self._lock:
-            if not ready:
-                self._scheduled = False
-                return
-        self.loop.call_soon(self._drain)  # the rest next turn, after timers and I/O
