@@ -31,6 +31,7 @@ from tether.durable.postgres.ops import (
     write_sidecar,
 )
 from tether.durable.postgres.pool import Broken, PgConnector
+from tether.durable.schema import ENTRY_COLS, SESSION_COLS
 from tether.durable.store import (
     Holder,
     Lease,
@@ -52,11 +53,6 @@ from tether.session_ids import validate_session_id
 if TYPE_CHECKING:
     from tether.durable.postgres.pool import Conn
 
-_SESSION_COLS = (
-    "version, status, created_at, updated_at, metadata, snapshot_seq, "
-    "lease_token, lease_holder, lease_host, lease_pid, lease_expires"
-)
-_ENTRY_COLS = "seq, kind, data, at, schema"
 _NOW = "extract(epoch FROM clock_timestamp())::double precision"
 
 # One statement, one round trip: CAS on the session row, then insert the entries.
@@ -136,7 +132,7 @@ class PostgresStore(WorkerSide):
         ):
             await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             cur = await conn.execute(
-                f"SELECT {_SESSION_COLS} FROM sessions WHERE id = %s", (session_id,)
+                f"SELECT {SESSION_COLS} FROM sessions WHERE id = %s", (session_id,)
             )
             row = await cur.fetchone()
             if row is None:
@@ -145,7 +141,7 @@ class PostgresStore(WorkerSide):
             raw = []
             if int(row[0]) != known_version:
                 cur = await conn.execute(
-                    f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = %s AND (seq >= %s OR "
+                    f"SELECT {ENTRY_COLS} FROM entries WHERE session_id = %s AND (seq >= %s OR "
                     "kind = 'snapshot') ORDER BY seq",
                     (session_id, max(snap, 1)),
                 )
@@ -253,7 +249,7 @@ class PostgresStore(WorkerSide):
             if await cur.fetchone() is None:
                 raise SessionNotFound(session_id)
             cur = await conn.execute(
-                f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = %s AND seq > %s "
+                f"SELECT {ENTRY_COLS} FROM entries WHERE session_id = %s AND seq > %s "
                 "AND seq <= %s ORDER BY seq",
                 (session_id, after_seq, until_seq if until_seq is not None else 2**62),
             )

@@ -25,6 +25,7 @@ from tether.durable.errors import (
     SessionConflict,
     SessionNotFound,
 )
+from tether.durable.schema import ENTRY_COLS, SESSION_COLS
 from tether.durable.sqlite.claims import SQLiteClaims
 from tether.durable.sqlite.connections import SQLiteConnections
 from tether.durable.sqlite.listing import SQLiteListing
@@ -51,12 +52,6 @@ from tether.session_ids import validate_session_id
 
 if TYPE_CHECKING:
     import sqlite3
-
-_SESSION_COLS = (
-    "version, status, created_at, updated_at, metadata, snapshot_seq, "
-    "lease_token, lease_holder, lease_host, lease_pid, lease_expires"
-)
-_ENTRY_COLS = "seq, kind, data, at, schema"
 
 
 class SQLiteStore(SQLiteConnections, WorkerSide):
@@ -117,7 +112,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
     ) -> SessionRecord | None:
         with self.transaction("BEGIN") as conn:
             row = conn.execute(
-                f"SELECT {_SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)
+                f"SELECT {SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
             if row is None:
                 return None
@@ -125,7 +120,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
             raw = []
             if row[0] != known_version:
                 raw = conn.execute(
-                    f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = ? AND (seq >= ? OR "
+                    f"SELECT {ENTRY_COLS} FROM entries WHERE session_id = ? AND (seq >= ? OR "
                     "kind = 'snapshot') ORDER BY seq",
                     (session_id, max(snap, 1)),
                 ).fetchall()
@@ -231,7 +226,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
             ):
                 raise SessionNotFound(session_id)
             raw = conn.execute(
-                f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = ? AND seq > ? AND seq <= ? "
+                f"SELECT {ENTRY_COLS} FROM entries WHERE session_id = ? AND seq > ? AND seq <= ? "
                 "ORDER BY seq",
                 (session_id, after_seq, until_seq if until_seq is not None else 2**62),
             ).fetchall()
