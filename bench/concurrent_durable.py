@@ -90,7 +90,7 @@ async def run_row(
     agents: int, invocations: int, folder: Path, row: dict[str, str]
 ) -> dict[str, Any]:
     if row["store"] == "inline":
-        from tether.durable import sqlite_io
+        from tether.durable.sqlite import threads as sqlite_io
 
         sqlite_io._local.store_thread = True  # calls run where they are awaited: the loop
     store = SQLiteStore(folder / "many.db")

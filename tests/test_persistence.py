@@ -9,7 +9,7 @@ from history import assert_cancelled_write_counted
 
 from tether import Agent, tool
 from tether.durable import SQLiteStore
-from tether.durable import sqlite as sqlite_module
+from tether.durable.sqlite import store as sqlite_module
 from tether.models import ScriptedModel
 from tether.persistence import close_session, open_session
 

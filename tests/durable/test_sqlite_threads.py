@@ -19,7 +19,8 @@ from history import assert_cancelled_write_counted
 from tether import Agent
 from tether.durable import SessionConflict, SQLiteStore
 from tether.durable.audit import AuditEvent
-from tether.durable.sqlite_io import RELEASE_PER_TURN, Batch
+from tether.durable.sqlite.loop_side import RELEASE_PER_TURN
+from tether.durable.sqlite.threads import Batch
 from tether.models import ScriptedModel
 from tether.persistence import open_session
 
@@ -359,7 +360,7 @@ async def test_the_writer_thread_checkpoints_the_wal_not_the_commits(tmp_path: P
     for version in range(300):
         await store.append("a", version, [("message", message("x" * 200))])
         await asyncio.sleep(0)
-    threads = store._io_threads()
+    threads = store.store_threads()
     await threads.drain()  # a checkpoint handed to the writer has run
     assert store._conn is not None
     assert store._conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)

@@ -29,7 +29,7 @@ from typing import Any
 
 from tether import Agent, ToolContext, tool
 from tether.durable import SQLiteStore
-from tether.durable.sqlite_io import offloaded
+from tether.durable.sqlite.threads import offloaded
 from tether.models import ScriptedModel
 
 PROMPT = "write the lines"

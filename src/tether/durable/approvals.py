@@ -1,7 +1,7 @@
 """Approvals: one row per durable interrupt that asks a human, listable across sessions.
 
 Storage only: each store implements the four transactional primitives of
-:class:`ApprovalsBase` (see ``memory_ops.py``, ``sqlite_ops.py``, ``postgres_ops.py``);
+:class:`ApprovalsBase` (each backend's ``ops.py``: durable/memory, durable/sqlite, durable/postgres);
 the queries are here. The rules (request / decide / ``answers_for``) are governance's
 (:mod:`tether.governance.approvals`), applied through :mod:`tether.durable.rules`.
 Records and errors are in ``approval_types.py`` and re-exported here.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import time
 import warnings
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from tether.durable.approval_types import (
     APPROVAL_SOURCES,
@@ -29,6 +29,7 @@ from tether.durable.approval_types import (
     Validator,
     args_sha256,
 )
+from tether.durable.approvals_protocol import Approvals as Approvals
 from tether.durable.rules import installed
 
 if TYPE_CHECKING:
@@ -52,51 +53,6 @@ __all__ = [
     "Validator",
     "args_sha256",
 ]
-
-
-class Approvals(Protocol):
-    """``store.approvals``: see :class:`ApprovalsBase` for each method."""
-
-    async def request(
-        self,
-        session_id: str,
-        interrupt: Any,
-        *,
-        redactor: Redactor | None = None,
-        ttl: float | None = DEFAULT_TTL,
-        on_expiry: ExpiryAction = "deny",
-        server: str | None = None,
-    ) -> Approval: ...
-    async def pending(
-        self,
-        session_id: str | None = None,
-        tool: str | None = None,
-        older_than: float | None = None,
-        limit: int = 100,
-    ) -> list[Approval]: ...
-    async def find(
-        self,
-        *,
-        session_id: str | None = None,
-        status: ApprovalStatus | None = None,
-        tool: str | None = None,
-        limit: int = 100,
-    ) -> list[Approval]: ...
-    async def get(self, approval_id: str) -> Approval: ...
-    async def decide(
-        self,
-        approval_id: str,
-        decision: Decision,
-        *,
-        decided_by: str,
-        note: str | None = None,
-        edited_args: dict[str, Any] | None = None,
-        response: Any = None,
-        validate: Any = None,
-        redactor: Redactor | None = None,
-    ) -> Approval: ...
-    async def expire_due(self, now: float | None = None) -> list[Approval]: ...
-    async def answers_for(self, session_id: str) -> dict[str, Any]: ...
 
 
 class ApprovalsBase:

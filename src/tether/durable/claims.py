@@ -9,20 +9,19 @@ Agent that will run the session, whose ``acquire_lease`` then keeps the same lea
 token) instead of seeing it as busy. So the session is never free between the claim and
 the run, and a claim that expired before the Agent took it over makes that Agent's
 ``acquire_lease`` raise ``SessionBusy`` if another worker has claimed it meanwhile.
+
+The rules are here (which rows a holder may claim, the lease it gets); each backend runs
+its own claim transaction (``sqlite/claims.py``, ``postgres/claims.py``,
+``MemoryStore.claim_ready``). Nothing here imports a backend.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Collection, Iterable
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from tether.durable.store import Holder, Lease, can_take, check_ttl
-
-if TYPE_CHECKING:
-    from tether.durable.memory import MemoryStore
-    from tether.durable.sqlite import SQLiteStore
+from tether.durable.store import Holder, Lease, can_take
 
 CLAIMABLE = ("ready", "running")
 SUB_SESSION_KEY = "tether_subagent"
@@ -80,78 +79,6 @@ def claim_lease(holder: Holder, session_id: str, expires_at: float) -> Lease:
 def adopt(holder: Holder, lease: Lease) -> None:
     """Let ``holder``'s store re-acquire ``lease`` as its own (same token)."""
     holder.held[lease.session_id] = lease.token
-
-
-# -- SQLite (one machine; workers poll) and memory (one process) ---------------------------
-
-
-async def sqlite_claim(
-    store: SQLiteStore, limit: int, ttl: float, exclude: Collection[str]
-) -> list[Lease]:
-    """Claim in one ``BEGIN IMMEDIATE`` transaction (processes sharing the file serialize)."""
-    check_ttl(ttl)
-    if limit <= 0:
-        return []
-    out: list[Lease] = []
-    with store._errors(), store._tx() as conn:
-        rows: list[Candidate] = conn.execute(
-            "SELECT id, status, lease_token, lease_holder, lease_host, lease_pid, lease_expires "
-            f"FROM sessions WHERE status IN ('ready', 'running') AND {NOT_A_CHILD} "
-            "ORDER BY status = 'ready' DESC, updated_at, id"
-        ).fetchall()
-        now = time.time()
-        for sid in claimable(store._holder, rows, now, limit, exclude):
-            lease = claim_lease(store._holder, sid, now + ttl)
-            conn.execute(
-                "UPDATE sessions SET lease_token = ?, lease_holder = ?, lease_host = ?, "
-                "lease_pid = ?, lease_expires = ? WHERE id = ?",
-                (lease.token, lease.holder, lease.host, lease.pid, lease.expires_at, sid),
-            )
-            out.append(lease)
-    return out
-
-
-async def sqlite_mark_ready(store: SQLiteStore, session_id: str) -> bool:
-    with store._errors(), store._tx() as conn:
-        cur = conn.execute(
-            "UPDATE sessions SET status = 'ready', updated_at = ? "
-            "WHERE id = ? AND status = 'suspended'",
-            (time.time(), session_id),
-        )
-        return cur.rowcount == 1
-
-
-async def memory_claim(
-    store: MemoryStore, limit: int, ttl: float, exclude: Collection[str]
-) -> list[Lease]:
-    """Claim in one step of the event loop (no await in between: atomic)."""
-    check_ttl(ttl)
-    now = time.time()
-    rows: list[Candidate] = []
-    for sid, row in sorted(store._rows.items(), key=lambda item: (item[1].updated_at, item[0])):
-        if f'"{SUB_SESSION_KEY}":' in row.metadata:
-            continue
-        cur = row.lease
-        rows.append(
-            (sid, row.status, *(None,) * 5)
-            if cur is None
-            else (sid, row.status, cur.token, cur.holder, cur.host, cur.pid, cur.expires_at)
-        )
-    out: list[Lease] = []
-    for sid in claimable(store._holder, rows, now, max(limit, 0), exclude):
-        lease = claim_lease(store._holder, sid, now + ttl)
-        store._rows[sid].lease = lease
-        out.append(lease)
-    return out
-
-
-async def memory_mark_ready(store: MemoryStore, session_id: str) -> bool:
-    row = store._rows.get(session_id)
-    if row is None or row.status != "suspended":
-        return False
-    row.status = "ready"
-    row.updated_at = time.time()
-    return True
 
 
 class WorkerSide:

@@ -11,6 +11,14 @@ from typing import Final
 
 _GENESIS: Final = "0" * 64
 
+SESSION_COLS: Final = (
+    "version, status, created_at, updated_at, metadata, snapshot_seq, "
+    "lease_token, lease_holder, lease_host, lease_pid, lease_expires"
+)
+"""The session row's columns a store's ``load`` reads (both dialects)."""
+ENTRY_COLS: Final = "seq, kind, data, at, schema"
+"""An entry row's columns, in :func:`~tether.durable.entries.decode_entry`'s order."""
+
 
 def _ops_tables(real: str, bigint: str) -> tuple[str, ...]:
     """Migration 2 (both dialects): approvals, the hash-chained audit log, approvers."""

@@ -1,11 +1,14 @@
-"""``store.session_page``: one page of sessions with their counts, for the sessions list.
+"""``store.session_page``: what every store's page query shares, for the sessions list.
 
 The filtering, ordering, paging and the pending-approval count happen in the store's
-query (one read transaction); the usage counts are summed from the ``usage`` entries
-(one per run) of the page's sessions only, so a page costs the same with 20 or 20,000
-sessions in the store. The first prompt is read from the page's sessions only too
-(:mod:`tether.durable.session_prompt`: bounded, and redacted like every view). Search is a case-sensitive substring of the session id (the
-same on every store: SQLite's ``lower()`` folds ASCII only, PostgreSQL's a locale).
+query (one read transaction; each backend's own: ``sqlite/listing.py``,
+``postgres/listing.py``, ``MemoryStore.session_page``); the usage counts are summed from
+the ``usage`` entries (one per run) of the page's sessions only, so a page costs the same
+with 20 or 20,000 sessions in the store. The first prompt is read from the page's
+sessions only too (:mod:`tether.durable.session_prompt`: bounded, and redacted like
+every view). Search is a case-sensitive substring of the session id (the same on every
+store: SQLite's ``lower()`` folds ASCII only, PostgreSQL's a locale). Nothing here
+imports a backend.
 """
 
 from __future__ import annotations
@@ -14,60 +17,18 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from tether.durable.approval_types import APPROVAL_COLS, Approval, approval_from_row
+from tether.durable.approval_types import Approval
 from tether.durable.rules import installed
-from tether.durable.session_prompt import READ_MAX, prompt_text
-from tether.durable.store import SessionStatus, check_status
+from tether.durable.session_prompt import prompt_text
+from tether.durable.store import SessionPage as SessionPage
+from tether.durable.store import SessionStats as SessionStats
 from tether.errors import InputError
 from tether.messages import add_cost, read_cost
 
-if TYPE_CHECKING:
-    from tether.durable.postgres import PostgresStore
-    from tether.durable.sqlite import SQLiteStore
-
 USAGE_KEYS: Final = ("input_tokens", "output_tokens", "model_calls", "tool_calls")
 SEARCH_MAX: Final = 200
-
-
-@dataclass(frozen=True, slots=True)
-class SessionStats:
-    """One row of :meth:`Store.session_page`: a session with its counts so far.
-
-    The usage counts add up the runs that ended (a run writes its usage when it stops);
-    ``pending_approvals`` counts the approvals still waiting for a decision."""
-
-    session_id: str
-    status: SessionStatus
-    version: int
-    created_at: float
-    updated_at: float
-    model_calls: int = 0
-    tool_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: Decimal | None = None
-    """USD of the priced model calls of the runs that ended (None: none was priced)."""
-    pending_approvals: int = 0
-    first_prompt: str | None = None
-    """The session's first user message on one line (at most ``PROMPT_MAX`` characters),
-    redacted like ``sessions show``; None when it has none. Untrusted text: escape it
-    for a terminal or a page."""
-
-    @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
-
-@dataclass(frozen=True, slots=True)
-class SessionPage:
-    """Sessions ``offset .. offset+len(sessions)`` of ``total`` matching the filter, most
-    recently active first (ties by id)."""
-
-    sessions: list[SessionStats]
-    total: int
-    offset: int
 
 
 Row = tuple[str, str, int, float, float, int]
@@ -160,7 +121,11 @@ def build_page(
     )
 
 
-def _where(status: str | None, search: str | None, mark: str, find: str) -> tuple[str, list[Any]]:
+def where_clause(
+    status: str | None, search: str | None, mark: str, find: str
+) -> tuple[str, list[Any]]:
+    """The ``WHERE`` of a page's query (``mark``: the driver's placeholder; ``find``: the
+    SQL function giving a substring's position, ``instr`` or ``strpos``) and its arguments."""
     clauses, args = [], []
     if status is not None:
         clauses.append(f"status = {mark}")
@@ -171,96 +136,7 @@ def _where(status: str | None, search: str | None, mark: str, find: str) -> tupl
     return ("WHERE " + " AND ".join(clauses) + " ") if clauses else "", args
 
 
-_PENDING = "(SELECT count(*) FROM approvals a WHERE a.session_id = s.id AND a.status = 'pending')"
-
-
-async def sqlite_page(
-    store: SQLiteStore, status: SessionStatus | None, search: str | None, offset: int, limit: int
-) -> SessionPage:
-    check_status(status)
-    check_page(search, offset, limit)
-    where, args = _where(status, search, "?", "instr")
-    with store._errors(), store._tx("BEGIN") as conn:
-        total = conn.execute(f"SELECT count(*) FROM sessions s {where}", args).fetchone()[0]
-        rows: list[Row] = conn.execute(
-            f"SELECT id, status, version, created_at, updated_at, {_PENDING} FROM sessions s "
-            f"{where}ORDER BY updated_at DESC, id LIMIT ? OFFSET ?",
-            (*args, limit, offset),
-        ).fetchall()
-        usage: list[tuple[str, str]] = []
-        prompts = PromptRows()
-        if rows:
-            ids = [r[0] for r in rows]
-            marks = ",".join("?" * len(rows))
-            usage = conn.execute(
-                f"SELECT session_id, data FROM entries WHERE session_id IN ({marks}) "
-                "AND kind = 'usage'",
-                ids,
-            ).fetchall()
-            for sid in ids:  # walks the (session_id, seq) key to the first message only
-                head = conn.execute(
-                    "SELECT substr(data, 1, ?), length(data) FROM entries WHERE "
-                    "session_id = ? AND kind = 'message' ORDER BY seq LIMIT 1",
-                    (READ_MAX, sid),
-                ).fetchone()
-                if head is not None:
-                    prompts.heads[sid] = (head[0], int(head[1]))
-            prompts.calls = conn.execute(
-                f"SELECT session_id, data FROM entries WHERE session_id IN ({marks}) "
-                "AND kind = 'message' AND instr(data, ?) > 0",
-                (*ids, TOOL_CALL_MARK),
-            ).fetchall()
-            prompts.approvals = [
-                approval_from_row(r)
-                for r in conn.execute(
-                    f"SELECT {APPROVAL_COLS} FROM approvals WHERE session_id IN ({marks})", ids
-                ).fetchall()
-            ]
-    return build_page(rows, usage, total, offset, prompts)
-
-
-async def postgres_page(
-    store: PostgresStore, status: SessionStatus | None, search: str | None, offset: int, limit: int
-) -> SessionPage:
-    check_status(status)
-    check_page(search, offset, limit)
-    where, args = _where(status, search, "%s", "strpos")
-    async with store._conn("listing sessions") as conn, conn.transaction():
-        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        cur = await conn.execute(f"SELECT count(*) FROM sessions s {where}", args)
-        total = (await cur.fetchone())[0]  # type: ignore[index]
-        cur = await conn.execute(
-            f"SELECT id, status, version, created_at, updated_at, {_PENDING} FROM sessions s "
-            f"{where}ORDER BY updated_at DESC, id LIMIT %s OFFSET %s",
-            (*args, limit, offset),
-        )
-        rows: list[Row] = await cur.fetchall()
-        usage: list[tuple[str, str]] = []
-        prompts = PromptRows()
-        if rows:
-            ids = [r[0] for r in rows]
-            cur = await conn.execute(
-                "SELECT session_id, data FROM entries WHERE session_id = ANY(%s) "
-                "AND kind = 'usage'",
-                (ids,),
-            )
-            usage = await cur.fetchall()
-            cur = await conn.execute(
-                "SELECT s.id, m.head, m.size FROM unnest(%s::text[]) AS s(id) CROSS JOIN "
-                "LATERAL (SELECT left(data, %s) AS head, length(data) AS size FROM entries "
-                "WHERE session_id = s.id AND kind = 'message' ORDER BY seq LIMIT 1) AS m",
-                (ids, READ_MAX),
-            )
-            for sid, head, size in await cur.fetchall():
-                prompts.heads[sid] = (head, int(size))
-            cur = await conn.execute(
-                "SELECT session_id, data FROM entries WHERE session_id = ANY(%s) "
-                "AND kind = 'message' AND strpos(data, %s) > 0",
-                (ids, TOOL_CALL_MARK),
-            )
-            prompts.calls = await cur.fetchall()
-            cur = await conn.execute(
-                f"SELECT {APPROVAL_COLS} FROM approvals WHERE session_id = ANY(%s)", (ids,)
-            )
-            prompts.approvals = [approval_from_row(r) for r in await cur.fetchall()]
-    return build_page(rows, usage, total, offset, prompts)
+PENDING: Final = (
+    "(SELECT count(*) FROM approvals a WHERE a.session_id = s.id AND a.status = 'pending')"
+)
+"""SQL (both databases): the pending approvals of the session row ``s``."""

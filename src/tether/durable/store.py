@@ -8,6 +8,7 @@ import socket
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, get_args, runtime_checkable
 
 from tether.durable.entries import JOURNAL_KINDS, Entry, JournalKind, encode_json
@@ -15,10 +16,9 @@ from tether.errors import InputError
 
 if TYPE_CHECKING:
     from tether.durable.approval_types import Approval
-    from tether.durable.approvals import Approvals
+    from tether.durable.approvals_protocol import Approvals
     from tether.durable.approvers import Approvers
     from tether.durable.audit import AuditEvent, AuditLog
-    from tether.durable.session_list import SessionPage
 
 SessionStatus = Literal["idle", "running", "suspended", "ready", "completed", "failed", "cancelled"]
 """``ready``: suspended, and every approval of the suspension is decided (or expired); set by
@@ -71,6 +71,45 @@ class SessionSummary:
     created_at: float
     updated_at: float
     metadata: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStats:
+    """One row of :meth:`Store.session_page`: a session with its counts so far.
+
+    The usage counts add up the runs that ended (a run writes its usage when it stops);
+    ``pending_approvals`` counts the approvals still waiting for a decision."""
+
+    session_id: str
+    status: SessionStatus
+    version: int
+    created_at: float
+    updated_at: float
+    model_calls: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: Decimal | None = None
+    """USD of the priced model calls of the runs that ended (None: none was priced)."""
+    pending_approvals: int = 0
+    first_prompt: str | None = None
+    """The session's first user message on one line (at most ``PROMPT_MAX`` characters),
+    redacted like ``sessions show``; None when it has none. Untrusted text: escape it
+    for a terminal or a page."""
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    """Sessions ``offset .. offset+len(sessions)`` of ``total`` matching the filter, most
+    recently active first (ties by id)."""
+
+    sessions: list[SessionStats]
+    total: int
+    offset: int
 
 
 @dataclass(slots=True)

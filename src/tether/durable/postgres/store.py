@@ -1,7 +1,10 @@
 """PostgresStore: psycopg 3 async with a connection pool (extra ``postgres``).
 
-Lease expiry is judged by the database server's clock, so workers on several hosts
-agree on it. psycopg is imported only when the store is first used.
+Sessions, leases and the journal here; the pool (:mod:`.pool`), approvals, audit and
+approvers (:mod:`.ops`), worker claims (:mod:`.claims`) and the sessions list
+(:mod:`.listing`) are collaborators the store owns, built with the pool's public
+``connection``. Lease expiry is judged by the database server's clock, so workers on
+several hosts agree on it. psycopg is imported only when the store is first used.
 """
 
 from __future__ import annotations
@@ -19,17 +22,20 @@ from tether.durable.errors import (
     SessionNotFound,
     StoreError,
 )
-from tether.durable.postgres_claims import PgClaims
-from tether.durable.postgres_ops import (
+from tether.durable.postgres.claims import PgClaims
+from tether.durable.postgres.listing import PgListing
+from tether.durable.postgres.ops import (
     PostgresApprovals,
     PostgresApprovers,
     PostgresAudit,
     write_sidecar,
 )
-from tether.durable.postgres_pool import Broken, PgConnector
+from tether.durable.postgres.pool import Broken, PgConnector
+from tether.durable.schema import ENTRY_COLS, SESSION_COLS
 from tether.durable.store import (
     Holder,
     Lease,
+    SessionPage,
     SessionRecord,
     SessionStatus,
     SessionSummary,
@@ -45,14 +51,8 @@ from tether.durable.store import (
 from tether.session_ids import validate_session_id
 
 if TYPE_CHECKING:
-    from tether.durable.postgres_pool import Conn
-    from tether.durable.session_list import SessionPage
+    from tether.durable.postgres.pool import Conn
 
-_SESSION_COLS = (
-    "version, status, created_at, updated_at, metadata, snapshot_seq, "
-    "lease_token, lease_holder, lease_host, lease_pid, lease_expires"
-)
-_ENTRY_COLS = "seq, kind, data, at, schema"
 _NOW = "extract(epoch FROM clock_timestamp())::double precision"
 
 # One statement, one round trip: CAS on the session row, then insert the entries.
@@ -94,10 +94,11 @@ class PostgresStore(WorkerSide):
         )
         self._conn = self._pg.connection
         self._holder = Holder()
-        self.approvals = PostgresApprovals(self)
-        self.audit = PostgresAudit(self)
-        self.approvers = PostgresApprovers(self)
-        self._claims = PgClaims(self)
+        self.approvals = PostgresApprovals(self, self._pg)
+        self.audit = PostgresAudit(self._pg)
+        self.approvers = PostgresApprovers(self._pg)
+        self._claims = PgClaims(self._pg, self._holder)
+        self._listing = PgListing(self._pg)
 
     async def create(
         self, session_id: str, *, metadata: dict[str, Any] | None = None
@@ -131,7 +132,7 @@ class PostgresStore(WorkerSide):
         ):
             await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             cur = await conn.execute(
-                f"SELECT {_SESSION_COLS} FROM sessions WHERE id = %s", (session_id,)
+                f"SELECT {SESSION_COLS} FROM sessions WHERE id = %s", (session_id,)
             )
             row = await cur.fetchone()
             if row is None:
@@ -140,7 +141,7 @@ class PostgresStore(WorkerSide):
             raw = []
             if int(row[0]) != known_version:
                 cur = await conn.execute(
-                    f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = %s AND (seq >= %s OR "
+                    f"SELECT {ENTRY_COLS} FROM entries WHERE session_id = %s AND (seq >= %s OR "
                     "kind = 'snapshot') ORDER BY seq",
                     (session_id, max(snap, 1)),
                 )
@@ -248,7 +249,7 @@ class PostgresStore(WorkerSide):
             if await cur.fetchone() is None:
                 raise SessionNotFound(session_id)
             cur = await conn.execute(
-                f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = %s AND seq > %s "
+                f"SELECT {ENTRY_COLS} FROM entries WHERE session_id = %s AND seq > %s "
                 "AND seq <= %s ORDER BY seq",
                 (session_id, after_seq, until_seq if until_seq is not None else 2**62),
             )
@@ -362,12 +363,10 @@ class PostgresStore(WorkerSide):
         limit: int = 50,
     ) -> SessionPage:
         """One page of sessions with their counts (see :mod:`tether.durable.session_list`)."""
-        from tether.durable.session_list import postgres_page
-
         try:
-            return await postgres_page(self, status, search, offset, limit)
+            return await self._listing.page(status, search, offset, limit)
         except Broken:  # a stale pooled connection: retry once on a fresh one
-            return await postgres_page(self, status, search, offset, limit)
+            return await self._listing.page(status, search, offset, limit)
 
     async def delete(self, session_id: str) -> None:
         async with self._conn(f"deleting session {session_id!r}") as conn, conn.transaction():

@@ -31,12 +31,12 @@ from tether.durable.approvers import (
     parse_token,
 )
 from tether.durable.audit import INSERT_COLS, ROW_COLS, AuditBase, AuditEvent, StoredRow, chain
-from tether.durable.postgres_claims import notify_ready
+from tether.durable.postgres.claims import notify_ready
 from tether.durable.store import Sidecar, sidecar_audit
 
 if TYPE_CHECKING:
-    from tether.durable.postgres import PostgresStore
-    from tether.durable.postgres_pool import Conn
+    from tether.durable.postgres.pool import Conn, PgConnector
+    from tether.durable.store import Store
 
 _READY = (
     "UPDATE sessions SET status = 'ready', updated_at = %s WHERE id = %s AND status = 'suspended' "
@@ -111,17 +111,17 @@ def _decision_values(a: Approval) -> tuple[Any, ...]:
 
 
 class PostgresAudit(AuditBase):
-    def __init__(self, store: PostgresStore) -> None:
-        self._pg = store
+    def __init__(self, pg: PgConnector) -> None:
+        self._pg = pg
 
     async def _append(self, items: Sequence[AuditEvent]) -> list[StoredRow]:
-        async with self._pg._conn("appending to the audit log") as conn, conn.transaction():
+        async with self._pg.connection("appending to the audit log") as conn, conn.transaction():
             return await append_audit(conn, items)
 
     async def _rows(
         self, session_id: str | None, after: int, limit: int | None
     ) -> tuple[list[StoredRow], Sequence[Any] | None]:
-        async with self._pg._conn("reading the audit log") as conn, conn.transaction():
+        async with self._pg.connection("reading the audit log") as conn, conn.transaction():
             await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             cur = await conn.execute(
                 f"SELECT {ROW_COLS} FROM audit WHERE seq > %(after)s AND "
@@ -135,13 +135,13 @@ class PostgresAudit(AuditBase):
 
 
 class PostgresApprovals(ApprovalsBase):
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: Store, pg: PgConnector) -> None:
         super().__init__(store)
-        self._pg = store
+        self._pg = pg
 
     async def _insert(self, approval: Approval, audit: AuditEvent) -> Approval:
         doing = f"requesting an approval in session {approval.session_id!r}"
-        async with self._pg._conn(doing) as conn, conn.transaction():
+        async with self._pg.connection(doing) as conn, conn.transaction():
             existing = await insert_approval(conn, approval)
             if existing is not None:
                 return existing
@@ -166,7 +166,7 @@ class PostgresApprovals(ApprovalsBase):
             "before": before,
             "limit": max(limit, 0),
         }
-        async with self._pg._conn("listing approvals") as conn:
+        async with self._pg.connection("listing approvals") as conn:
             cur = await conn.execute(
                 f"SELECT {APPROVAL_COLS} FROM approvals WHERE "
                 "(%(id)s::text IS NULL OR id = %(id)s) AND "
@@ -192,7 +192,10 @@ class PostgresApprovals(ApprovalsBase):
 
     async def _decide(self, decided: Approval, audit: AuditEvent) -> Approval:
         conflict: Approval | None = None
-        async with self._pg._conn(f"deciding approval {decided.id}") as conn, conn.transaction():
+        async with (
+            self._pg.connection(f"deciding approval {decided.id}") as conn,
+            conn.transaction(),
+        ):
             current = await self._locked(conn, decided.id, decided.session_id)
             now = time.time()
             if (
@@ -232,7 +235,7 @@ class PostgresApprovals(ApprovalsBase):
         ]
         out: list[Approval] = []
         for approval in due:
-            async with self._pg._conn("expiring approvals") as conn, conn.transaction():
+            async with self._pg.connection("expiring approvals") as conn, conn.transaction():
                 current = await self._locked(conn, approval.id, approval.session_id)
                 if current.status == "pending":
                     out.append(await self._resolve_expired(conn, current, now))
@@ -240,15 +243,15 @@ class PostgresApprovals(ApprovalsBase):
 
 
 class PostgresApprovers:
-    def __init__(self, store: PostgresStore) -> None:
-        self._pg = store
+    def __init__(self, pg: PgConnector) -> None:
+        self._pg = pg
 
     async def add(self, name: str, roles: tuple[str, ...] | list[str]) -> IssuedToken:
         roles = tuple(roles)
         check_approver(name, roles)
         token, key_id, digest = new_token()
         approver = Approver(name, roles, key_id, time.time())
-        async with self._pg._conn(f"adding approver {name!r}") as conn:
+        async with self._pg.connection(f"adding approver {name!r}") as conn:
             cur = await conn.execute(
                 "INSERT INTO approvers (key_id, name, roles, secret_sha256, created_at) "
                 "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING key_id",
@@ -262,7 +265,7 @@ class PostgresApprovers:
         parsed = parse_token(token)
         if parsed is None:
             return None
-        async with self._pg._conn("verifying an approver token") as conn:
+        async with self._pg.connection("verifying an approver token") as conn:
             cur = await conn.execute(
                 "SELECT name, roles, secret_sha256, created_at FROM approvers WHERE key_id = %s",
                 (parsed[0],),
@@ -273,7 +276,7 @@ class PostgresApprovers:
         return Approver(row[0], tuple(row[1].split(",")), parsed[0], float(row[3]))
 
     async def all(self) -> list[Approver]:
-        async with self._pg._conn("listing approvers") as conn:
+        async with self._pg.connection("listing approvers") as conn:
             cur = await conn.execute(
                 "SELECT name, roles, key_id, created_at FROM approvers ORDER BY name"
             )
@@ -281,6 +284,6 @@ class PostgresApprovers:
         return [Approver(r[0], tuple(r[1].split(",")), r[2], float(r[3])) for r in rows]
 
     async def remove(self, name: str) -> bool:
-        async with self._pg._conn(f"removing approver {name!r}") as conn:
+        async with self._pg.connection(f"removing approver {name!r}") as conn:
             cur = await conn.execute("DELETE FROM approvers WHERE name = %s", (name,))
             return cur.rowcount > 0

@@ -1,73 +1,121 @@
-"""SQLiteStore's connections and transactions: opening a file (WAL, schema), the two
-connections and their locks, waiting for another connection's write lock (off the
-loop only), group commits and the part each call has in one, and SQLite's errors as
-store errors. :class:`SQLiteConnections` is the store's base class."""
+"""SQLiteStore's connections and transactions: the two connections and their locks
+(opened by :mod:`tether.durable.sqlite.opening`), waiting for another connection's write
+lock (off the loop only), group commits and the part each call has in one, and SQLite's
+errors as store errors. :class:`SQLiteConnections` is the store's base class; its public handles
+(``transaction``, and what :class:`~tether.durable.sqlite.threads.ThreadedStore` names)
+are what the store's collaborators and threads use."""
 
 from __future__ import annotations
 
-import os
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 
-from tether.durable.errors import (
-    SchemaTooNew,
-    SchemaTooOld,
-    StoreBusy,
-    StoreError,
-    StoreFull,
-    StoreUnavailable,
+from tether.durable.errors import StoreError, StoreUnavailable
+from tether.durable.sqlite.opening import (
+    check_schema,
+    is_busy,
+    migrate,
+    read_only_uri,
+    store_error,
+    unavailable,
+    use_wal,
 )
-from tether.durable.schema import SQLITE_MIGRATIONS
-from tether.durable.sqlite_io import (
+from tether.durable.sqlite.threads import (
     Batch,
     StoreThreads,
     current_batch,
+    offloaded,
     reads_on_writer,
     running_inline,
 )
-from tether.durable.store import STORE_SCHEMA
 
 if TYPE_CHECKING:
     import sqlite3
 
-_BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (primary codes)
-_NOT_A_DATABASE = 26  # SQLITE_NOTADB
-_FULL = 13  # SQLITE_FULL: disk full, or the file reached max_page_count
-
-
-def read_only_uri(path: str) -> str:
-    """The ``file:`` URI opening ``path`` read-only without creating any file.
-
-    ``mode=ro`` alone still creates the ``-wal``/``-shm`` files of a WAL database when the
-    directory is writable (and fails on a read-only mount). When no ``-wal`` exists no
-    writer has the database open and the file is complete, so it is also opened
-    ``immutable`` (no locks, no side files); with a ``-wal`` (a live store) it is read
-    through the existing ``-wal``/``-shm`` like any reader.
-    """
-    uri = Path(os.path.abspath(path)).as_uri() + "?mode=ro"
-    if not any(os.path.exists(path + side) for side in ("-wal", "-journal")):
-        uri += "&immutable=1"
-    return uri
-
 
 class SQLiteConnections:
-    """The connection side of :class:`~tether.durable.sqlite.SQLiteStore`, which sets
-    these attributes in its ``__init__``."""
+    """The connection side of :class:`~tether.durable.sqlite.SQLiteStore`."""
 
-    path: str
-    busy_timeout: float
-    read_only: bool
-    _conn: sqlite3.Connection | None
-    _reader: sqlite3.Connection | None
-    _lock: threading.RLock
-    _read_lock: threading.RLock
-    _one_conn: bool
-    _threads: StoreThreads | None
-    _threads_lock: threading.Lock
+    def __init__(self, path: str, busy_timeout: float, read_only: bool) -> None:
+        self.path = path
+        self.busy_timeout = busy_timeout
+        self.read_only = read_only
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()  # RLock: an inline call takes it, then _writing()
+        self._reader: sqlite3.Connection | None = None
+        self._read_lock = threading.RLock()
+        # an in-memory database is private to its connection: reads share the writer
+        self._one_conn = path == ":memory:" or path.startswith("file::memory:")
+        self._threads: StoreThreads | None = None
+        self._threads_lock = threading.Lock()
+
+    # -- the public handles -----------------------------------------------------------
+
+    @contextmanager
+    def transaction(
+        self, begin: str = "BEGIN IMMEDIATE", *, durable: bool = False
+    ) -> Iterator[sqlite3.Connection]:
+        """One transaction (see ``_tx``), SQLite's errors raised as :class:`StoreError`: what
+        the store's collaborators (approvals, audit, approvers, claims, the sessions list)
+        run their queries in. Call it from an ``@offloaded`` method."""
+        with self._errors(), self._tx(begin, durable=durable) as conn:
+            yield conn
+
+    def store_threads(self) -> StoreThreads:
+        """The writer and reader threads of this store object (started on demand)."""
+        with self._threads_lock:
+            if self._threads is None:
+                self._threads = StoreThreads(self)
+            return self._threads
+
+    @property
+    def one_connection(self) -> bool:
+        return self._one_conn
+
+    @property
+    def reader_open(self) -> bool:
+        return self._reader is not None
+
+    def hold_at_once(self, write: bool) -> threading.RLock | None:
+        """The write (or read) connection's lock, taken, when that connection is open and
+        its lock is free at once; else None. The caller releases it."""
+        conn, lock = (self._conn, self._lock) if write else (self._reader, self._read_lock)
+        if conn is None or not lock.acquire(blocking=False):
+            return None
+        return lock
+
+    def group_commit(self, durable: bool) -> AbstractContextManager[Batch]:
+        """One group commit (``_batch``), for the writer thread."""
+        return self._batch(durable)
+
+    def checkpoint(self) -> None:
+        """Copy the WAL back into the database (PASSIVE: waits for nobody)."""
+        with self._writing() as conn:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    @offloaded("read")
+    async def change_marker(self) -> tuple[int, int]:
+        """Changes whenever anything is committed to the file, by any connection of any
+        process (``PRAGMA data_version``), without reading a table."""
+        with self._errors(), self._reading() as conn:
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            return int(version), 0 if self._conn is None else self._conn.total_changes
+
+    async def close(self) -> None:
+        """Let the calls already handed over finish, stop the threads, close the
+        connections (both open again on the next call)."""
+        with self._threads_lock:
+            threads, self._threads = self._threads, None
+        if threads is not None:
+            await threads.drain()  # the calls already handed over finish first
+            threads.stop()
+        await asyncio.get_running_loop().run_in_executor(None, self._close_connections)
+
+    # -- connections and transactions ---------------------------------------------------
 
     def _open(self, *, migrate: bool = True) -> sqlite3.Connection:
         import sqlite3
@@ -86,9 +134,9 @@ class SQLiteConnections:
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")  # per connection
             if self.read_only:
-                self._check_schema(conn)
+                check_schema(conn, self.path)
             elif migrate:
-                self._use_wal(conn)
+                use_wal(conn, self.busy_timeout)
                 conn.execute("PRAGMA synchronous = NORMAL")
                 # no checkpoint at COMMIT (one may run inline, on the event loop): the
                 # writer thread checkpoints every CHECKPOINT_EVERY commits instead
@@ -102,27 +150,6 @@ class SQLiteConnections:
                 raise self._unavailable(exc) from exc
             raise
         return conn
-
-    def _use_wal(self, conn: sqlite3.Connection) -> None:
-        """Switch the file to WAL (it stays so). Switching needs an exclusive lock and
-        SQLite answers "locked" at once, without its busy handler, while another
-        connection (a second store object, another process) opens the same new file:
-        retry until ``busy_timeout``."""
-        import sqlite3
-
-        if conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
-            return
-        deadline = time.monotonic() + self.busy_timeout
-        while True:
-            try:
-                conn.execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as exc:
-                if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in _BUSY_CODES:
-                    raise
-                if time.monotonic() >= deadline:
-                    raise
-                time.sleep(0.005)
 
     def _commit(self, conn: sqlite3.Connection) -> None:
         """COMMIT, or roll back and raise: nothing of the transaction was written."""
@@ -149,8 +176,7 @@ class SQLiteConnections:
                 conn.execute("BEGIN IMMEDIATE")
                 return
             except sqlite3.OperationalError as exc:
-                code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-                if code not in _BUSY_CODES or running_inline():
+                if not is_busy(exc) or running_inline():
                     raise self._failed(exc) from exc
                 now = time.monotonic()
                 deadline = deadline or now + self.busy_timeout
@@ -158,12 +184,6 @@ class SQLiteConnections:
                     raise self._failed(exc) from exc
                 time.sleep(min(pause, deadline - now))
                 pause = min(pause * 2, 0.025)
-
-    def _io_threads(self) -> StoreThreads:
-        with self._threads_lock:
-            if self._threads is None:
-                self._threads = StoreThreads(self)
-            return self._threads
 
     @contextmanager
     def _batch(self, durable: bool) -> Iterator[Batch]:
@@ -273,62 +293,15 @@ class SQLiteConnections:
                 yield self._read_conn()
 
     def _failed(self, exc: sqlite3.Error, detail: str = "") -> StoreError:
-        """A StoreError for ``exc``: :class:`StoreBusy` when another connection holds a lock,
-        :class:`StoreFull` when the disk is full."""
-        code = getattr(exc, "sqlite_errorcode", None)
-        if code is not None and code & 0xFF in _BUSY_CODES:
-            return StoreBusy(
-                f"SQLite store {self.path!r} is locked by another connection (waited "
-                f"{self.busy_timeout:g} s){detail}; nothing was written, retry in a moment"
-            )
-        if code is not None and code & 0xFF == _FULL:
-            return StoreFull(
-                f"SQLite store {self.path!r}: {exc}{detail}; the write was rolled back: "
-                "free disk space, then retry"
-            )
-        return StoreError(f"SQLite store {self.path!r}: {exc}{detail}")
+        return store_error(self.path, self.busy_timeout, exc, detail)
 
     def _unavailable(self, exc: Exception) -> StoreUnavailable:
-        where = os.path.abspath(self.path)
-        if getattr(exc, "sqlite_errorcode", None) == _NOT_A_DATABASE:
-            return StoreUnavailable(
-                f"{where!r} is not an SQLite database ({exc}); pass the path of a tether "
-                "store (an SQLite file) or a postgresql:// URL."
-            )
-        if self.read_only:
-            return StoreUnavailable(
-                f"cannot open SQLite store at {where!r} read-only: {exc}. "
-                "Check that the file exists, is readable and is a tether store."
-            )
-        return StoreUnavailable(
-            f"cannot open SQLite store at {where!r}: {exc}. "
-            "Check that the directory exists and is writable, or pass another path."
-        )
-
-    def _check_schema(self, conn: sqlite3.Connection) -> None:
-        """Read-only: the schema must be exactly the one this tether reads (nothing migrates)."""
-        table = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tether_schema'"
-        ).fetchone()
-        found = 0
-        if table is not None:
-            found = conn.execute("SELECT max(version) FROM tether_schema").fetchone()[0] or 0
-        if found > STORE_SCHEMA:
-            raise SchemaTooNew(f"SQLite store {self.path!r}", found, STORE_SCHEMA)
-        if found < STORE_SCHEMA:
-            raise SchemaTooOld(f"SQLite store {self.path!r}", found, STORE_SCHEMA)
+        return unavailable(self.path, self.read_only, exc)
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         self._begin_immediate(conn)
         try:
-            conn.execute("CREATE TABLE IF NOT EXISTS tether_schema (version INTEGER NOT NULL)")
-            found = conn.execute("SELECT max(version) FROM tether_schema").fetchone()[0] or 0
-            if found > STORE_SCHEMA:
-                raise SchemaTooNew(f"SQLite store {self.path!r}", found, STORE_SCHEMA)
-            for version in range(found, STORE_SCHEMA):
-                for statement in SQLITE_MIGRATIONS[version]:
-                    conn.execute(statement)
-                conn.execute("INSERT INTO tether_schema (version) VALUES (?)", (version + 1,))
+            migrate(conn, self.path)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

@@ -2,7 +2,8 @@
 
 Every store call is a coroutine whose body is synchronous SQLite work (``@offloaded``).
 A call that could wait is handed to one of the store's two threads and awaits a
-future the thread settles through the caller's loop (a :class:`_Releaser`, below):
+future the thread settles through the caller's loop (a
+:class:`~tether.durable.sqlite.loop_side.Releaser`):
 
 - the writer thread runs write calls in *group commits*: it takes every call queued
   (up to ``MAX_BATCH``), opens one ``BEGIN IMMEDIATE``, runs each call after the first
@@ -33,7 +34,6 @@ an abandoned store leaves no thread behind.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import functools
 import queue
@@ -41,19 +41,18 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Coroutine
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, cast
 
 from tether.durable.errors import StoreBusy, StoreError
+from tether.durable.sqlite.loop_side import Releaser
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from tether.durable.sqlite_conn import SQLiteConnections
-
 MAX_BATCH = 256
 IDLE_S = 10.0
-RELEASE_PER_TURN = 16
 INLINE_BUDGET_S = 0.001
 """Inline store work allowed per store per loop turn (the rest goes to the threads)."""
 CHECKPOINT_EVERY = 256
@@ -64,11 +63,30 @@ T = TypeVar("T")
 Kind = Literal["read", "write"]
 
 
+class ThreadedStore(Protocol):
+    """What the threads need of their store (``sqlite/connections.py`` has it)."""
+
+    @property
+    def one_connection(self) -> bool: ...  # reads use the write connection (:memory:)
+    @property
+    def reader_open(self) -> bool: ...
+    def hold_at_once(self, write: bool) -> threading.RLock | None: ...
+
+    def group_commit(self, durable: bool) -> AbstractContextManager[Batch]: ...
+    def checkpoint(self) -> None: ...
+
+
+class Offloadable(Protocol):
+    """An object whose ``@offloaded`` methods run on a store's threads."""
+
+    def store_threads(self) -> StoreThreads: ...
+
+
 @dataclass
 class Batch:
     """The group commit the writer thread is running (thread-local while it runs)."""
 
-    store: SQLiteConnections
+    store: ThreadedStore
     conn: sqlite3.Connection
     durable: bool
     savepoints: int = 0
@@ -88,7 +106,7 @@ class _Job:
     coro: Coroutine[Any, Any, Any]
     future: asyncio.Future[Any] | None
     """None for a call run inline (nobody waits on it)."""
-    releaser: _Releaser | None
+    releaser: Releaser | None
     durable: bool = False
     value: Any = None
     error: BaseException | None = None
@@ -99,7 +117,7 @@ class _Job:
 _local = threading.local()
 
 
-def current_batch(store: SQLiteConnections) -> Batch | None:
+def current_batch(store: ThreadedStore) -> Batch | None:
     """The group commit of ``store`` this thread is running, if any."""
     batch: Batch | None = getattr(_local, "batch", None)
     return batch if batch is not None and batch.store is store else None
@@ -109,7 +127,7 @@ def _on_store_thread() -> bool:
     return bool(getattr(_local, "store_thread", False))
 
 
-def reads_on_writer(store: SQLiteConnections) -> bool:
+def reads_on_writer(store: ThreadedStore) -> bool:
     """Whether this thread runs an inline read of ``store`` on its write connection."""
     return getattr(_local, "lent", None) is store
 
@@ -133,9 +151,8 @@ def offloaded(
             coro = fn(*args, **kwargs)
             if _on_store_thread():
                 return await coro
-            store: SQLiteConnections = args[0]._io_owner  # type: ignore[attr-defined]
+            threads = cast(Offloadable, args[0]).store_threads()
             durable = bool(kwargs.get(durable_kw)) if durable_kw else False
-            threads = store._io_threads()
             if not durable:
                 ran, value = threads.try_inline(kind, coro)
                 if ran:
@@ -151,12 +168,12 @@ def offloaded(
 class StoreThreads:
     """The writer and reader threads of one SQLiteStore."""
 
-    def __init__(self, store: SQLiteConnections) -> None:
+    def __init__(self, store: ThreadedStore) -> None:
         self._store = store
         self._lanes = {"write": _Lane(self, "write"), "read": _Lane(self, "read")}
         # an in-memory database has one connection: its reads go through the writer
-        self._read_lane = "write" if store._one_conn else "read"
-        self._releasers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Releaser] = (
+        self._read_lane = "write" if store.one_connection else "read"
+        self._releasers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Releaser] = (
             weakref.WeakKeyDictionary()
         )
         self.commits = 0
@@ -164,11 +181,11 @@ class StoreThreads:
         self.checkpoints = 0
         """WAL checkpoints the writer thread ran (read by a test)."""
 
-    def _loop_side(self) -> _Releaser:
+    def _loop_side(self) -> Releaser:
         loop = asyncio.get_running_loop()
         releaser = self._releasers.get(loop)
         if releaser is None:
-            releaser = self._releasers[loop] = _Releaser(loop)
+            releaser = self._releasers[loop] = Releaser(loop)
         return releaser
 
     def _job(
@@ -194,12 +211,11 @@ class StoreThreads:
         store = self._store
         # a read before the read connection is open borrows the write connection (a
         # short-lived store object then never starts its reader thread)
-        borrow = kind == "read" and store._reader is None
+        borrow = kind == "read" and not store.reader_open
         write = kind == "write" or borrow or self._read_lane == "write"
         lane = self._lanes["write" if write else "read"]
-        conn = store._conn if write else store._reader
-        lock = store._lock if write else store._read_lock
-        if lane.pending or conn is None or not lock.acquire(blocking=False):
+        lock = None if lane.pending else store.hold_at_once(write)
+        if lock is None:
             coro.close()
             return False, None
         started = time.perf_counter()
@@ -329,15 +345,14 @@ class _Lane:
         """Copy the WAL back into the database (PASSIVE: waits for nobody)."""
         self._uncheckpointed = 0
         self._checkpoint_queued = False
-        store = self._owner._store
-        with contextlib.suppress(Exception), store._writing() as conn:  # retried next time
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        with contextlib.suppress(Exception):  # retried next time
+            self._owner._store.checkpoint()
             self._owner.checkpoints += 1
 
     def _group_commit(self, jobs: list[_Job]) -> None:
         store = self._owner._store
         try:
-            with store._batch(any(j.durable for j in jobs)) as batch:
+            with store.group_commit(any(j.durable for j in jobs)) as batch:
                 _local.batch = batch
                 try:
                     for job in jobs:
@@ -373,60 +388,9 @@ def _drive(job: _Job) -> None:
 
 def _release(jobs: list[_Job]) -> None:
     """Hand finished calls back to their loops (from a store thread)."""
-    by_loop: dict[_Releaser, list[_Job]] = {}
+    by_loop: dict[Releaser, list[_Job]] = {}
     for job in jobs:
         if job.releaser is not None:
             by_loop.setdefault(job.releaser, []).append(job)
     for releaser, done in by_loop.items():
         releaser.post(done)
-
-
-class _Releaser:
-    """Settles the futures of finished calls on one loop, ``RELEASE_PER_TURN`` per turn."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self._ready: collections.deque[_Job] = collections.deque()
-        self._lock = threading.Lock()
-        self._scheduled = False
-        self.spent = 0.0
-        """Seconds of inline store calls in this loop turn (reset at the next turn)."""
-
-    def spend(self, seconds: float) -> None:
-        if self.spent == 0.0:
-            self.loop.call_soon(self._new_turn)
-        self.spent += seconds or 1e-9
-
-    def _new_turn(self) -> None:
-        self.spent = 0.0
-
-    def post(self, jobs: list[_Job]) -> None:
-        """From a store thread: queue ``jobs`` and make sure the loop drains the queue."""
-        with self._lock:
-            self._ready.extend(jobs)
-            if self._scheduled:
-                return
-            self._scheduled = True
-        with contextlib.suppress(RuntimeError):  # the caller's loop is gone
-            self.loop.call_soon_threadsafe(self._drain)
-
-    def _drain(self) -> None:
-        ready = self._ready
-        for _ in range(RELEASE_PER_TURN):
-            try:
-                job = ready.popleft()
-            except IndexError:
-                break
-            future = job.future
-            if future is None or future.done():  # its caller was cancelled
-                continue
-            if job.error is None:
-                future.set_result(job.value)
-            else:
-                future.set_exception(job.error)
-            job.value = job.error = None
-        with self._lock:
-            if not ready:
-                self._scheduled = False
-                return
-        self.loop.call_soon(self._drain)  # the rest next turn, after timers and I/O

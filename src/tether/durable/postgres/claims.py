@@ -20,12 +20,12 @@ from tether.durable.claims import (
     claim_lease,
     claimable,
 )
-from tether.durable.store import Lease, check_ttl
+from tether.durable.store import Holder, Lease, check_ttl
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-    from tether.durable.postgres import PostgresStore
+    from tether.durable.postgres.pool import PgConnector
 
 _NOW = "extract(epoch FROM clock_timestamp())::double precision"
 
@@ -64,18 +64,19 @@ async def notify_ready(conn: Any, session_id: str) -> None:
 class PgClaims:
     """The claim side of one PostgresStore; owns the store's LISTEN connection."""
 
-    def __init__(self, store: PostgresStore) -> None:
-        self._pg = store
+    def __init__(self, pg: PgConnector, holder: Holder) -> None:
+        self._pg = pg
+        self._holder = holder
         self._listener: AsyncConnection[Any] | None = None
 
     async def claim(self, limit: int, ttl: float, exclude: Collection[str]) -> list[Lease]:
         check_ttl(ttl)
         if limit <= 0:
             return []
-        holder = self._pg._holder
+        holder = self._holder
         params = {"skip": list(exclude), "host": holder.host, "scan": limit * 4 + 8}
         out: list[Lease] = []
-        async with self._pg._conn("claiming ready sessions") as conn, conn.transaction():
+        async with self._pg.connection("claiming ready sessions") as conn, conn.transaction():
             cur = await conn.execute(_CANDIDATES, params)
             rows: list[Candidate] = [
                 (r[0], r[1], r[2], r[3], r[4], r[5], r[6]) for r in await cur.fetchall()
@@ -92,7 +93,7 @@ class PgClaims:
         return out
 
     async def mark_ready(self, session_id: str) -> bool:
-        async with self._pg._conn(f"marking session {session_id!r} ready") as conn:
+        async with self._pg.connection(f"marking session {session_id!r} ready") as conn:
             cur = await conn.execute(_MARK_READY, {"at": time.time(), "id": session_id})
             return await cur.fetchone() is not None
 
@@ -118,7 +119,7 @@ class PgClaims:
             conn = await psycopg.AsyncConnection.connect(
                 self._pg.dsn,
                 autocommit=True,
-                connect_timeout=max(1, round(self._pg._pg.connect_timeout)),
+                connect_timeout=max(1, round(self._pg.connect_timeout)),
             )
             await conn.execute(f"LISTEN {READY_CHANNEL}")
             self._listener = conn

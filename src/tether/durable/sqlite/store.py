@@ -1,22 +1,23 @@
 """SQLiteStore: the embedded default (stdlib sqlite3, WAL).
 
-The Store API. Calls that can wait run on the store's writer and reader threads
-(:mod:`tether.durable.sqlite_io`), where concurrent writes share group commits; the
-connections and transactions are :mod:`tether.durable.sqlite_conn`. Writes go through
-one connection, reads through another, so in WAL mode a read never waits behind a write
-that waits for another process's lock.
+The Store API: sessions, leases and the journal here; approvals, audit and approvers
+(:mod:`.ops`), worker claims (:mod:`.claims`) and the sessions list (:mod:`.listing`)
+are collaborators the store owns, each running its queries in the store's
+``transaction``. Calls that can wait run on the store's writer and reader threads
+(:mod:`.threads`), where concurrent writes share group commits; the connections and
+transactions are :mod:`.connections`. Writes go through one connection, reads through
+another, so in WAL mode a read never waits behind a write that waits for another
+process's lock.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import threading
 import time
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tether.durable.claims import WorkerSide, sqlite_claim, sqlite_mark_ready
+from tether.durable.claims import WorkerSide
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
 from tether.durable.errors import (
     LeaseLost,
@@ -24,16 +25,17 @@ from tether.durable.errors import (
     SessionConflict,
     SessionNotFound,
 )
-from tether.durable.sqlite_conn import SQLiteConnections
-from tether.durable.sqlite_io import (
-    StoreThreads,
-    offloaded,
-)
-from tether.durable.sqlite_ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit, write_sidecar
+from tether.durable.schema import ENTRY_COLS, SESSION_COLS
+from tether.durable.sqlite.claims import SQLiteClaims
+from tether.durable.sqlite.connections import SQLiteConnections
+from tether.durable.sqlite.listing import SQLiteListing
+from tether.durable.sqlite.ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit, write_sidecar
+from tether.durable.sqlite.threads import offloaded
 from tether.durable.store import (
     EncodedEntry,
     Holder,
     Lease,
+    SessionPage,
     SessionRecord,
     SessionStatus,
     SessionSummary,
@@ -51,14 +53,6 @@ from tether.session_ids import validate_session_id
 if TYPE_CHECKING:
     import sqlite3
 
-    from tether.durable.session_list import SessionPage
-
-_SESSION_COLS = (
-    "version, status, created_at, updated_at, metadata, snapshot_seq, "
-    "lease_token, lease_holder, lease_host, lease_pid, lease_expires"
-)
-_ENTRY_COLS = "seq, kind, data, at, schema"
-
 
 class SQLiteStore(SQLiteConnections, WorkerSide):
     """Session store in one SQLite file (WAL mode), safe across processes.
@@ -68,7 +62,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
     transactions use ``BEGIN IMMEDIATE`` so concurrent processes serialize; a write that
     waits longer than ``busy_timeout`` for another's lock raises :class:`StoreBusy`.
     Calls run on the store's writer and reader threads, never on the event loop; the
-    writes queued at one time share one group commit (:mod:`tether.durable.sqlite_io`).
+    writes queued at one time share one group commit (:mod:`tether.durable.sqlite.threads`).
 
     ``read_only=True`` writes nothing, ever: no pragma, no migration (a schema older than
     this tether reads is refused with :class:`SchemaTooOld`), every write refused. A
@@ -85,30 +79,13 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         busy_timeout: float = 5.0,
         read_only: bool = False,
     ):
-        self.path = os.fspath(path)
-        self.busy_timeout = busy_timeout
-        self.read_only = read_only
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.RLock()  # RLock: an inline call takes it, then _writing()
-        self._reader: sqlite3.Connection | None = None
-        self._read_lock = threading.RLock()
-        # an in-memory database is private to its connection: reads share the writer
-        self._one_conn = self.path == ":memory:" or self.path.startswith("file::memory:")
+        super().__init__(os.fspath(path), busy_timeout, read_only)
         self._holder = Holder()
-        self._io_owner = self
-        self._threads: StoreThreads | None = None
-        self._threads_lock = threading.Lock()
-        self.approvals = SQLiteApprovals(self)
+        self.approvals = SQLiteApprovals(self, self)
         self.audit = SQLiteAudit(self)
         self.approvers = SQLiteApprovers(self)
-
-    @offloaded("read")
-    async def change_marker(self) -> tuple[int, int]:
-        """Changes whenever anything is committed to the file, by any connection of any
-        process (``PRAGMA data_version``), without reading a table."""
-        with self._errors(), self._reading() as conn:
-            version = conn.execute("PRAGMA data_version").fetchone()[0]
-            return int(version), 0 if self._conn is None else self._conn.total_changes
+        self._claims = SQLiteClaims(self, self._holder)
+        self._listing = SQLiteListing(self)
 
     # -- Store API --------------------------------------------------------------
 
@@ -119,7 +96,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         validate_session_id(session_id)
         text = encode_metadata(session_id, metadata)
         now = time.time()
-        with self._errors(), self._tx() as conn:
+        with self.transaction() as conn:
             conn.execute(
                 "INSERT OR IGNORE INTO sessions (id, version, status, created_at, updated_at, "
                 "metadata) VALUES (?, 0, 'idle', ?, ?, ?)",
@@ -133,9 +110,9 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
     async def load(
         self, session_id: str, *, known_version: int | None = None
     ) -> SessionRecord | None:
-        with self._errors(), self._tx("BEGIN") as conn:
+        with self.transaction("BEGIN") as conn:
             row = conn.execute(
-                f"SELECT {_SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)
+                f"SELECT {SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
             if row is None:
                 return None
@@ -143,7 +120,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
             raw = []
             if row[0] != known_version:
                 raw = conn.execute(
-                    f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = ? AND (seq >= ? OR "
+                    f"SELECT {ENTRY_COLS} FROM entries WHERE session_id = ? AND (seq >= ? OR "
                     "kind = 'snapshot') ORDER BY seq",
                     (session_id, max(snap, 1)),
                 ).fetchall()
@@ -207,7 +184,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         if lease is not None:
             sql += " AND lease_token = ? AND lease_expires > ?"
             args += (lease.token, now)
-        with self._errors(), self._tx(durable=durable) as conn:
+        with self.transaction(durable=durable) as conn:
             if conn.execute(sql, args).rowcount != 1:
                 self._diagnose(conn, session_id, expected_version, lease, now)
             conn.executemany(
@@ -242,14 +219,14 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
     async def read_entries(
         self, session_id: str, after_seq: int = 0, *, until_seq: int | None = None
     ) -> list[Entry]:
-        with self._errors(), self._tx("BEGIN") as conn:
+        with self.transaction("BEGIN") as conn:
             if (
                 conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
                 is None
             ):
                 raise SessionNotFound(session_id)
             raw = conn.execute(
-                f"SELECT {_ENTRY_COLS} FROM entries WHERE session_id = ? AND seq > ? AND seq <= ? "
+                f"SELECT {ENTRY_COLS} FROM entries WHERE session_id = ? AND seq > ? AND seq <= ? "
                 "ORDER BY seq",
                 (session_id, after_seq, until_seq if until_seq is not None else 2**62),
             ).fetchall()
@@ -262,7 +239,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         check_ttl(ttl)
         if create:
             validate_session_id(session_id)
-        with self._errors(), self._tx() as conn:
+        with self.transaction() as conn:
             row = conn.execute(
                 "SELECT lease_token, lease_holder, lease_host, lease_pid, lease_expires "
                 "FROM sessions WHERE id = ?",
@@ -296,7 +273,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
     async def renew_lease(self, lease: Lease, *, ttl: float = 30.0) -> Lease:
         check_ttl(ttl)
         renewed = self._holder.lease(lease.session_id, lease.token, time.time() + ttl)
-        with self._errors(), self._tx() as conn:
+        with self.transaction() as conn:
             cur = conn.execute(
                 "UPDATE sessions SET lease_expires = ? WHERE id = ? AND lease_token = ?",
                 (renewed.expires_at, lease.session_id, lease.token),
@@ -307,7 +284,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
 
     @offloaded("write")
     async def release_lease(self, lease: Lease) -> None:
-        with self._errors(), self._tx() as conn:
+        with self.transaction() as conn:
             conn.execute(
                 "UPDATE sessions SET lease_token = NULL, lease_holder = NULL, lease_host = NULL, "
                 "lease_pid = NULL, lease_expires = NULL WHERE id = ? AND lease_token = ?",
@@ -319,7 +296,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
     @offloaded("write")
     async def set_status(self, session_id: str, status: SessionStatus) -> None:
         check_status(status)
-        with self._errors(), self._tx() as conn:
+        with self.transaction() as conn:
             cur = conn.execute(
                 "UPDATE sessions SET status = ?, updated_at = ? WHERE id = ?",
                 (status, time.time(), session_id),
@@ -334,7 +311,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         check_status(status)
         where = "" if status is None else "WHERE status = ? "
         args: tuple[Any, ...] = () if status is None else (status,)
-        with self._errors(), self._tx("BEGIN") as conn:
+        with self.transaction("BEGIN") as conn:
             rows = conn.execute(
                 "SELECT id, status, version, created_at, updated_at, metadata FROM sessions "
                 f"{where}ORDER BY updated_at DESC, id LIMIT ?",
@@ -362,13 +339,11 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         limit: int = 50,
     ) -> SessionPage:
         """One page of sessions with their counts (see :mod:`tether.durable.session_list`)."""
-        from tether.durable.session_list import sqlite_page
-
-        return await sqlite_page(self, status, search, offset, limit)
+        return self._listing.page(status, search, offset, limit)
 
     @offloaded("write")
     async def delete(self, session_id: str) -> None:
-        with self._errors(), self._tx() as conn:
+        with self.transaction() as conn:
             conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         self._holder.held.pop(session_id, None)
@@ -380,17 +355,9 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         self, *, limit: int, ttl: float = 30.0, exclude: Collection[str] = ()
     ) -> list[Lease]:
         """Take the lease of up to ``limit`` sessions ready to resume (or crashed)."""
-        return await sqlite_claim(self, limit, ttl, exclude)
+        return self._claims.claim(limit, ttl, exclude)
 
     @offloaded("write")
     async def mark_ready(self, session_id: str) -> bool:
         """Set a ``suspended`` session ``ready`` (a worker handing a paused run back)."""
-        return await sqlite_mark_ready(self, session_id)
-
-    async def close(self) -> None:
-        with self._threads_lock:
-            threads, self._threads = self._threads, None
-        if threads is not None:
-            await threads.drain()  # the calls already handed over finish first
-            threads.stop()
-        await asyncio.get_running_loop().run_in_executor(None, self._close_connections)
+        return self._claims.mark_ready(session_id)

@@ -4,22 +4,30 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tether.durable.claims import WorkerSide, memory_claim, memory_mark_ready
+from tether.durable.claims import (
+    SUB_SESSION_KEY,
+    Candidate,
+    WorkerSide,
+    claim_lease,
+    claimable,
+)
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
 from tether.durable.errors import LeaseLost, SessionBusy, SessionConflict, SessionNotFound
-from tether.durable.memory_ops import (
+from tether.durable.memory.ops import (
     MemoryApprovals,
     MemoryApprovers,
     MemoryAudit,
-    OpsData,
     sidecar_writer,
 )
+from tether.durable.memory.tables import MemoryTables, SessionRow
+from tether.durable.session_list import TOOL_CALL_MARK, PromptRows, Row, build_page, check_page
+from tether.durable.session_prompt import READ_MAX
 from tether.durable.store import (
     Holder,
     Lease,
+    SessionPage,
     SessionRecord,
     SessionStatus,
     SessionSummary,
@@ -33,23 +41,6 @@ from tether.durable.store import (
 )
 from tether.session_ids import validate_session_id
 
-if TYPE_CHECKING:
-    from tether.durable.session_list import SessionPage
-
-
-@dataclass(slots=True)
-class _Row:
-    version: int
-    status: SessionStatus
-    created_at: float
-    updated_at: float
-    metadata: str
-    snapshot_seq: int = 0
-    entries: list[tuple[str, str, float, int]] = field(
-        default_factory=list
-    )  # kind, data, at, schema
-    lease: Lease | None = None
-
 
 class MemoryStore(WorkerSide):
     """In-process store. Entries are kept as canonical JSON text, so reads never alias writes.
@@ -59,12 +50,12 @@ class MemoryStore(WorkerSide):
     """
 
     def __init__(self) -> None:
-        self._rows: dict[str, _Row] = {}
         self._holder = Holder()
-        self._attach(OpsData())
+        self._attach(MemoryTables())
 
-    def _attach(self, data: OpsData) -> None:
+    def _attach(self, data: MemoryTables) -> None:
         self._ops = data
+        self._rows = data.sessions
         self.audit = MemoryAudit(data)
         self.approvals = MemoryApprovals(self, data, self.audit)
         self.approvers = MemoryApprovers(data)
@@ -72,7 +63,6 @@ class MemoryStore(WorkerSide):
     def sibling(self) -> MemoryStore:
         """Another store object (another lease holder) sharing this store's sessions."""
         other = MemoryStore()
-        other._rows = self._rows
         other._attach(self._ops)
         return other
 
@@ -83,7 +73,7 @@ class MemoryStore(WorkerSide):
         text = encode_metadata(session_id, metadata)
         if session_id not in self._rows:
             now = time.time()
-            self._rows[session_id] = _Row(0, "idle", now, now, text)
+            self._rows[session_id] = SessionRow(0, "idle", now, now, text)
         return self._record(session_id, self._rows[session_id])
 
     async def load(
@@ -197,15 +187,6 @@ class MemoryStore(WorkerSide):
         limit: int = 50,
     ) -> SessionPage:
         """One page of sessions with their counts (see :mod:`tether.durable.session_list`)."""
-        from tether.durable.session_list import (
-            TOOL_CALL_MARK,
-            PromptRows,
-            Row,
-            build_page,
-            check_page,
-        )
-        from tether.durable.session_prompt import READ_MAX
-
         check_status(status)
         check_page(search, offset, limit)
         approvals = self._ops.approvals.values()
@@ -244,24 +225,42 @@ class MemoryStore(WorkerSide):
     async def claim_ready(
         self, *, limit: int, ttl: float = 30.0, exclude: Collection[str] = ()
     ) -> list[Lease]:
-        """Take the lease of up to ``limit`` sessions ready to resume (or crashed)."""
-        return await memory_claim(self, limit, ttl, exclude)
+        """Take the lease of up to ``limit`` sessions ready to resume (or crashed), in one
+        step of the event loop (no await in between: atomic)."""
+        check_ttl(ttl)
+        now = time.time()
+        rows: list[Candidate] = []
+        for sid, row in sorted(self._rows.items(), key=lambda item: (item[1].updated_at, item[0])):
+            if f'"{SUB_SESSION_KEY}":' in row.metadata:
+                continue
+            cur = row.lease
+            rows.append(
+                (sid, row.status, *(None,) * 5)
+                if cur is None
+                else (sid, row.status, cur.token, cur.holder, cur.host, cur.pid, cur.expires_at)
+            )
+        out: list[Lease] = []
+        for sid in claimable(self._holder, rows, now, max(limit, 0), exclude):
+            lease = claim_lease(self._holder, sid, now + ttl)
+            self._rows[sid].lease = lease
+            out.append(lease)
+        return out
 
     async def mark_ready(self, session_id: str) -> bool:
         """Set a ``suspended`` session ``ready`` (a worker handing a paused run back)."""
-        return await memory_mark_ready(self, session_id)
+        return self._ops.mark_ready(session_id, unless_pending=False)
 
     async def close(self) -> None:
         return None
 
-    def _get(self, session_id: str) -> _Row:
+    def _get(self, session_id: str) -> SessionRow:
         row = self._rows.get(session_id)
         if row is None:
             raise SessionNotFound(session_id)
         return row
 
     def _entries(
-        self, session_id: str, row: _Row, after_seq: int, until_seq: int | None
+        self, session_id: str, row: SessionRow, after_seq: int, until_seq: int | None
     ) -> list[Entry]:
         stop = len(row.entries) if until_seq is None else min(until_seq, len(row.entries))
         return [
@@ -269,10 +268,10 @@ class MemoryStore(WorkerSide):
             for seq in range(max(after_seq, 0) + 1, stop + 1)
         ]
 
-    def _metadata(self, session_id: str, row: _Row) -> dict[str, Any]:
+    def _metadata(self, session_id: str, row: SessionRow) -> dict[str, Any]:
         return decode_object(row.metadata, what=f"metadata of session {session_id!r}")
 
-    def _record(self, session_id: str, row: _Row, *, current: bool = False) -> SessionRecord:
+    def _record(self, session_id: str, row: SessionRow, *, current: bool = False) -> SessionRecord:
         snap = row.snapshot_seq
         tail = [] if current else self._entries(session_id, row, max(snap - 1, 0), None)
         snapshot = tail.pop(0) if snap and tail else None

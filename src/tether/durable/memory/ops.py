@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tether.durable.approval_types import Approval, ApprovalConflict, expired_audit
@@ -21,24 +21,14 @@ from tether.durable.approvers import (
     new_token,
     parse_token,
 )
-from tether.durable.audit import GENESIS, AuditBase, AuditEvent, StoredRow, chain
+from tether.durable.audit import AuditBase, AuditEvent, StoredRow, chain
+from tether.durable.memory.tables import MemoryTables
 
 if TYPE_CHECKING:
-    from tether.durable.memory import MemoryStore
-    from tether.durable.store import Sidecar
+    from tether.durable.store import Sidecar, Store
 
 
-@dataclass(slots=True)
-class OpsData:
-    """The operations tables of one MemoryStore (shared with its siblings)."""
-
-    approvals: dict[str, Approval] = field(default_factory=dict)
-    audit: list[StoredRow] = field(default_factory=list)
-    head: tuple[int, str] = (0, GENESIS)
-    approvers: dict[str, tuple[Approver, str]] = field(default_factory=dict)  # key id -> row
-
-
-def pending_approval(data: OpsData, approval: Approval) -> Approval | None:
+def pending_approval(data: MemoryTables, approval: Approval) -> Approval | None:
     """The pending approval of ``approval``'s (session, interrupt), if there is one."""
     for row in data.approvals.values():
         if (
@@ -50,7 +40,7 @@ def pending_approval(data: OpsData, approval: Approval) -> Approval | None:
     return None
 
 
-def sidecar_writer(data: OpsData, sidecar: Sidecar) -> Callable[[], None]:
+def sidecar_writer(data: MemoryTables, sidecar: Sidecar) -> Callable[[], None]:
     """Check ``sidecar`` against ``data`` (its audit records encode) and return the write,
     which cannot fail: the caller runs it after its own checks, so all or nothing happens."""
     from tether.durable.store import sidecar_audit
@@ -78,7 +68,7 @@ def sidecar_writer(data: OpsData, sidecar: Sidecar) -> Callable[[], None]:
 
 
 class MemoryAudit(AuditBase):
-    def __init__(self, data: OpsData) -> None:
+    def __init__(self, data: MemoryTables) -> None:
         self._data = data
 
     def append_now(self, items: Sequence[AuditEvent]) -> list[StoredRow]:
@@ -101,9 +91,8 @@ class MemoryAudit(AuditBase):
 
 
 class MemoryApprovals(ApprovalsBase):
-    def __init__(self, store: MemoryStore, data: OpsData, audit: MemoryAudit) -> None:
+    def __init__(self, store: Store, data: MemoryTables, audit: MemoryAudit) -> None:
         super().__init__(store)
-        self._mem = store
         self._data = data
         self._audit = audit
 
@@ -151,7 +140,7 @@ class MemoryApprovals(ApprovalsBase):
             raise ApprovalConflict(current)
         self._data.approvals[decided.id] = decided
         self._audit.append_now([audit])
-        self._mark_ready(decided.session_id)
+        self._data.mark_ready(decided.session_id, unless_pending=True)
         return decided
 
     async def _expire(self, now: float) -> list[Approval]:
@@ -172,24 +161,12 @@ class MemoryApprovals(ApprovalsBase):
         )
         self._data.approvals[approval.id] = expired
         self._audit.append_now([expired_audit(expired)])
-        self._mark_ready(approval.session_id)
+        self._data.mark_ready(approval.session_id, unless_pending=True)
         return expired
-
-    def _mark_ready(self, session_id: str) -> None:
-        row = self._mem._rows.get(session_id)
-        if row is None or row.status != "suspended":
-            return
-        if any(
-            a.session_id == session_id and a.status == "pending"
-            for a in self._data.approvals.values()
-        ):
-            return
-        row.status = "ready"
-        row.updated_at = time.time()
 
 
 class MemoryApprovers:
-    def __init__(self, data: OpsData) -> None:
+    def __init__(self, data: MemoryTables) -> None:
         self._data = data
 
     async def add(self, name: str, roles: tuple[str, ...] | list[str]) -> IssuedToken:

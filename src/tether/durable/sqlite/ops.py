@@ -31,13 +31,14 @@ from tether.durable.approvers import (
     parse_token,
 )
 from tether.durable.audit import INSERT_COLS, ROW_COLS, AuditBase, AuditEvent, StoredRow, chain
-from tether.durable.sqlite_io import offloaded
+from tether.durable.sqlite.threads import StoreThreads, offloaded
 from tether.durable.store import Sidecar, sidecar_audit
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from tether.durable.sqlite import SQLiteStore
+    from tether.durable.sqlite.connections import SQLiteConnections
+    from tether.durable.store import Store
 
 _READY = (
     "UPDATE sessions SET status = 'ready', updated_at = ? WHERE id = ? AND status = 'suspended' "
@@ -92,19 +93,27 @@ def write_sidecar(conn: sqlite3.Connection, sidecar: Sidecar) -> None:
     append_audit(conn, sidecar_audit(sidecar, inserted, kept))
 
 
+class OnStoreThreads:
+    """A collaborator of the store ``_sql`` whose ``@offloaded`` calls run on its threads."""
+
+    _sql: SQLiteConnections
+
+    def store_threads(self) -> StoreThreads:
+        return self._sql.store_threads()
+
+
 def _decision_values(a: Approval) -> tuple[Any, ...]:
     row = approval_row(a)
     return (a.status, a.decided_by, a.decided_at, a.decision, row[16], row[17], a.note, a.id)
 
 
-class SQLiteAudit(AuditBase):
-    def __init__(self, store: SQLiteStore) -> None:
-        self._store = store
-        self._io_owner = store
+class SQLiteAudit(AuditBase, OnStoreThreads):
+    def __init__(self, store: SQLiteConnections) -> None:
+        self._sql = store
 
     @offloaded("write")
     async def _append(self, items: Sequence[AuditEvent]) -> list[StoredRow]:
-        with self._store._errors(), self._store._tx() as conn:
+        with self._sql.transaction() as conn:
             return append_audit(conn, items)
 
     @offloaded("read")
@@ -113,7 +122,7 @@ class SQLiteAudit(AuditBase):
     ) -> tuple[list[StoredRow], Sequence[Any] | None]:
         where = "seq > ?" + ("" if session_id is None else " AND session_id = ?")
         args: tuple[Any, ...] = (after,) if session_id is None else (after, session_id)
-        with self._store._errors(), self._store._tx("BEGIN") as conn:
+        with self._sql.transaction("BEGIN") as conn:
             raw = conn.execute(
                 f"SELECT {ROW_COLS} FROM audit WHERE {where} ORDER BY seq LIMIT ?",
                 (*args, -1 if limit is None else limit),
@@ -122,15 +131,14 @@ class SQLiteAudit(AuditBase):
         return [StoredRow(*r) for r in raw], head
 
 
-class SQLiteApprovals(ApprovalsBase):
-    def __init__(self, store: SQLiteStore) -> None:
+class SQLiteApprovals(ApprovalsBase, OnStoreThreads):
+    def __init__(self, store: Store, connections: SQLiteConnections) -> None:
         super().__init__(store)
-        self._sql = store
-        self._io_owner = store
+        self._sql = connections
 
     @offloaded("write")
     async def _insert(self, approval: Approval, audit: AuditEvent) -> Approval:
-        with self._sql._errors(), self._sql._tx() as conn:
+        with self._sql.transaction() as conn:
             existing = insert_approval(conn, approval)
             if existing is not None:
                 return existing
@@ -161,7 +169,7 @@ class SQLiteApprovals(ApprovalsBase):
                 conds.append(column)
                 args.append(value)
         where = f"WHERE {' AND '.join(conds)} " if conds else ""
-        with self._sql._errors(), self._sql._tx("BEGIN") as conn:
+        with self._sql.transaction("BEGIN") as conn:
             rows = conn.execute(
                 f"SELECT {APPROVAL_COLS} FROM approvals {where}ORDER BY requested_at, id LIMIT ?",
                 (*args, max(limit, 0)),
@@ -171,7 +179,7 @@ class SQLiteApprovals(ApprovalsBase):
     @offloaded("write")
     async def _decide(self, decided: Approval, audit: AuditEvent) -> Approval:
         conflict: Approval | None = None
-        with self._sql._errors(), self._sql._tx() as conn:
+        with self._sql.transaction() as conn:
             found = conn.execute(
                 f"SELECT {APPROVAL_COLS} FROM approvals WHERE id = ?", (decided.id,)
             ).fetchone()
@@ -212,7 +220,7 @@ class SQLiteApprovals(ApprovalsBase):
 
     @offloaded("write")
     async def _expire(self, now: float) -> list[Approval]:
-        with self._sql._errors(), self._sql._tx() as conn:
+        with self._sql.transaction() as conn:
             due = conn.execute(
                 f"SELECT {APPROVAL_COLS} FROM approvals WHERE status = 'pending' "
                 "AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY requested_at, id",
@@ -221,10 +229,9 @@ class SQLiteApprovals(ApprovalsBase):
             return [self._resolve_expired(conn, approval_from_row(r), now) for r in due]
 
 
-class SQLiteApprovers:
-    def __init__(self, store: SQLiteStore) -> None:
+class SQLiteApprovers(OnStoreThreads):
+    def __init__(self, store: SQLiteConnections) -> None:
         self._sql = store
-        self._io_owner = store
 
     @offloaded("write")
     async def add(self, name: str, roles: tuple[str, ...] | list[str]) -> IssuedToken:
@@ -232,7 +239,7 @@ class SQLiteApprovers:
         check_approver(name, roles)
         token, key_id, digest = new_token()
         approver = Approver(name, roles, key_id, time.time())
-        with self._sql._errors(), self._sql._tx() as conn:
+        with self._sql.transaction() as conn:
             if conn.execute("SELECT 1 FROM approvers WHERE name = ?", (name,)).fetchone():
                 raise ApproverExists(name)
             conn.execute(
@@ -247,7 +254,7 @@ class SQLiteApprovers:
         parsed = parse_token(token)
         if parsed is None:
             return None
-        with self._sql._errors(), self._sql._tx("BEGIN") as conn:
+        with self._sql.transaction("BEGIN") as conn:
             row = conn.execute(
                 "SELECT name, roles, secret_sha256, created_at FROM approvers WHERE key_id = ?",
                 (parsed[0],),
@@ -258,7 +265,7 @@ class SQLiteApprovers:
 
     @offloaded("read")
     async def all(self) -> list[Approver]:
-        with self._sql._errors(), self._sql._tx("BEGIN") as conn:
+        with self._sql.transaction("BEGIN") as conn:
             rows = conn.execute(
                 "SELECT name, roles, key_id, created_at FROM approvers ORDER BY name"
             ).fetchall()
@@ -266,5 +273,5 @@ class SQLiteApprovers:
 
     @offloaded("write")
     async def remove(self, name: str) -> bool:
-        with self._sql._errors(), self._sql._tx() as conn:
+        with self._sql.transaction() as conn:
             return conn.execute("DELETE FROM approvers WHERE name = ?", (name,)).rowcount > 0
