@@ -31,7 +31,7 @@ from tether.result import Result, StopReason
 from tether.run_state import RunState, StopRun
 from tether.session import SessionJournal, SessionView, journal_end
 from tether.suspension import Suspension
-from tether.toolcalls import onions, repair_names, run_batch
+from tether.toolcalls import repair_names, run_batch
 
 if TYPE_CHECKING:
     from tether.agent_ref import AgentRef
@@ -68,8 +68,6 @@ async def run_invocation(
     conversation = agent.conversation
     run = RunState(agent, cancel)
     runtime = run.runtime
-    if runtime.model_middleware or runtime.tool_middleware:
-        onions(run)
     run.journal = journal
     run.watched = watched or bool(runtime.observers)
     if resume is not None:

@@ -138,8 +138,12 @@ class RunState:
         """Provider retries and fallbacks of the current model call (journaled runs only,
         see tether.failover): journaled with the assistant message that answers it."""
         self.model_onion: ModelOnion | None = None
-        """The model middleware chain of this run (tether.toolcalls.onions), or None."""
+        """The model middleware chain of this run, or None (no model middleware)."""
         self.tool_onion: ToolOnion | None = None
+        if runtime.model_middleware or runtime.tool_middleware:
+            from tether.toolcalls import onions
+
+            onions(self)
 
     def cancel_tasks(self) -> None:
         """Cancel the tasks running tool calls (called on the loop thread)."""
