@@ -1,6 +1,7 @@
 """tether: a runtime for tool-using LLM agents with a governance-grade control plane."""
 
 from tether.agent import Agent
+from tether.agent_ref import AgentRef
 from tether.control.interrupts import Interrupt
 from tether.conversation import Conversation
 from tether.durable.rules import install as _install_rules
@@ -32,6 +33,7 @@ from tether.governance.approvals import Rules as _Rules
 from tether.limits import IterationBudget, Limits
 from tether.messages import Message, ToolCall, ToolResult, Usage
 from tether.result import Result, RunUsage, StopReason
+from tether.runtime import Runtime
 from tether.tools import Tool, ToolContext, tool
 
 # Every store applies governance's approval rules and redaction through this one seam:
@@ -43,6 +45,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Agent",
     "AgentBusyError",
+    "AgentRef",
     "AnswerError",
     "ConfigurationError",
     "ContextError",
@@ -65,6 +68,7 @@ __all__ = [
     "RetryLimitError",
     "RunError",
     "RunUsage",
+    "Runtime",
     "ScriptExhaustedError",
     "SessionStateError",
     "StopReason",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -17,6 +18,66 @@ if TYPE_CHECKING:
 
 REBUILT = frozenset({"model", "tools", "system_prompt", "limits", "budget", "confirm", "name"})
 """Agent attributes a user may set: each is validated and the runtime rebuilt."""
+
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.:-]{0,63}")
+
+
+def check_name(name: Any) -> None:
+    """An agent's name: 1 to 64 letters, digits, spaces and '_.:-' (or None)."""
+    if name is not None and (not isinstance(name, str) or not _NAME.fullmatch(name)):
+        raise ConfigurationError(
+            "an agent's name is 1 to 64 letters, digits, spaces and '_.:-', starting with "
+            f"a letter or digit, got {str(name)[:80]!r}"
+        )
+
+
+def check_limits(limits: Any) -> None:
+    from tether.limits import Limits
+
+    if limits is not None and not isinstance(limits, Limits):
+        raise ConfigurationError(
+            f"limits= takes a Limits(...) or None, got {type(limits).__name__}"
+        )
+
+
+def reconfigured(
+    runtime: Runtime, given: dict[str, Any], attr: str, value: Any
+) -> tuple[Runtime, Any]:
+    """The runtime with one of the :data:`REBUILT` settings changed to ``value``, checked
+    as the constructor checks it, and the value to remember for clones; raises
+    ConfigurationError (nothing changed) for a bad value."""
+    if attr == "name":
+        check_name(value)
+        return runtime.replace(name=value), value
+    if attr == "model":
+        model = resolve_model(value)
+        return runtime.replace(model=model), model
+    if attr == "tools":
+        from tether.tools.toolset import Toolset
+
+        items = listed("tools", value, "a list of tools (functions, @tool Tools, MCP servers)")
+        toolset = Toolset(items)
+        if toolset.changes or runtime.toolset.changes:
+            raise ConfigurationError(
+                "agent.tools cannot be replaced on an agent whose tools come from a "
+                "source that changes (an MCP server): build a new Agent, or use "
+                "agent.clone(tools=[...])"
+            )
+        return runtime.replace(toolset=toolset), items
+    check_scalars(
+        value if attr == "system_prompt" else None,
+        value if attr == "budget" else None,
+        value if attr == "confirm" else None,
+        None,
+    )
+    if attr == "limits":
+        check_limits(value)
+        return runtime.replace(limits=effective_limits(value, given["budget"])), value
+    if attr == "budget":
+        limits = effective_limits(given["limits"], value)
+        return runtime.replace(budget=value, limits=limits), value
+    return runtime.replace(**{attr: value}), value
 
 
 def effective_limits(limits: Limits | None, budget: IterationBudget | None) -> Limits | None:

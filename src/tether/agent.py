@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 from tether._agent_setup import (
     REBUILT,
     build_runtime,
+    check_limits,
+    check_name,
     check_scalars,
-    effective_limits,
     listed,
+    reconfigured,
     resolve_model,
     resolve_store,
 )
@@ -29,10 +31,10 @@ from tether.execution import Execution
 from tether.limits import DEFAULT_LIMITS, IterationBudget, Limits
 from tether.messages import Message
 from tether.models.base import Model
-from tether.running import Prompt, Running
+from tether.prompts import Prompt
+from tether.running import Running
 from tether.session_ids import validate_session_id
 from tether.tools import Tool, ToolSource
-from tether.tools.toolset import Toolset
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -111,12 +113,9 @@ class Agent(Running):
         execution: Execution | None = None,
         name: str | None = None,
     ) -> None:
-        _check_name(name)
+        check_name(name)
         check_scalars(system_prompt, budget, confirm, approvals)
-        if limits is not None and not isinstance(limits, Limits):
-            raise ConfigurationError(
-                f"limits= takes a Limits(...) or None, got {type(limits).__name__}"
-            )
+        check_limits(limits)
         if execution is not None and not isinstance(execution, Execution):
             raise ConfigurationError(
                 f"execution= takes an Execution(...), got {type(execution).__name__}"
@@ -175,44 +174,8 @@ class Agent(Running):
             object.__setattr__(self, attr, value)
 
     def _reconfigure(self, attr: str, value: Any) -> None:
-        runtime = self._runtime
-        given = self._given
-        if attr == "name":
-            _check_name(value)
-            runtime = runtime.replace(name=value)
-        elif attr == "model":
-            runtime = runtime.replace(model=resolve_model(value))
-            value = runtime.model
-        elif attr == "tools":
-            items = listed("tools", value, "a list of tools (functions, @tool Tools, MCP servers)")
-            toolset = Toolset(items)
-            if toolset.changes or runtime.toolset.changes:
-                raise ConfigurationError(
-                    "agent.tools cannot be replaced on an agent whose tools come from a "
-                    "source that changes (an MCP server): build a new Agent, or use "
-                    "agent.clone(tools=[...])"
-                )
-            runtime = runtime.replace(toolset=toolset)
-            value = items
-        else:
-            check_scalars(
-                value if attr == "system_prompt" else None,
-                value if attr == "budget" else None,
-                value if attr == "confirm" else None,
-                None,
-            )
-            if attr == "limits":
-                if value is not None and not isinstance(value, Limits):
-                    raise ConfigurationError(
-                        f"limits= takes a Limits(...) or None, got {type(value).__name__}"
-                    )
-                runtime = runtime.replace(limits=effective_limits(value, given["budget"]))
-            elif attr == "budget":
-                limits = effective_limits(given["limits"], value)
-                runtime = runtime.replace(budget=value, limits=limits)
-            else:
-                runtime = runtime.replace(**{attr: value})
-        given[attr] = value
+        runtime, kept = reconfigured(self._runtime, self._given, attr, value)
+        self._given[attr] = kept  # only once the new runtime is built: never half-applied
         object.__setattr__(self, "_runtime", runtime)
 
     def clone(self, **changes: Any) -> Agent:
@@ -420,14 +383,6 @@ class Agent(Running):
         name = self._runtime.name
         named = "" if name is None else f"name={name!r}, "
         return f"Agent({named}model={self.model.name!r}, tools={[t.name for t in self.tools]}, session_id={self.session_id!r})"
-
-
-def _check_name(name: Any) -> None:
-    if name is not None and (not isinstance(name, str) or not _NAME.fullmatch(name)):
-        raise ConfigurationError(
-            "an agent's name is 1 to 64 letters, digits, spaces and '_.:-', starting with "
-            f"a letter or digit, got {str(name)[:80]!r}"
-        )
 
 
 def _new_session_id() -> str:

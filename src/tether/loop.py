@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Awaitable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
 from tether.context.prompt import settle_system_prompt
 from tether.context.truncated import CONTINUE_PROMPT
-from tether.control.events import AfterInvocation, BeforeInvocation, BeforeOutput
+from tether.control.events import BeforeInvocation, BeforeOutput
 from tether.control.interrupts import Interrupt, InterruptSignal
 from tether.errors import RunError, ToolLoopError
 from tether.events import (
-    FinalResult,
-    InterruptRaised,
     MessageCompleted,
     ModelCallFinished,
     ReasoningDelta,
@@ -27,9 +25,10 @@ from tether.events import (
 from tether.limits import DEFAULT_LIMITS, DEFAULT_MAX_TURNS, Limits
 from tether.messages import Message, ReasoningBlock, TextBlock, ToolCall, ToolResult
 from tether.modelcall import ModelCall
-from tether.result import Result, StopReason
+from tether.result import Result
+from tether.run_end import Outcome, finish
 from tether.run_state import RunState, StopRun
-from tether.session import SessionJournal, SessionView, journal_end
+from tether.session import SessionJournal
 from tether.suspension import Suspension
 from tether.toolcalls import repair_names, run_batch
 
@@ -73,7 +72,7 @@ async def run_invocation(
     if resume is not None:
         run.last_assistant = _last_assistant(conversation.messages)
     conversation.run = run
-    outcome = _Outcome()
+    outcome = Outcome()
     try:
         if journal is not None:
             # when and by whom (lease holder: host:pid:token) this run started, for timelines
@@ -225,122 +224,8 @@ async def run_invocation(
         outcome.stop(*(run.stop_hint or ("end_turn", None)))
     finally:
         conversation.run = None
-    for event in await _finish(run, outcome):
+    for event in await finish(run, outcome):
         yield event
-
-
-@dataclass(slots=True)
-class _Outcome:
-    """How the run ends. The first failure wins: a later step's error never replaces it."""
-
-    stop_reason: StopReason = "end_turn"
-    reason: str | None = None
-    failure: RunError | None = None
-
-    def stop(self, stop_reason: StopReason, reason: str | None) -> None:
-        self.stop_reason, self.reason = stop_reason, reason
-
-    def fail(self, error: RunError) -> None:
-        if self.failure is None:
-            self.stop_reason, self.reason, self.failure = "error", str(error), error
-
-    async def guard(self, step: Awaitable[T]) -> T | None:
-        """Await one wrap-up step; its RunError ends the run as ``error`` unless one came first."""
-        try:
-            return await step
-        except RunError as exc:
-            self.fail(exc)
-            return None
-
-
-async def _finish(run: RunState, outcome: _Outcome) -> list[StreamEvent]:
-    """Wrap the run up: settle open calls (or suspend), journal the end, build the Result,
-    run AfterInvocation; then raise the failure, or return the last events to yield."""
-    agent = run.agent
-    runtime = run.runtime
-    conversation = agent.conversation
-    events: list[StreamEvent] = []
-    if outcome.failure is not None and outcome.reason:  # a provider's text may echo a key
-        from tether.governance.masks import provider_text
-
-        outcome.reason = provider_text(outcome.reason, runtime.model)
-    if outcome.stop_reason in ("interrupt", "paused"):
-        conversation.suspension = Suspension(
-            list(run.interrupts), run.pending, run.batch_position, outcome.stop_reason
-        )
-    else:
-        closing = run.close_open_calls(
-            _close_status(outcome.stop_reason), outcome.reason or outcome.stop_reason
-        )
-        if closing is not None:
-            appended = await outcome.guard(run.add_message(closing))
-            if appended is not None:
-                events.append(appended)
-    if run.journal is not None:
-        view = _view(run, outcome.stop_reason)
-        usage = run.usage.to_dict()
-        await outcome.guard(
-            journal_end(run.journal, view, outcome.stop_reason, outcome.reason, usage)
-        )
-    result = Result(
-        outcome.stop_reason, run.last_assistant, run.usage, agent.session_id, outcome.reason
-    )
-    if outcome.stop_reason == "interrupt":
-        result.interrupts = list(run.interrupts)
-    elif outcome.stop_reason == "end_turn":
-        result.output = run.output
-    return [*events, *await _end(agent, result, run.journal, outcome)]
-
-
-async def end_without_running(
-    agent: AgentRef, result: Result, journal: SessionJournal | None
-) -> list[StreamEvent]:
-    """The end of a resume that ran nothing (answers still missing, or a recovered run
-    that had ended): the same end as every run's, so AfterInvocation sees it too."""
-    return await _end(agent, result, journal, _Outcome(result.stop_reason, result.reason))
-
-
-async def _end(
-    agent: AgentRef, result: Result, journal: SessionJournal | None, outcome: _Outcome
-) -> list[StreamEvent]:
-    """What every way a run ends shares: the Result kept, AfterInvocation, the records
-    its hooks queued journaled; then the failure raised, or the last events to yield."""
-    conversation = agent.conversation
-    conversation.last_result = result
-    hooks = agent.runtime.hooks
-    if hooks.has(AfterInvocation):
-        after = await outcome.guard(hooks.emit(AfterInvocation(agent, result)))
-        if after is not None and outcome.failure is None:
-            conversation.follow_up = after.resume
-        result.stop_reason, result.reason = outcome.stop_reason, outcome.reason
-    if journal is not None:  # records queued by AfterInvocation hooks
-        await outcome.guard(journal.flush())
-        result.stop_reason, result.reason = outcome.stop_reason, outcome.reason
-    if outcome.failure is not None:
-        outcome.failure.result = result
-        raise outcome.failure
-    events: list[StreamEvent] = [InterruptRaised(interrupt) for interrupt in result.interrupts]
-    events.append(FinalResult(result))
-    return events
-
-
-def _view(run: RunState, stop_reason: StopReason) -> SessionView:
-    conversation = run.agent.conversation
-    pending = None
-    if run.pending is not None:
-        pending = (list(run.pending[0]), run.pending[1])
-    return SessionView(
-        messages=conversation.messages,
-        state=conversation.state,
-        answers=conversation.answers,
-        pending=pending,
-        position=run.batch_position,
-        interrupts=list(run.interrupts),
-        suspended_reason=stop_reason,
-        compaction=conversation.compaction,
-        system_prompt=conversation.system_prompt,
-        system_prompt_known=conversation.system_prompt_known,
-    )
 
 
 def _abandon(run: RunState, reason: str) -> None:
@@ -362,10 +247,6 @@ def _last_assistant(messages: list[Message]) -> Message | None:
         if message.role == "assistant":
             return message
     return None
-
-
-def _close_status(stop_reason: StopReason) -> str:
-    return "cancelled" if stop_reason in ("cancelled", "paused") else "error"
 
 
 def _before_batch(run: RunState) -> None:

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 from tether.control.interrupts import ConfirmDecision, Interrupt, check_response
 from tether.errors import AnswerError, SessionStateError
 from tether.events import StreamEvent
-from tether.loop import end_without_running, run_invocation
+from tether.loop import run_invocation
 from tether.messages import JSONValue
 from tether.persistence import check_in_doubt_answer, settle_in_doubt
 from tether.result import Result, RunUsage
+from tether.run_end import end_without_running
 from tether.session import SessionJournal, SessionView, journal_end, journal_suspend
 from tether.suspension import Suspension
 

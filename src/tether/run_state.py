@@ -141,7 +141,7 @@ class RunState:
         """The model middleware chain of this run, or None (no model middleware)."""
         self.tool_onion: ToolOnion | None = None
         if runtime.model_middleware or runtime.tool_middleware:
-            from tether.toolcalls import onions
+            from tether.toolcall import onions
 
             onions(self)
 

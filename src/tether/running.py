@@ -10,11 +10,9 @@ a sub-agent call runs a ``Running`` whose runtime is the child's under its paren
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from tether._otel import global_tracer_provider
@@ -24,19 +22,17 @@ from tether.errors import AgentBusyError, InputError, SessionStateError
 from tether.events import FinalResult, StreamEvent
 from tether.loop import run_invocation
 from tether.messages import JSONValue, Message
+from tether.prompts import Prompt, output_spec, prompt_messages
 from tether.result import Result
+from tether.sync_run import run_sync
 from tether.tools.context import CancelSignal
 
 if TYPE_CHECKING:
     from tether.control.interrupts import Interrupt
     from tether.runtime import Runtime
     from tether.session import SessionJournal
-    from tether.structured import OutputSpec
 
-Prompt: TypeAlias = str | Message | Sequence[Message]
 _Start: TypeAlias = Callable[["SessionJournal | None"], AsyncGenerator[StreamEvent, None]]
-
-_thread_state = threading.local()
 
 
 class Running:
@@ -158,7 +154,7 @@ class Running:
 
     def run(self, prompt: Prompt, *, output_type: Any = None) -> Result:
         """Synchronous :meth:`invoke_async` (works inside a running event loop too)."""
-        return _run_sync(self.invoke_async(prompt, output_type=output_type))
+        return run_sync(self.invoke_async(prompt, output_type=output_type))
 
     def resume_stream(
         self,
@@ -182,7 +178,7 @@ class Running:
         """
 
         def prepare() -> _Start:
-            spec = _output_spec(output_type)
+            spec = output_spec(output_type)
 
             def start(journal: SessionJournal | None) -> AsyncGenerator[StreamEvent, None]:
                 from tether.resume import resume_events
@@ -216,7 +212,7 @@ class Running:
         decided_by: str | None = None,
     ) -> Result:
         """Synchronous :meth:`resume_async`."""
-        return _run_sync(
+        return run_sync(
             self.resume_async(responses, output_type=output_type, decided_by=decided_by)
         )
 
@@ -224,7 +220,7 @@ class Running:
 
     def _invocation(self, prompt: Prompt, output_type: Any, *, watched: bool) -> _Start:
         messages = prompt_messages(prompt)
-        spec = _output_spec(output_type)
+        spec = output_spec(output_type)
 
         def start(journal: SessionJournal | None) -> AsyncGenerator[StreamEvent, None]:
             self._refuse_if_suspended()
@@ -238,7 +234,7 @@ class Running:
     async def _session(self, prepare: Callable[[], _Start]) -> AsyncGenerator[StreamEvent, None]:
         """The one skeleton: check the arguments (``prepare``), open, run the events it
         starts (and the follow-ups AfterInvocation hooks ask for), observe each event,
-        close; every run ends through loop._end, so AfterInvocation always runs."""
+        close; every run ends through run_end._end, so AfterInvocation always runs."""
         start = prepare()
         journal = await self._open()
         try:
@@ -264,7 +260,7 @@ class Running:
         self, start: _Start, journal: SessionJournal | None
     ) -> AsyncGenerator[StreamEvent, None]:
         """The run's events, then the invocations AfterInvocation hooks ask for; every run
-        ends through loop._end, so AfterInvocation always runs."""
+        ends through run_end._end, so AfterInvocation always runs."""
         events = start(journal)
         if self._runtime.hooks.has(AfterInvocation):
             from tether.follow_up import follow_ups
@@ -377,46 +373,3 @@ async def _last_result(
         await events.aclose()
     assert result is not None
     return result
-
-
-def _run_sync(coroutine: Coroutine[Any, Any, Result]) -> Result:
-    """Drive ``coroutine`` to its Result from sync code (inside a running loop: on a thread).
-
-    The loop check happens outside any ``except`` block, so an error from the run
-    carries no chained "no running event loop" context.
-    """
-    if _running_loop() is None:
-        runner: asyncio.Runner | None = getattr(_thread_state, "runner", None)
-        if runner is None:
-            runner = _thread_state.runner = asyncio.Runner()
-        return runner.run(coroutine)
-    with ThreadPoolExecutor(1, thread_name_prefix="tether-sync") as pool:
-        return pool.submit(asyncio.run, coroutine).result()
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
-def _output_spec(output_type: Any) -> OutputSpec | None:
-    if output_type is None:
-        return None
-    from tether.structured import OutputSpec
-
-    return OutputSpec(output_type)
-
-
-def prompt_messages(prompt: Prompt) -> list[Message]:
-    """A prompt (str, Message or list of Messages) as the messages of an invocation."""
-    if isinstance(prompt, str):
-        return [Message.user(prompt)]
-    if isinstance(prompt, Message):
-        return [prompt]
-    if isinstance(prompt, Sequence) and all(isinstance(m, Message) for m in prompt):
-        return [m for m in prompt if isinstance(m, Message)]
-    raise InputError(
-        f"a prompt is a str, a Message or a list of Messages, got {type(prompt).__name__}"
-    )
