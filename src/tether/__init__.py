@@ -1,5 +1,7 @@
 """tether: a runtime for tool-using LLM agents with a governance-grade control plane."""
 
+from typing import Any
+
 from tether.agent import Agent
 from tether.agent_ref import AgentRef
 from tether.control.interrupts import Interrupt
@@ -29,16 +31,22 @@ from tether.errors import (
     ToolLoopError,
 )
 from tether.execution import Execution
-from tether.governance.approvals import Rules as _Rules
 from tether.limits import IterationBudget, Limits
 from tether.messages import Message, ToolCall, ToolResult, Usage
 from tether.result import Result, RunUsage, StopReason
 from tether.runtime import Runtime
 from tether.tools import Tool, ToolContext, tool
 
+
 # Every store applies governance's approval rules and redaction through this one seam:
 # tether.durable never imports tether.governance (docs/design.md s. 8).
-_install_rules(_Rules())
+def _governance_rules() -> Any:
+    from tether.governance.approvals import Rules
+
+    return Rules()
+
+
+_install_rules(factory=_governance_rules)  # made at a store's first approval or listing
 
 __version__ = "0.1.0"
 

@@ -4,14 +4,15 @@
 the approval rules, and ``store.session_page`` shows each session's first prompt
 redacted. Both are governance (:mod:`tether.governance`), which imports
 ``tether.durable`` and is never imported by it: the stores reach it through the
-:class:`StoreRules` installed here. ``tether/__init__.py`` installs
-:class:`tether.governance.approvals.Rules`; Python runs it before any module of
+:class:`StoreRules` installed here. ``tether/__init__.py`` installs a factory of
+:class:`tether.governance.approvals.Rules` (called at the first use, so ``import
+tether`` loads no governance code); Python runs it before any module of
 ``tether.durable``, so every store has the rules from its first use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tether.durable.errors import StoreError
@@ -83,16 +84,24 @@ class StoreRules(Protocol):
 
 
 _installed: StoreRules | None = None
+_factory: Callable[[], StoreRules] | None = None
 
 
-def install(rules: StoreRules) -> None:
-    """Make ``rules`` what every store applies (``tether/__init__.py`` calls it)."""
-    global _installed
-    _installed = rules
+def install(
+    rules: StoreRules | None = None, *, factory: Callable[[], StoreRules] | None = None
+) -> None:
+    """Make ``rules`` what every store applies, or ``factory`` the function that makes
+    them at their first use (``tether/__init__.py`` gives one: ``import tether`` then
+    loads no governance code)."""
+    global _installed, _factory
+    _installed, _factory = rules, factory
 
 
 def installed() -> StoreRules:
     """The installed rules; a :class:`StoreError` when none is (nothing is recorded)."""
+    global _installed, _factory
+    if _installed is None and _factory is not None:
+        _installed, _factory = _factory(), None
     if _installed is None:
         raise StoreError(
             "no governance rules are installed, so approvals cannot be filed or decided and "
