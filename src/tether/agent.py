@@ -156,7 +156,7 @@ class Agent(Running):
         object.__setattr__(self, "_explicit_session", session_id)
         object.__setattr__(self, "_registered", [])
         Running.__init__(self, build_runtime(given, resolved_store), conversation)
-        self._runtime.hooks.emit_sync(AgentInitialized(self))
+        self.runtime.hooks.emit_sync(AgentInitialized(self))
 
     # -- configuration: validated, rebuilt, never half-applied -------------------------
 
@@ -174,9 +174,9 @@ class Agent(Running):
             object.__setattr__(self, attr, value)
 
     def _reconfigure(self, attr: str, value: Any) -> None:
-        runtime, kept = reconfigured(self._runtime, self._given, attr, value)
+        runtime, kept = reconfigured(self.runtime, self._given, attr, value)
         self._given[attr] = kept  # only once the new runtime is built: never half-applied
-        object.__setattr__(self, "_runtime", runtime)
+        object.__setattr__(self, "runtime", runtime)
 
     def clone(self, **changes: Any) -> Agent:
         """A new Agent with this one's configuration, ``changes`` applied (any constructor
@@ -189,7 +189,7 @@ class Agent(Running):
                 f"agent.clone() takes Agent's constructor arguments, got {', '.join(unknown)}"
             )
         arguments = dict(self._given)
-        arguments["tools"] = list(self._runtime.toolset.items)
+        arguments["tools"] = list(self.runtime.toolset.items)
         session = self._explicit_session
         if session is not None:
             arguments["session_id"] = session
@@ -204,96 +204,96 @@ class Agent(Running):
     @property
     def model(self) -> Model:
         """The model this agent calls (settable: validated like ``model=``)."""
-        return self._runtime.model
+        return self.runtime.model
 
     @property
     def tools(self) -> list[Tool]:
         """The tools offered now (settable, unless a source such as an MCP server
         changes them: then use :meth:`clone`)."""
-        return self._runtime.toolset.tools
+        return self.runtime.toolset.tools
 
     @property
     def tool_map(self) -> dict[str, Tool]:
         """The tools by name (read-only view of ``runtime.toolset``)."""
-        return self._runtime.toolset.by_name
+        return self.runtime.toolset.by_name
 
     @property
     def tool_specs(self) -> list[dict[str, Any]]:
         """The tool specs a model call sends (read-only view of ``runtime.toolset``)."""
-        return self._runtime.toolset.specs
+        return self.runtime.toolset.specs
 
     @property
     def tool_sources(self) -> list[ToolSource]:
         """Sources of several tools (e.g. MCP servers), closed by :meth:`close`."""
-        return self._runtime.toolset.sources
+        return self.runtime.toolset.sources
 
     @property
     def system_prompt(self) -> str | None:
         """The system prompt (settable)."""
-        return self._runtime.system_prompt
+        return self.runtime.system_prompt
 
     @property
     def limits(self) -> Limits | None:
         """This agent's ceilings per invocation: by default ``Limits(turns=90)``
         (``DEFAULT_MAX_TURNS``) unless a budget is given; ``limits=None`` runs unbounded."""
-        return self._runtime.limits
+        return self.runtime.limits
 
     @property
     def budget(self) -> IterationBudget | None:
-        return self._runtime.budget
+        return self.runtime.budget
 
     @property
     def confirm(self) -> ConfirmCallback | None:
-        return self._runtime.confirm
+        return self.runtime.confirm
 
     @property
     def execution(self) -> Execution:
-        return self._runtime.execution
+        return self.runtime.execution
 
     @property
     def hooks(self) -> HookRegistry:
         """The hook registry (add hooks with :meth:`on` or ``hooks.add_provider``)."""
-        return self._runtime.hooks
+        return self.runtime.hooks
 
     @property
     def interventions(self) -> tuple[InterventionHandler, ...]:
         """The policy handlers this agent runs."""
-        return self._runtime.interventions
+        return self.runtime.interventions
 
     @property
     def store(self) -> Store | None:
-        return self._runtime.store
+        return self.runtime.store
 
     @property
     def agent_hooks(self) -> AgentHooksHost | None:
         """The AGENT-HOOKS-0.1 host (a HookProvider) or None."""
-        return self._runtime.agent_hooks
+        return self.runtime.agent_hooks
 
     @property
     def audit_sink(self) -> AuditTrail | None:
         """The audit trail (with a store), or None."""
-        return self._runtime.audit
+        return self.runtime.audit
 
     @property
     def buffer_output(self) -> bool:
-        return self._runtime.buffer_output
+        return self.runtime.buffer_output
 
     @property
     def observers(self) -> list[StreamObserver]:
         """Called with every stream event of a run before it is yielded (tether.observe)."""
-        return self._runtime.observers
+        return self.runtime.observers
 
     @property
     def executor(self) -> Executor:
         """The bounded thread pool that runs sync tools (created on first use)."""
-        return self._runtime.threads.get()
+        return self.runtime.threads.get()
 
     @property
     def name(self) -> str | None:
         """This agent's name (None: unnamed): ``gen_ai.agent.name`` and the span name
         ``invoke_agent {name}`` in traces, the AGENT-HOOKS ``agent.id``, and each run's
         start in the session journal (the timeline's "run started" row)."""
-        return self._runtime.name
+        return self.runtime.name
 
     # -- the conversation (views of self.conversation) -------------------------------
 
@@ -340,7 +340,7 @@ class Agent(Running):
         """Decorator: ``@agent.on(BeforeToolCall)`` registers the function as a hook."""
 
         def register(callback: Callable[[E], Any]) -> Callable[[E], Any]:
-            self._runtime.hooks.add(event_type, callback, order)
+            self.runtime.hooks.add(event_type, callback, order)
             self._registered.append((event_type, callback, order))
             return callback
 
@@ -370,8 +370,8 @@ class Agent(Running):
     def close(self) -> None:
         """Release the tool thread pool and close tool sources such as MCP connections
         (the agent stays usable: both come back on first use)."""
-        self._runtime.threads.release()
-        self._runtime.toolset.close()
+        self.runtime.threads.release()
+        self.runtime.toolset.close()
 
     def __enter__(self) -> Agent:
         return self
@@ -380,7 +380,7 @@ class Agent(Running):
         self.close()
 
     def __repr__(self) -> str:
-        name = self._runtime.name
+        name = self.runtime.name
         named = "" if name is None else f"name={name!r}, "
         return f"Agent({named}model={self.model.name!r}, tools={[t.name for t in self.tools]}, session_id={self.session_id!r})"
 

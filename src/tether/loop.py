@@ -233,7 +233,7 @@ def _abandon(run: RunState, reason: str) -> None:
     if closing is not None:
         run.messages.append(closing)
     run.agent.conversation.last_result = Result(
-        "cancelled", run.last_assistant, run.usage, run.agent.session_id, reason
+        "cancelled", run.last_assistant, run.usage, run.session_id, reason
     )
 
 

@@ -88,7 +88,7 @@ class ModelCall:
                     "before_model_call",
                     len(run.messages),
                     "hook",
-                    session=agent.session_id,
+                    session=run.session_id,
                 )
                 event = BeforeModelCall(
                     agent, list(messages), specs, attempt, interrupter=interrupter

@@ -76,7 +76,7 @@ async def finish(run: RunState, outcome: Outcome) -> list[StreamEvent]:
             journal_end(run.journal, view, outcome.stop_reason, outcome.reason, usage)
         )
     result = Result(
-        outcome.stop_reason, run.last_assistant, run.usage, agent.session_id, outcome.reason
+        outcome.stop_reason, run.last_assistant, run.usage, run.session_id, outcome.reason
     )
     if outcome.stop_reason == "interrupt":
         result.interrupts = list(run.interrupts)

@@ -71,6 +71,7 @@ class RunState:
         "paused",
         "pending",
         "runtime",
+        "session_id",
         "started",
         "stop_hint",
         "system_prompt",
@@ -88,6 +89,7 @@ class RunState:
         self.runtime = runtime
         """What this run runs with: the engine reads configuration only from here."""
         conversation = agent.conversation
+        self.session_id: str = conversation.session_id
         self.messages: list[Message] = conversation.messages
         self.usage = RunUsage()
         self.started = time.monotonic()

@@ -38,12 +38,15 @@ _Start: TypeAlias = Callable[["SessionJournal | None"], AsyncGenerator[StreamEve
 class Running:
     """An :class:`~tether.agent_ref.AgentRef` with the invoke / stream / resume entry points."""
 
+    runtime: Runtime
+    """What this agent's runs run with (read-only: ``Agent`` replaces it only through
+    its checked setters; see tether.runtime)."""
     conversation: Conversation
-    """The session's state: messages, state, answers, the running run (a plain attribute:
-    the engine reads it on every step)."""
+    """The session's state: messages, state, answers, the running run."""
+    # Both are plain attributes, not properties: the engine reads them on every step.
 
     def __init__(self, runtime: Runtime, conversation: Conversation) -> None:
-        self._runtime = runtime
+        object.__setattr__(self, "runtime", runtime)
         object.__setattr__(self, "conversation", conversation)
         self._lock = threading.Lock()
         self._cancel = CancelSignal()
@@ -53,20 +56,15 @@ class Running:
     # -- the AgentRef ---------------------------------------------------------------
 
     @property
-    def runtime(self) -> Runtime:
-        """What this agent's runs run with (read-only; see tether.runtime)."""
-        return self._runtime
-
-    @property
     def name(self) -> str | None:
         """This agent's name (None: unnamed)."""
-        return self._runtime.name
+        return self.runtime.name
 
     @property
     def path(self) -> str:
         """This agent's path in an agent tree (``researcher#c1/coder#c4``; ``""`` at the
         top): every hook event carries it as ``event.agent.path``."""
-        return self._runtime.path
+        return self.runtime.path
 
     @property
     def session_id(self) -> str:
@@ -98,35 +96,35 @@ class Running:
     @property
     def model(self) -> Any:
         """The model (``runtime.model``)."""
-        return self._runtime.model
+        return self.runtime.model
 
     @property
     def system_prompt(self) -> str | None:
-        return self._runtime.system_prompt
+        return self.runtime.system_prompt
 
     @property
     def tools(self) -> list[Any]:
         """The tools offered now (``runtime.toolset.tools``; refreshed with MCP servers)."""
-        return self._runtime.toolset.tools
+        return self.runtime.toolset.tools
 
     @property
     def tool_map(self) -> dict[str, Any]:
         """The tools by name (``runtime.toolset.by_name``)."""
-        return self._runtime.toolset.by_name
+        return self.runtime.toolset.by_name
 
     @property
     def hooks(self) -> Any:
         """The hook registry (``runtime.hooks``)."""
-        return self._runtime.hooks
+        return self.runtime.hooks
 
     @property
     def store(self) -> Any:
-        return self._runtime.store
+        return self.runtime.store
 
     @property
     def audit_sink(self) -> Any:
         """The audit trail (``runtime.audit``), or None without a store."""
-        return self._runtime.audit
+        return self.runtime.audit
 
     # -- invocation -------------------------------------------------------------------
 
@@ -148,7 +146,7 @@ class Running:
         start = self._invocation(prompt, output_type, watched=False)  # a bad prompt raises here
         journal = await self._open()
         try:
-            return await _last_result(self._events(start, journal), self._runtime.observers)
+            return await _last_result(self._events(start, journal), self.runtime.observers)
         finally:
             await self._close(journal)
 
@@ -239,11 +237,11 @@ class Running:
         journal = await self._open()
         try:
             events = start(journal)
-            if self._runtime.hooks.has(AfterInvocation):
+            if self.runtime.hooks.has(AfterInvocation):
                 from tether.follow_up import follow_ups
 
                 events = follow_ups(self, events, self._cancel, journal, prompt_messages)
-            observers = self._runtime.observers
+            observers = self.runtime.observers
             async with contextlib.aclosing(events) as stream:
                 if observers:
                     async for event in stream:
@@ -262,7 +260,7 @@ class Running:
         """The run's events, then the invocations AfterInvocation hooks ask for; every run
         ends through run_end._end, so AfterInvocation always runs."""
         events = start(journal)
-        if self._runtime.hooks.has(AfterInvocation):
+        if self.runtime.hooks.has(AfterInvocation):
             from tether.follow_up import follow_ups
 
             events = follow_ups(self, events, self._cancel, journal, prompt_messages)
@@ -286,7 +284,7 @@ class Running:
                 from tether.observe.auto import auto_instrument
 
                 auto_instrument(self)
-            if self._runtime.store is None:
+            if self.runtime.store is None:
                 return None
             from tether.persistence import open_session
 

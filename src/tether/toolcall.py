@@ -76,7 +76,7 @@ async def process_call(run: RunState, call: ToolCall, argument_error: str | None
             run.batch_position,
             "hook",
             call,
-            session=agent.session_id,
+            session=run.session_id,
         )
         journaled = run.journal is not None  # the ran record is for the journal only
         model = copy.deepcopy(call.arguments) if journaled else {}  # a hook may edit in place
@@ -191,7 +191,7 @@ async def _invoke(
         return error_result(call, f"Error: {exc}"), exc
     agent = run.agent
     interrupter = Interrupter(
-        run.answers, "tool", run.batch_position, "tool", call, session=agent.session_id
+        run.answers, "tool", run.batch_position, "tool", call, session=run.session_id
     )
     task = asyncio.current_task()
     outlets = run.outlets  # set while a live group runs: this task's way into the stream
