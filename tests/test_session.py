@@ -370,3 +370,26 @@ async def test_a_snapshot_that_holds_the_messages_still_loads(tmp_path):
     fresh = adder(store=SQLiteStore(tmp_path / "s.db"), session_id="old")
     await fresh.invoke_async("second")
     assert [m.text for m in fresh.messages if m.role == "user"] == ["first", "second"]
+
+
+@pytest.mark.parametrize(
+    ("name", "home"),
+    [
+        ("IN_DOUBT", "tether.journal_fold"),
+        ("SessionView", "tether.journal_fold"),
+        ("fold", "tether.journal_fold"),
+        ("SessionJournal", "tether.journal_writer"),
+        ("SessionObserver", "tether.journal_writer"),
+        ("SNAPSHOT_EVERY", "tether.journal_end"),
+        ("journal_end", "tether.journal_end"),
+        ("journal_suspend", "tether.journal_end"),
+    ],
+)
+def test_every_journal_name_still_imports_from_tether_session(name: str, home: str) -> None:
+    """session.py was split by concern; what it exported is the same object from there."""
+    import importlib
+
+    import tether.session
+
+    assert getattr(tether.session, name) is getattr(importlib.import_module(home), name)
+    assert name in tether.session.__all__

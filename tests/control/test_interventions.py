@@ -86,6 +86,35 @@ def tool_result(agent: Agent) -> ToolResult:
 # -- registration --------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("name", "home"),
+    [
+        ("Action", "handler"),
+        ("Confirm", "handler"),
+        ("ConfirmCallback", "handler"),
+        ("ConfirmRequest", "handler"),
+        ("Deny", "handler"),
+        ("Guide", "handler"),
+        ("InterventionHandler", "handler"),
+        ("OnError", "handler"),
+        ("Point", "handler"),
+        ("Proceed", "handler"),
+        ("Transform", "handler"),
+        ("InterventionRunner", "runner"),
+        ("recheck_edit", "edit_check"),
+    ],
+)
+def test_every_name_still_imports_from_tether_control_interventions(name: str, home: str) -> None:
+    """interventions.py became a package split by concern; its names stay where they were."""
+    import importlib
+
+    import tether.control.interventions as interventions
+
+    module = importlib.import_module(f"tether.control.interventions.{home}")
+    assert getattr(interventions, name) is getattr(module, name)
+    assert name in interventions.__all__
+
+
 def test_handlers_register_only_the_points_they_override() -> None:
     class ToolsOnly(InterventionHandler):
         def before_tool_call(self, event: BeforeToolCall) -> None:

@@ -235,3 +235,17 @@ def test_import_tether_does_not_load_agent_hooks() -> None:
 
     code = "import sys, tether; assert not any(m.startswith('agent_hooks') or 'agent_hooks' in m for m in sys.modules), sorted(m for m in sys.modules if 'agent_hooks' in m)"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_host_class_stays_in_host_py_beside_the_points() -> None:
+    """The points moved to points.py; AgentHooksHost stays in host.py, where the Agent
+    looks for it without importing it (_agent_setup.is_agent_hooks_host)."""
+    import sys
+
+    from tether._agent_setup import is_agent_hooks_host
+    from tether.control.agent_hooks import host, points
+
+    assert AgentHooksHost.__module__ == "tether.control.agent_hooks.host"
+    assert sys.modules["tether.control.agent_hooks.host"] is host
+    assert is_agent_hooks_host(AgentHooksHost([]))
+    assert host.HookSession is points.HookSession

@@ -6,20 +6,18 @@ pre_model_call -> BeforeModelCall, post_model_call -> AfterModelCall,
 pre_tool_call -> BeforeToolCall, post_tool_call -> AfterToolCall,
 output -> BeforeOutput, agent_shutdown -> AfterInvocation. The emitter
 (``agent_hooks.InterceptionEmitter``) does dispatch, composition, approvals,
-identities and records; this module only translates and writes verdicts back.
+identities and records; this module attaches the host and keeps its sessions,
+:mod:`tether.control.agent_hooks.points` translates each point and writes the verdict back.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent_hooks import (
     AgentContext,
-    AgentContextBuilder,
     ApprovalResolver,
     CompositionConfig,
     EnforcementMode,
@@ -29,9 +27,10 @@ from agent_hooks import (
     InterceptionRecord,
 )
 
+from tether.control.agent_hooks import points
 from tether.control.agent_hooks import translate as wire
-from tether.control.agent_hooks.durable import CURRENT_EVENT
-from tether.control.agent_hooks.interceptors import Bounded, Context, as_interceptor
+from tether.control.agent_hooks.interceptors import Bounded, as_interceptor
+from tether.control.agent_hooks.points import HookSession
 from tether.control.agent_hooks.records import RecordSink, RecordTrail
 from tether.control.events import (
     AfterInvocation,
@@ -44,25 +43,12 @@ from tether.control.events import (
 )
 from tether.control.registry import HookOrder, HookRegistry
 from tether.errors import ConfigurationError, SessionStateError
-from tether.messages import ToolResult
 
 if TYPE_CHECKING:
     from tether.agent_ref import AgentRef
 
 MAX_BUFFERED_RECORDS = 1000
 """Bound on the emitter's in-memory records (code path; every record also goes to the sinks)."""
-_SUMMARY = {"end_turn": "completed", "error": "error", "blocked": "error", "cancelled": "cancelled"}
-
-
-@dataclass(slots=True)
-class _Session:
-    """One AGENT-HOOKS session: the context builder (sequence, envelope) and its bookkeeping."""
-
-    builder: AgentContextBuilder
-    owned: bool = False
-    blocked: str | None = None
-    denied: set[str] = field(default_factory=set)
-    """Tool calls denied before they ran (no post_tool_call for them)."""
 
 
 class AgentHooksHost:
@@ -144,8 +130,8 @@ class AgentHooksHost:
             router = _Router(trail)
             emitter.set_record_sink(router)
         self._router = router
-        self._session: _Session | None = None
-        self._owned: _Session | None = None
+        self._session: HookSession | None = None
+        self._owned: HookSession | None = None
         self._wire = wire.WireCache()
         self._attached = False
         self.parent: AgentHooksHost | None = None
@@ -198,27 +184,13 @@ class AgentHooksHost:
 
     # -- sessions -------------------------------------------------------------------
 
-    def _new_session(self, agent: AgentRef, owned: bool) -> _Session:
-        builder = AgentContextBuilder(
-            agent_id=agent.name or "tether",
-            framework="tether",
-            session_id=f"{agent.session_id}.{os.urandom(6).hex()}",
-        )
-        return _Session(builder, owned)
-
     async def start_session(self, agent: AgentRef) -> InterceptionRecord:
         """Open a caller-owned session (emits agent_startup) that the next invocations
         share until :meth:`end_session`. A denied startup blocks those invocations."""
         if self._owned is not None:
             raise SessionStateError("an AGENT-HOOKS session is already open; end it first")
-        session = self._owned = self._new_session(agent, owned=True)
-        ctx = Context(
-            session.builder.agent_startup(tools_registered=sorted(agent.runtime.toolset.by_name))
-        )
-        record = await self._emit(ctx)
-        if not record.proceeds:
-            session.blocked = _reason(record)
-        return record
+        session = self._owned = HookSession.open(agent, owned=True)
+        return await points.startup(session, self._emit, agent)
 
     async def end_session(self, reason: str = "completed") -> InterceptionRecord:
         """Close the caller-owned session (emits agent_shutdown with ``reason``)."""
@@ -249,181 +221,39 @@ class AgentHooksHost:
         self.trail.journal = run.journal if run is not None else None
         session = self._owned
         if session is None:
-            session = self._new_session(agent, owned=False)
+            session = HookSession.open(agent, owned=False)
             if not event.block:
-                ctx = Context(
-                    session.builder.agent_startup(
-                        tools_registered=sorted(agent.runtime.toolset.by_name)
-                    )
-                )
-                record = await self._emit(ctx)
-                if not record.proceeds:
-                    session.blocked = _reason(record)
+                await points.startup(session, self._emit, agent)
         self._session = session
-        if session.blocked is not None:
-            event.block = session.blocked
-        if event.block:
-            return
-        changed = False
-        messages = []
-        for message in event.messages:
-            ctx = Context(session.builder.input(content=wire.text_of(message), role=message.role))
-            target = ctx["target"]
-            record = await self._emit(ctx)
-            if not record.proceeds:
-                event.block = _reason(record)
-                return
-            if _changed(ctx, target):
-                try:
-                    message = wire.input_back(message, ctx["target"])
-                except wire.WriteBackError as exc:
-                    event.block = _unwritable("input", exc)
-                    return
-                changed = True
-            messages.append(message)
-        if changed:
-            event.messages = messages
+        await points.inputs(session, self._emit, event)
 
     async def _before_model_call(self, event: BeforeModelCall) -> None:
-        session = self._session
-        if session is None or event.block:
-            return
-        ctx = Context(
-            session.builder.pre_model_call(
-                model_id=event.agent.runtime.model.name, messages=self._wire.of(event.messages)
-            )
-        )
-        target = ctx["target"]
-        token = CURRENT_EVENT.set(event)
-        try:
-            record = await self._emit(ctx)
-        finally:
-            CURRENT_EVENT.reset(token)
-        if not record.proceeds:
-            event.block = _reason(record)
-        elif _changed(ctx, target):
-            try:
-                event.messages = wire.messages_back(event.messages, ctx["target"])
-            except wire.WriteBackError as exc:
-                event.block = _unwritable("pre_model_call", exc)
+        if self._session is not None:
+            await points.pre_model_call(self._session, self._emit, self._wire, event)
 
     async def _after_model_call(self, event: AfterModelCall) -> None:
-        session = self._session
-        response = event.response
-        if session is None or response is None or event.block or event.retry:
-            return
-        projected = wire.response_wire(response)
-        ctx = Context(
-            session.builder.post_model_call(
-                model_id=event.agent.runtime.model.name,
-                content=projected["content"],
-                tool_calls=projected["tool_calls"],
-                finish_reason=projected["finish_reason"],
-            )
-        )
-        target = ctx["target"]
-        record = await self._emit(ctx)
-        if not record.proceeds:
-            event.block = _reason(record)
-        elif _changed(ctx, target):
-            try:
-                event.response = wire.response_back(response, ctx["target"])
-            except wire.WriteBackError as exc:
-                event.block = _unwritable("post_model_call", exc)
+        if self._session is not None:
+            await points.post_model_call(self._session, self._emit, event)
 
     async def _before_tool_call(self, event: BeforeToolCall) -> None:
-        session = self._session
-        call = event.tool_call
-        if session is None:
-            return
-        if event.cancel_tool:  # another control refused it: it will not run
-            session.denied.add(call.id)
-            return
-        ctx = Context(
-            session.builder.pre_tool_call(
-                call_id=call.id, name=call.name, args=dict(call.arguments)
-            )
-        )
-        target = ctx["target"]
-        token = CURRENT_EVENT.set(event)
-        try:
-            record = await self._emit(ctx)
-        finally:
-            CURRENT_EVENT.reset(token)
-        if not record.proceeds:
-            session.denied.add(call.id)
-            self._refuse_call(event, _reason(record), _host_error(record))
-        elif _changed(ctx, target):
-            try:
-                event.tool_call = wire.args_back(call, ctx["target"])
-            except wire.WriteBackError as exc:
-                session.denied.add(call.id)
-                self._refuse_call(event, _unwritable("pre_tool_call", exc), True)
-
-    def _refuse_call(self, event: BeforeToolCall, reason: str, host_error: bool) -> None:
-        """Deny the call; a host error under the ``terminate`` posture also stops the run."""
-        if host_error and self.tool_seam_host_error == "terminate":
-            event.block = reason
-        else:
-            event.cancel_tool = reason
+        if self._session is not None:
+            posture = self.tool_seam_host_error
+            await points.pre_tool_call(self._session, self._emit, event, posture)
 
     async def _after_tool_call(self, event: AfterToolCall) -> None:
-        session = self._session
-        call = event.tool_call
-        if session is None or event.retry:
-            return
-        if call.id in session.denied:
-            session.denied.discard(call.id)
-            return
-        result = event.result
-        ctx = Context(
-            session.builder.post_tool_call(
-                call_id=call.id,
-                name=call.name,
-                args=dict(call.arguments),
-                value=wire.result_value(result),
-                is_error=result.is_error,
-            )
-        )
-        target = ctx["target"]
-        record = await self._emit(ctx)
-        if not record.proceeds:
-            self._refuse_result(event, _reason(record), _host_error(record))
-        elif _changed(ctx, target):
-            try:
-                event.result = wire.result_back(result, ctx["target"])
-            except wire.WriteBackError as exc:
-                self._refuse_result(event, _unwritable("post_tool_call", exc), True)
-
-    def _refuse_result(self, event: AfterToolCall, reason: str, host_error: bool) -> None:
-        """Replace the result; a host error under ``terminate`` also stops the run."""
-        event.result = _denied(event.result, reason)
-        if host_error and self.tool_seam_host_error == "terminate":
-            event.block = reason
+        if self._session is not None:
+            posture = self.tool_seam_host_error
+            await points.post_tool_call(self._session, self._emit, event, posture)
 
     async def _before_output(self, event: BeforeOutput) -> None:
-        session = self._session
-        if session is None or event.block:
-            return
-        ctx = Context(session.builder.output(content=wire.text_of(event.message)))
-        target = ctx["target"]
-        record = await self._emit(ctx)
-        if not record.proceeds:
-            event.block = _reason(record)
-        elif _changed(ctx, target):
-            try:
-                event.message = wire.output_back(event.message, ctx["target"])
-            except wire.WriteBackError as exc:
-                event.block = _unwritable("output", exc)
+        if self._session is not None:
+            await points.output(self._session, self._emit, event)
 
     async def _after_invocation(self, event: AfterInvocation) -> None:
         session, self._session = self._session, None
         try:
             if session is not None and not session.owned:
-                stop = event.result.stop_reason
-                reason = _SUMMARY.get(stop, "completed")
-                ctx = Context(session.builder.agent_shutdown(reason=reason, stop_reason=stop))
-                await self._emit(ctx)
+                await points.shutdown(session, self._emit, event.result.stop_reason)
         finally:
             self.trail.journal = None
             if session is not None and not session.owned:
@@ -434,13 +264,6 @@ _ONE_HOST = (
     "an agent takes one AGENT-HOOKS host (agent_hooks=...) and a host serves one agent: "
     "build a new AgentHooksHost for each agent"
 )
-
-
-def _changed(ctx: AgentContext, before: Any) -> bool:
-    """Whether the emission wrote a transformed target into ``ctx``."""
-    after = ctx.get("target")
-    return after is not before and after != before
-
 
 POSTURES = ("terminate", "continue")
 _EMITTING: ContextVar[RecordTrail | None] = ContextVar("tether_agent_hooks_trail", default=None)
@@ -460,11 +283,6 @@ class _Router:
         (_EMITTING.get() or self.root)(record)
 
 
-def _host_error(record: InterceptionRecord) -> bool:
-    """The deny is the host's own (``host_error:*``: an interceptor failed, timed out, ...)."""
-    return (record.verdict.reason or "").startswith("host_error:")
-
-
 def _posture(emitter: InterceptionEmitter) -> str:
     """The tool-seam posture a host declaration states (``continue``, the contract's
     default, when it states none)."""
@@ -472,22 +290,3 @@ def _posture(emitter: InterceptionEmitter) -> str:
     configuration = getattr(declaration, "configuration", None) or {}
     posture = (configuration.get("posture") or {}).get("tool_seam_host_error")
     return posture if posture in POSTURES else "continue"
-
-
-def _reason(record: InterceptionRecord) -> str:
-    """The policy reason for a deny (never the payload it was about)."""
-    verdict = record.verdict
-    return (
-        f"denied by AGENT-HOOKS at {record.interception_point.value}: "
-        f"{verdict.reason or 'no reason given'}"
-    )
-
-
-def _unwritable(point: str, exc: Exception) -> str:
-    return (
-        f"denied by AGENT-HOOKS at {point}: the transform cannot be applied ({exc}); failing closed"
-    )
-
-
-def _denied(result: ToolResult, reason: str) -> ToolResult:
-    return ToolResult(result.tool_call_id, result.name, f"Denied: {reason}", True, "denied")
