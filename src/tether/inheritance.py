@@ -39,7 +39,25 @@ def inherited(
 ) -> Runtime:
     """``own`` (a child agent's runtime) under ``parent``'s policy and store, at ``path``
     in the tree, run by the parent's tool call ``call_id`` (made by agent ``by``)."""
-    check_child(own, path)
+    return placed(policy_of(own, parent, path), parent, path, call_id, by)
+
+
+def placed(
+    base: Runtime, parent: Runtime, path: str, call_id: str = "", by: AgentRef | None = None
+) -> Runtime:
+    """``base`` (a :func:`policy_of` result) at ``path`` under ``parent``, run by its
+    tool call ``call_id``: the per-call part of :func:`inherited` (one copy)."""
+    return base.replace(
+        path=f"{parent.path}/{path}" if parent.path else path,
+        spawned_by=None if by is None else (by, call_id),
+    )
+
+
+def policy_of(own: Runtime, parent: Runtime, label: str = "") -> Runtime:
+    """``own`` under ``parent``'s policy and store, not yet placed in the tree. The same
+    for every call of one child under one parent, so a sub-agent tool may keep it
+    (agents/subagent.py does, for an Agent object, whose calls run one at a time)."""
+    check_child(own, label)
     hooks = own.hooks.copy()
     missing = [h for h in parent.interventions if all(h is not o for o in own.interventions)]
     if missing:
@@ -83,9 +101,7 @@ def inherited(
         agent_hooks=host,
         buffer_output=buffer_output,
         observers=list(own.observers),
-        path=f"{parent.path}/{path}" if parent.path else path,
         hidden=parent.hidden,
-        spawned_by=None if by is None else (by, call_id),
     )
 
 

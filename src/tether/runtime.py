@@ -71,7 +71,13 @@ class Runtime:
 
     def replace(self, **changes: Any) -> Runtime:
         """A copy with ``changes`` (no validation: the Agent validates what users give)."""
-        return dataclasses.replace(self, **changes)
+        # field by field, not dataclasses.replace: its checks and keyword call cost a
+        # sub-agent call (which places a copy per call) more than the copy itself
+        twin = object.__new__(Runtime)
+        put = object.__setattr__
+        for name in _FIELDS:
+            put(twin, name, changes[name] if name in changes else getattr(self, name))
+        return twin
 
     def under(
         self, parent: Runtime, path: str, call_id: str = "", by: AgentRef | None = None
@@ -82,3 +88,6 @@ class Runtime:
         from tether.inheritance import inherited
 
         return inherited(self, parent, path, call_id, by)
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(Runtime))

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tether.agent_ref import AgentRef
     from tether.result import Result
     from tether.running import Running
+    from tether.runtime import Runtime
 
 AgentFactory = Callable[[], "Agent"]
 """Builds a fresh child Agent per call (built with ``store=None``: it uses the parent's)."""
@@ -95,6 +96,9 @@ class SubAgentTool(Tool):
         self._factory = None
         self.output_type = output_type
         self._live: dict[str, Running] = {}  # children that stopped for an interrupt
+        self._policy: tuple[Runtime, Runtime, Runtime] | None = None
+        """(the child's runtime, the parent's, the child's under the parent's policy): the
+        last one built, reused while both are the same (an Agent object's calls)."""
         self._busy = threading.Lock()
 
     def make_child(self, context: ToolContext) -> Agent:
@@ -148,12 +152,16 @@ class SubAgentTool(Tool):
         """``agent``'s runtime under the calling agent's, on the conversation of ``sid``
         (the child Agent object itself is not changed)."""
         from tether.conversation import Conversation
+        from tether.inheritance import placed, policy_of
         from tether.running import Running
 
         parent = context.agent
         call = context.tool_call
-        where = step(self.name, call.id)
-        runtime = agent.runtime.under(parent.runtime, where, call.id, by=parent)
+        own, above = agent.runtime, parent.runtime
+        memo = self._policy
+        if memo is None or memo[0] is not own or memo[1] is not above:
+            memo = self._policy = (own, above, policy_of(own, above, self.name))
+        runtime = placed(memo[2], above, step(self.name, call.id), call.id, parent)
         return Running(runtime, Conversation(sid))
 
     async def _drive(
