@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tether import Agent, ConfigurationError, Limits, tool
-from tether.control import BeforeToolCall, Deny, InterventionHandler
+from tether.control import BeforeModelCall, BeforeToolCall, Deny, InterventionHandler
 from tether.models import ScriptedModel
 from tether.runtime import Runtime
 
@@ -170,3 +170,28 @@ def test_under_is_a_pure_function_of_the_two_runtimes() -> None:
     grandchild = Agent(model=_add_turns()).runtime.under(under, "coder#k1", "k1")
     assert grandchild.path == "helper#c1/coder#k1"
     assert grandchild.hidden is parent.runtime.hidden  # one set of hidden strings per tree
+
+
+def test_a_hook_added_to_a_child_after_a_parent_called_it_runs_in_the_next_call() -> None:
+    child = Agent(model=ScriptedModel(lambda m, s: "child done"))
+    parent = Agent(
+        model=ScriptedModel(
+            lambda m, s: (
+                "done"
+                if m[-1].role == "tool"
+                else {"tool_calls": [{"name": "helper", "args": {"task": "t"}}]}
+            )
+        ),
+        tools=[child.as_tool("helper")],
+    )
+    parent.run("one")
+    seen: list[str] = []
+
+    @child.on(BeforeModelCall)
+    def note(event: BeforeModelCall) -> None:
+        seen.append(event.agent.path)
+
+    parent.reset()
+    parent.run("two")
+    assert len(seen) == 1
+    assert seen[0].startswith("helper#")

@@ -96,9 +96,10 @@ class SubAgentTool(Tool):
         self._factory = None
         self.output_type = output_type
         self._live: dict[str, Running] = {}  # children that stopped for an interrupt
-        self._policy: tuple[Runtime, Runtime, Runtime] | None = None
-        """(the child's runtime, the parent's, the child's under the parent's policy): the
-        last one built, reused while both are the same (an Agent object's calls)."""
+        self._policy: tuple[Runtime, Runtime, int, Runtime] | None = None
+        """(the child's runtime, the parent's, the child's hook registry version, the
+        child's under the parent's policy): the last one built, reused while all three are
+        the same (an Agent object's calls; a hook added to the child since rebuilds it)."""
         self._busy = threading.Lock()
 
     def make_child(self, context: ToolContext) -> Agent:
@@ -159,9 +160,10 @@ class SubAgentTool(Tool):
         call = context.tool_call
         own, above = agent.runtime, parent.runtime
         memo = self._policy
-        if memo is None or memo[0] is not own or memo[1] is not above:
-            memo = self._policy = (own, above, policy_of(own, above, self.name))
-        runtime = placed(memo[2], above, step(self.name, call.id), call.id, parent)
+        version = own.hooks.version
+        if memo is None or memo[0] is not own or memo[1] is not above or memo[2] != version:
+            memo = self._policy = (own, above, version, policy_of(own, above, self.name))
+        runtime = placed(memo[3], above, step(self.name, call.id), call.id, parent)
         return Running(runtime, Conversation(sid))
 
     async def _drive(

@@ -83,6 +83,12 @@ class HookRegistry:
             key = sorted(entries, key=lambda e: (e.order, e.seq))
         self._sorted[event_type] = tuple(key)
 
+    @property
+    def version(self) -> int:
+        """Grows with every callback added (a copy made at one version stays current
+        while it does not move)."""
+        return self._seq
+
     def copy(self) -> HookRegistry:
         """A registry with the same callbacks; what is added to either stays its own."""
         twin = HookRegistry()
