@@ -71,3 +71,23 @@ def factory(**options: Any) -> Agent:
         interventions=[Policy()],
         **options,
     )
+
+
+def scored(evaluator: Any, case: Any, make: Any = None, **options: Any) -> Any:
+    """The Score ``evaluator`` gives one real run of ``case`` (default agent: factory)."""
+    from tether.evals import Dataset
+
+    report = Dataset([case], [evaluator]).evaluate(make or factory, **options)
+    (row,) = report.rows
+    return row.scores[evaluator.name]
+
+
+def answering(*texts: Any, **options: Any) -> Any:
+    """A factory of agents whose ScriptedModel plays ``texts`` (turns)."""
+    from tether.models import ScriptedModel
+
+    def make() -> Agent:
+        return Agent(model=ScriptedModel(list(texts)), tools=[search, delete_file, send],
+                     store=None, **options)  # fmt: skip
+
+    return make
