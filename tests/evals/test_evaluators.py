@@ -4,6 +4,7 @@ cannot be given is "not scored", never 0; custom evaluators of every return kind
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -174,3 +175,17 @@ def test_a_custom_evaluator_returns_a_bool_a_float_or_a_score_sync_or_async() ->
     assert not report.rows[0].passed  # an evaluator that raised counts against the run
     with pytest.raises(ConfigurationError, match="an evaluator is an Evaluator"):
         Dataset([], [42])
+
+
+def test_a_pattern_that_backtracks_without_bound_is_stopped_as_an_error_cell(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tether.evals import evaluators
+
+    monkeypatch.setattr(evaluators, "MATCH_SECONDS", 0.2)
+    started = time.perf_counter()
+    stuck = scored(Matches(r"(a+)+$"), Case("c", "q"), answering("a" * 5000 + "!"))
+    assert time.perf_counter() - started < 10
+    assert stuck.error
+    assert stuck.score is None  # not a 0
+    assert "took more than 0.2 s" in stuck.reason

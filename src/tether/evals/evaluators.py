@@ -3,9 +3,10 @@ policy_outcome.py). Each is saved to a dataset file by its name and :meth:`param
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import json
 import math
-import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -16,6 +17,8 @@ from tether.evals.score import Evaluator, Score, check_threshold
 MAX_TEXT = 100_000
 """Characters of an answer that Contains and Matches read (a model's text is untrusted)."""
 MAX_PATTERN = 1000
+MATCH_SECONDS = 1.0
+"""How long one match may run before it is stopped (Matches)."""
 
 
 def _named(evaluator: Evaluator, name: str | None) -> str:
@@ -103,8 +106,12 @@ class Contains(Evaluator):
 
 
 class Matches(Evaluator):
-    """The answer's text (its first MAX_TEXT characters) matches ``pattern``
-    (``re.search``; the pattern is compiled once)."""
+    """The answer's text (its first MAX_TEXT characters) matches ``pattern``.
+
+    ``regex.search`` (the ``regex`` package, ``tether[evals]``): the pattern is compiled
+    once, and a match runs on a worker thread and is stopped after MATCH_SECONDS (an
+    error cell: a pattern that backtracks without bound cannot hang the evaluation).
+    """
 
     def __init__(self, pattern: str, *, flags: str = "", name: str | None = None) -> None:
         if not isinstance(pattern, str) or len(pattern) > MAX_PATTERN:
@@ -112,12 +119,13 @@ class Matches(Evaluator):
                 f"Matches(pattern) takes a str of at most {MAX_PATTERN} characters, got "
                 f"{pattern!r:.80}"
             )
-        known = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
-        if not isinstance(flags, str) or set(flags) - set(known):
+        if not isinstance(flags, str) or set(flags) - set("ims"):
             raise ConfigurationError(f"Matches(flags=...) takes letters of 'ims', got {flags!r}")
+        engine = _regex()
+        known = {"i": engine.IGNORECASE, "m": engine.MULTILINE, "s": engine.DOTALL}
         try:
-            self.compiled = re.compile(pattern, sum((known[f] for f in set(flags)), 0))
-        except re.error as exc:
+            self.compiled = engine.compile(pattern, sum((known[f] for f in set(flags)), 0))
+        except engine.error as exc:
             raise ConfigurationError(f"Matches({pattern!r:.80}): not a regex ({exc})") from None
         self.pattern = pattern
         self.flags = flags
@@ -126,10 +134,36 @@ class Matches(Evaluator):
     def params(self) -> dict[str, Any]:
         return {"pattern": self.pattern, **({"flags": self.flags} if self.flags else {})}
 
+    async def score(self, run: CaseRun) -> Score:
+        return await asyncio.to_thread(_scored, self, run)
+
     def evaluate(self, run: CaseRun) -> Score:
-        if self.compiled.search(run.text[:MAX_TEXT]):
+        try:
+            found = self.compiled.search(run.text[:MAX_TEXT], timeout=MATCH_SECONDS)
+        except TimeoutError:
+            return Score.failed(
+                f"matching {self.pattern!r:.80} took more than {MATCH_SECONDS:g} s (the "
+                "pattern backtracks without bound); stopped"
+            )
+        if found:
             return Score(1.0, True, f"matches {self.pattern!r:.80}")
         return Score(0.0, False, f"no match for {self.pattern!r:.80} in {_short(run.text)}")
+
+
+def _scored(evaluator: Evaluator, run: CaseRun) -> Score:
+    try:
+        return evaluator.evaluate(run)
+    except Exception as exc:
+        return Score.failed(f"{type(exc).__name__}: {exc}")
+
+
+def _regex() -> Any:
+    try:
+        return importlib.import_module("regex")
+    except ImportError:
+        raise ConfigurationError(
+            "Matches needs the regex package (a bounded match): pip install 'tether[evals]'"
+        ) from None
 
 
 class ValidOutput(Evaluator):

@@ -77,7 +77,7 @@ class ToolTrajectory(Evaluator):
         extra = [j for j in range(len(actual)) if j not in used]
         total = max(len(expected), len(actual)) if self.order == "exact" else len(expected)
         score = 1.0 if total == 0 else matched / total
-        parts = [f"{matched} of {len(expected)} expected calls matched ({self.order} order)"]
+        parts = [f"{matched} of {len(expected)} expected calls matched (order: {self.order})"]
         if missing:
             parts.append("missing: " + ", ".join(_show(expected[i]) for i in missing))
         if misordered:
