@@ -12,7 +12,16 @@ from eval_agents import answering, factory
 from rich.console import Console
 
 from tether.errors import ConfigurationError
-from tether.evals import Case, Contains, Dataset, Equals, MaxCost, Report, ToolTrajectory
+from tether.evals import (
+    Case,
+    CaseRun,
+    Contains,
+    Dataset,
+    Equals,
+    MaxCost,
+    Report,
+    ToolTrajectory,
+)
 
 
 def _dataset() -> Dataset:
@@ -120,3 +129,49 @@ def test_print_shows_the_table_and_escapes_what_the_model_and_dataset_wrote() ->
     assert "[bold]x[/bold]" in out  # markup is text, not style
     assert "pass rate 0% of 1 runs" in out
     assert "failed: " in out
+
+
+def test_what_the_report_shows_goes_through_the_redaction_path(tmp_path: Path) -> None:
+    from tether import Agent, tool
+    from tether.models import ScriptedModel
+
+    @tool
+    def login(user: str, password: str) -> str:
+        """Log in."""
+        return "in"
+
+    def make() -> Agent:
+        turns = [{"tool_calls": [{"name": "login", "args": {"user": "bob", "password": "hunter2-secret"}}]},
+                 "logged in with sk-abcdefghijklmnop"]  # fmt: skip
+        return Agent(model=ScriptedModel(turns), tools=[login], store=None)
+
+    seen: list[str] = []
+
+    def real(run: CaseRun) -> bool:  # evaluators see the real run
+        seen.append(str(run.tool_calls[0].arguments["password"]))
+        return True
+
+    dataset = Dataset(
+        [Case("c", "q", expected_tools=["search"])],
+        [ToolTrajectory(), Contains("nothing"), real],
+    )  # fmt: skip
+    report = dataset.evaluate(make)
+    assert seen == ["hunter2-secret"]
+    path = tmp_path / "r.json"
+    report.to_json(path)
+    buffer = io.StringIO()
+    report.print(Console(file=buffer, width=300))
+    for shown in (path.read_text(), buffer.getvalue()):
+        assert "hunter2-secret" not in shown
+        assert "extra: login(user='bob', password='***')" in shown
+    trajectory = report.rows[0].scores["ToolTrajectory"].reason
+    assert "hunter2-secret" not in trajectory
+
+    def failing() -> Agent:
+        raise RuntimeError("cannot connect with api_key=abcd1234efgh5678")
+
+    row = Dataset([Case("e", "q")]).evaluate(failing).rows[0]
+    assert row.status == "error"
+    assert row.error is not None
+    assert "abcd1234efgh5678" not in row.error
+    assert row.error.startswith("RuntimeError: cannot connect with api_key=")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +17,7 @@ from tether.messages import add_cost, read_cost
 if TYPE_CHECKING:
     from tether.evals.compare import Comparison
     from tether.evals.run import CaseRun
+    from tether.governance.masks import Masker
 
 FORMAT = "tether.evals.report/1"
 
@@ -41,13 +42,17 @@ class RunRow:
     scores: dict[str, Score] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, run: CaseRun, scores: dict[str, Score]) -> RunRow:
+    def of(cls, run: CaseRun, scores: dict[str, Score], masker: Masker) -> RunRow:
+        """The row of ``run``: its free text (reasons, errors) through the one redaction
+        path (``masker``: what the run's agent hides), as every export of tether's."""
         result = run.result
+        reason = None if result is None or result.reason is None else masker.text(result.reason)
+        error = None if run.error is None else masker.text(run.error)
+        shown = {name: replace(s, reason=masker.text(s.reason)) for name, s in scores.items()}
         return cls(
-            run.case.name, run.repeat, run.session_id, run.status, run.stop_reason,
-            None if result is None else result.reason, run.error, run.input_tokens,
-            run.output_tokens, run.cost, run.latency, [it.name for it in run.interrupts],
-            scores,
+            run.case.name, run.repeat, run.session_id, run.status, run.stop_reason, reason,
+            error, run.input_tokens, run.output_tokens, run.cost, run.latency,
+            [masker.text(it.name) for it in run.interrupts], shown,
         )  # fmt: skip
 
     @property

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from tether.errors import ConfigurationError, RunError
 from tether.evals.report import Report, RunRow
 from tether.evals.run import CaseRun
+from tether.governance.masks import Masker
 from tether.messages import add_cost
 
 if TYPE_CHECKING:
@@ -66,11 +67,13 @@ async def evaluate(
     async def one(index: int, case: Case, rep: int) -> RunRow:
         async with gate:
             session_id = f"eval-{run_id}-{index:04d}-{rep}"
-            run = await _run(case, rep, factory, takes, session_id, store, answers, output_type)
+            run, masker = await _run(
+                case, rep, factory, takes, session_id, store, answers, output_type
+            )
             if run.status == "error":
-                return RunRow.of(run, {})
+                return RunRow.of(run, {}, masker)
             scores = {e.name: await e.score(run) for e in dataset.evaluators}
-            return RunRow.of(run, scores)
+            return RunRow.of(run, scores, masker)
 
     rows = await asyncio.gather(
         *(one(i, case, rep) for i, case in enumerate(dataset.cases) for rep in range(repeat))
@@ -84,11 +87,12 @@ async def evaluate(
 async def _run(
     case: Case, rep: int, factory: Callable[..., Any], takes: set[str], session_id: str,
     store: Store | None, answers: Callable[[Interrupt], Any] | None, output_type: Any,
-) -> CaseRun:  # fmt: skip
+) -> tuple[CaseRun, Masker]:  # fmt: skip
     wanted = case.output_type if case.output_type is not None else output_type
     run = CaseRun(case, rep, output_type=wanted)
     begun = time.perf_counter()
     agent: Agent | None = None
+    masker = Masker(None, {})
     try:
         agent = await _build(factory, takes, session_id, store)
         run.session_id = agent.session_id
@@ -112,8 +116,24 @@ async def _run(
         run.latency = time.perf_counter() - begun
         if agent is not None:
             run.messages = list(agent.messages)
+            masker = _masker(agent, run)
             agent.close()
-    return run
+    return run, masker
+
+
+def _masker(agent: Agent, run: CaseRun) -> Masker:
+    """The redaction of what the report shows of this run: the agent's redactor, its tree's
+    hidden strings and model keys, and every secret its tool calls' arguments hold."""
+    from tether.governance.masks import model_keys
+    from tether.governance.redaction import redactor_of
+
+    hidden = set(agent.runtime.hidden) | model_keys(agent.runtime.model)
+    masker = Masker(redactor_of(agent), {}, hidden)
+    for call in run.tool_calls:
+        masker.call(call)
+    for it in run.interrupts:
+        masker.interrupt(it)
+    return masker
 
 
 class _Failed(Exception):
