@@ -192,3 +192,31 @@ def test_bad_evaluate_arguments_are_refused_before_anything_runs(
     with pytest.raises(ConfigurationError, match=message.replace("(", r"\(").replace(")", r"\)")):
         Dataset([Case("a", "hello")]).evaluate(counting, **options)
     assert built == []
+
+
+async def test_an_async_factory_is_awaited() -> None:
+    async def build(session_id: str) -> Agent:
+        return factory(session_id=session_id)
+
+    report = await Dataset([Case("a", "hello")], [Equals("echo: hello")]).evaluate_async(build)
+    assert report.rows[0].passed
+    assert report.rows[0].session_id == f"eval-{report.run_id}-0000-0"
+
+
+def test_the_interrupt_rounds_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tether.evals import runner
+
+    monkeypatch.setattr(runner, "MAX_ROUNDS", 0)
+    asked: list[Any] = []
+
+    def approve(interrupt: Any) -> str:
+        asked.append(interrupt)
+        return "approve"
+
+    row = Dataset([Case("s", "send bob")]).evaluate(factory, answers=approve).rows[0]
+    assert row.status == "interrupted"
+    assert len(asked) == 1  # answered once, then the bound ended the case unresumed
+    monkeypatch.setattr(runner, "MAX_ROUNDS", 100)
+    assert (
+        Dataset([Case("s", "send bob")]).evaluate(factory, answers=approve).rows[0].status == "ok"
+    )
