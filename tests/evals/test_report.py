@@ -175,3 +175,29 @@ def test_what_the_report_shows_goes_through_the_redaction_path(tmp_path: Path) -
     assert row.error is not None
     assert "abcd1234efgh5678" not in row.error
     assert row.error.startswith("RuntimeError: cannot connect with api_key=")
+
+
+def test_an_agent_redactor_that_raises_leaves_the_default_masks_and_the_row() -> None:
+    from tether import Agent, tool
+    from tether.control import ApprovalPolicy
+    from tether.durable import MemoryStore
+    from tether.models import ScriptedModel
+
+    @tool
+    def login(user: str, password: str) -> str:
+        """Log in."""
+        return "in"
+
+    def boom(tool: str, args: dict[str, object]) -> dict[str, object]:
+        raise RuntimeError("redactor down")
+
+    def make() -> Agent:
+        call = {"tool_calls": [{"name": "login", "args": {"user": "u", "password": "pw-9876543"}}]}
+        return Agent(model=ScriptedModel([call, "ok"]), tools=[login], store=MemoryStore(),
+                     approvals=ApprovalPolicy(redactor=boom))  # fmt: skip
+
+    row = Dataset([Case("c", "q", expected_tools=[])], [ToolTrajectory()]).evaluate(make).rows[0]
+    assert row.status == "ok"
+    reason = row.scores["ToolTrajectory"].reason
+    assert "password='***'" in reason
+    assert "pw-9876543" not in reason

@@ -35,7 +35,7 @@ class Dataset:
             if evaluator.name in seen:
                 raise ConfigurationError(
                     f"Dataset: two evaluators are named {evaluator.name!r}; give one a "
-                    "name= of its own"
+                    "name= of its own (Custom(fn, name=...) for a function)"
                 )
             seen.add(evaluator.name)
 

@@ -48,7 +48,10 @@ class RunRow:
         result = run.result
         reason = None if result is None or result.reason is None else masker.text(result.reason)
         error = None if run.error is None else masker.text(run.error)
-        shown = {name: replace(s, reason=masker.text(s.reason[:MAX_REASON])) for name, s in scores.items()}
+        shown = {
+            name: replace(s, reason=masker.text(s.reason[:MAX_REASON]))
+            for name, s in scores.items()
+        }
         return cls(
             run.case.name, run.repeat, run.session_id, run.status, run.stop_reason, reason,
             error, run.input_tokens, run.output_tokens, run.cost, run.latency,

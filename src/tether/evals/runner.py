@@ -101,9 +101,9 @@ async def _run(
         while result.stop_reason == "interrupt":
             known = {it.id for it in run.interrupts}
             run.interrupts += [it for it in result.interrupts if it.id not in known]
-            responses = await _answer(answers, result.interrupts)
+            responses = None if rounds >= MAX_ROUNDS else await _answer(answers, result.interrupts)
             rounds += 1
-            if responses is None or rounds > MAX_ROUNDS:
+            if responses is None:
                 run.status = "interrupted"
                 break
             result = await _resume(agent, responses, wanted, run)
@@ -128,7 +128,13 @@ def _masker(agent: Agent, run: CaseRun) -> Masker:
     from tether.governance.redaction import redactor_of
 
     hidden = set(agent.runtime.hidden) | model_keys(agent.runtime.model)
-    masker = Masker(redactor_of(agent), {}, hidden)
+    try:
+        return _learned(Masker(redactor_of(agent), {}, set(hidden)), run)
+    except Exception:  # the agent's own redactor raised: the default masks still apply
+        return _learned(Masker(None, {}, hidden), run)
+
+
+def _learned(masker: Masker, run: CaseRun) -> Masker:
     for call in run.tool_calls:
         masker.call(call)
     for it in run.interrupts:
