@@ -1,0 +1,44 @@
+"""Evals: datasets of cases, evaluators, a concurrent runner and its report (docs/design.md,
+Evals). Needs ``tether[evals]`` for YAML datasets."""
+
+from tether.evals.case import Case, ExpectedCall
+from tether.evals.compare import Change, Comparison
+from tether.evals.dataset import Dataset
+from tether.evals.evaluators import (
+    Contains,
+    Equals,
+    Matches,
+    MaxCost,
+    MaxLatency,
+    MaxTokens,
+    ValidOutput,
+)
+from tether.evals.policy_outcome import PolicyOutcome
+from tether.evals.report import Report, RunRow, Stats
+from tether.evals.run import CaseRun
+from tether.evals.score import Custom, Evaluator, Score
+from tether.evals.trajectory import ToolTrajectory
+
+__all__ = [
+    "Case",
+    "CaseRun",
+    "Change",
+    "Comparison",
+    "Contains",
+    "Custom",
+    "Dataset",
+    "Equals",
+    "Evaluator",
+    "ExpectedCall",
+    "Matches",
+    "MaxCost",
+    "MaxLatency",
+    "MaxTokens",
+    "PolicyOutcome",
+    "Report",
+    "RunRow",
+    "Score",
+    "Stats",
+    "ToolTrajectory",
+    "ValidOutput",
+]
