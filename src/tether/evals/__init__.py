@@ -1,0 +1,1 @@
+"""Know before you ship: evaluations, replay of recorded sessions, and a policy what-if."""

@@ -1,0 +1,487 @@
+"""The policy what-if: what an agent's policy would do to every tool call a store recorded.
+
+:func:`check_policy` reads the store's sessions page by page and each journal in chunks,
+folding it entry by entry (:class:`tether.session.SessionView`), so each recorded call is
+judged with the conversation and state it had. For every call it emits a
+``BeforeToolCall`` (the model's call as journaled, the agent's tool for its name, an
+``Interrupter`` with no answers) on a copy of the agent's hook registry: the agent's
+interventions, AGENT-HOOKS interceptors and other ``BeforeToolCall`` hooks run exactly as
+at run time. Nothing runs a tool or a model, and nothing is written:
+
+- the copy leaves out the agent's audit trail (it would write ``policy.verdict``
+  records to the agent's store) and the run's ``confirm`` callback is not given: a
+  Confirm asks the interrupter, which raises; that ``InterruptSignal`` is the verdict
+  ``confirm`` (nobody is asked);
+- an AGENT-HOOKS host gets one caller-owned session per recorded session
+  (``start_session`` / ``end_session``); a denied startup denies every call of it.
+
+The verdicts: ``deny`` (the call would not run: a Deny, a hook's ``cancel_tool`` or
+``block``, an AGENT-HOOKS deny), ``guide`` (not run; the model gets a policy's Guide),
+``confirm``, ``transform`` (it would run with other arguments or another tool),
+``error`` (a policy raised: the run would fail), ``proceed``. What happened then comes
+from the journal (the result's status, an interrupt raised for the call, a ``ran``
+record of its intent) and the session's ``policy.verdict`` audit records. Every argument
+and reason in the report is redacted through :mod:`tether.governance.masks`, as every
+view of a session is.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Any, Final
+
+from tether.control.events import BeforeToolCall, PolicyVerdict
+from tether.control.interrupts import Interrupt, Interrupter, InterruptSignal
+from tether.control.registry import HookRegistry
+from tether.errors import TetherError
+from tether.governance.masks import Masker, learned_masks
+from tether.governance.redaction import redactor_of
+from tether.messages import ToolCall
+from tether.session import SessionView
+
+if TYPE_CHECKING:
+    from tether.agent import Agent
+    from tether.durable import Store
+    from tether.runtime import Runtime
+
+PAGE: Final = 100
+"""Sessions read per ``session_page``."""
+CHUNK: Final = 500
+"""Journal entries read at a time."""
+MAX_ROWS: Final = 10_000
+"""Rows a report lists (the counts cover every call; ``rows_left_off`` says how many more)."""
+_SEARCH_MAX: Final = 200
+_GLOB = frozenset("*?[]")
+VERDICTS: Final = ("proceed", "deny", "guide", "confirm", "transform", "error")
+
+
+@dataclass(frozen=True, slots=True)
+class CallCheck:
+    """One recorded call: what happened then and what the policy would do now."""
+
+    session_id: str
+    call_id: str
+    tool: str
+    at: float
+    """When the model asked for it (the journal entry's time)."""
+    then: str
+    """The verdict it got (one of :data:`VERDICTS`, from the journal and audit records)."""
+    status: str
+    """Its recorded result's status (``ok``, ``error``, ``denied``...; ``none``: no result)."""
+    now: str
+    reason: str
+    """Why ``now`` (redacted): the denial or guidance, the questions asked, the policies."""
+    arguments: dict[str, Any]
+    """The model's arguments (redacted)."""
+    rewritten: dict[str, Any] | None = None
+    """A transform's arguments (redacted), else None."""
+    policies: tuple[str, ...] = ()
+    """``policy:Action`` of every non-Proceed intervention verdict now."""
+
+    @property
+    def changed(self) -> bool:
+        return self.then != self.now
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "at": self.at,
+            "then": self.then,
+            "status": self.status,
+            "now": self.now,
+            "changed": self.changed,
+            "reason": self.reason,
+            "arguments": self.arguments,
+            "rewritten": self.rewritten,
+            "policies": list(self.policies),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFailure:
+    """A session whose journal could not be read (or folded): reported, not fatal."""
+
+    session_id: str
+    error: str
+
+
+@dataclass(slots=True)
+class ToolCounts:
+    """One tool's calls: verdicts then and now, and how many changed."""
+
+    then: Counter[str] = field(default_factory=Counter)
+    now: Counter[str] = field(default_factory=Counter)
+    changed: int = 0
+
+    @property
+    def calls(self) -> int:
+        return sum(self.now.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "then": dict(self.then),
+            "now": dict(self.now),
+            "changed": self.changed,
+        }
+
+
+@dataclass(slots=True)
+class PolicyReport:
+    """What :func:`check_policy` found: counts over every call, per tool and verdict, and
+    the rows of the calls the policy would not simply let through or judges otherwise now."""
+
+    sessions: int = 0
+    calls: int = 0
+    then: Counter[str] = field(default_factory=Counter)
+    now: Counter[str] = field(default_factory=Counter)
+    tools: dict[str, ToolCounts] = field(default_factory=dict)
+    changed: int = 0
+    rows: list[CallCheck] = field(default_factory=list)
+    rows_left_off: int = 0
+    failures: list[SessionFailure] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def add(self, check: CallCheck, max_rows: int) -> None:
+        self.calls += 1
+        self.then[check.then] += 1
+        self.now[check.now] += 1
+        per = self.tools.setdefault(check.tool, ToolCounts())
+        per.then[check.then] += 1
+        per.now[check.now] += 1
+        per.changed += check.changed
+        self.changed += check.changed
+        if check.now != "proceed" or check.changed:
+            if len(self.rows) < max_rows:
+                self.rows.append(check)
+            else:
+                self.rows_left_off += 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``tether policy check --json``)."""
+        return {
+            "sessions": self.sessions,
+            "calls": self.calls,
+            "changed": self.changed,
+            "then": dict(self.then),
+            "now": dict(self.now),
+            "tools": {tool: c.to_dict() for tool, c in sorted(self.tools.items())},
+            "rows": [row.to_dict() for row in self.rows],
+            "rows_left_off": self.rows_left_off,
+            "failures": [{"session_id": f.session_id, "error": f.error} for f in self.failures],
+            "seconds": round(self.seconds, 3),
+        }
+
+
+async def check_policy(
+    store: Store,
+    agent: Agent,
+    *,
+    since: datetime | float | None = None,
+    session_glob: str | None = None,
+    max_rows: int = MAX_ROWS,
+) -> PolicyReport:
+    """What ``agent``'s policy would do to every tool call recorded in ``store`` (see the
+    module docstring). ``since``: only calls asked for at or after it (a datetime or epoch
+    seconds); ``session_glob``: only sessions whose id matches (``fnmatch``, case-sensitive).
+    Reads only; runs no tool and no model."""
+    began = time.perf_counter()
+    cutoff = since.timestamp() if isinstance(since, datetime) else since
+    checker = _Checker(agent)
+    report = PolicyReport()
+    search = _literal(session_glob)
+    previous: set[str] = set()  # a session that moved one page down is not read twice
+    offset = 0
+    while True:
+        page = await store.session_page(search=search, offset=offset, limit=PAGE)
+        current = {s.session_id for s in page.sessions}
+        for stats in page.sessions:
+            sid = stats.session_id
+            if sid in previous or (session_glob is not None and not fnmatchcase(sid, session_glob)):
+                continue
+            if cutoff is not None and stats.updated_at < cutoff:
+                continue
+            report.sessions += 1
+            try:
+                checks = await checker.session(store, sid, cutoff)
+            except (TetherError, KeyError, TypeError, ValueError, AttributeError) as exc:
+                report.failures.append(SessionFailure(sid, f"{type(exc).__name__}: {exc}"))
+                continue
+            for check in checks:
+                report.add(check, max_rows)
+        offset += len(page.sessions)
+        if not page.sessions or offset >= page.total:
+            break
+        previous = current
+    report.seconds = time.perf_counter() - began
+    return report
+
+
+def _literal(glob: str | None) -> str | None:
+    """The longest run of a glob without wildcards: the store's id search narrows by it."""
+    if not glob:
+        return None
+    runs, run = [], ""
+    for char in glob:
+        if char in _GLOB:
+            runs.append(run)
+            run = ""
+        else:
+            run += char
+    runs.append(run)
+    best = max(runs, key=len)
+    return best if 0 < len(best) <= _SEARCH_MAX else None
+
+
+@dataclass(slots=True)
+class _Judged:
+    now: str
+    reason: str = ""
+    rewritten: ToolCall | None = None
+    policies: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class _Recorded:
+    """What happened to the calls of one session, gathered while its journal is read."""
+
+    status: dict[str, str] = field(default_factory=dict)
+    asked: set[str] = field(default_factory=set)
+    ran: dict[str, list[str]] = field(default_factory=dict)
+    verdicts: dict[str, list[str]] = field(default_factory=dict)
+    interrupt_calls: dict[str, ToolCall | None] = field(default_factory=dict)
+
+    def then(self, call_id: str) -> str:
+        actions = self.verdicts.get(call_id, [])
+        status = self.status.get(call_id)
+        if "Deny" in actions:
+            return "deny"
+        if call_id in self.asked or "Confirm" in actions:
+            return "confirm"
+        if "Guide" in actions:
+            return "guide"
+        if status == "denied":
+            return "deny"
+        if call_id in self.ran or "Transform" in actions:
+            return "transform"
+        return "proceed"
+
+
+class _AgentView:
+    """The AgentRef a checked call's hooks see: the agent's name, the recorded session's id,
+    messages and state, and the check's runtime (cancel and steer do nothing)."""
+
+    __slots__ = ("name", "path", "runtime", "session_id", "view")
+
+    def __init__(self, name: str | None, runtime: Runtime, session_id: str, view: SessionView):
+        self.name = name
+        self.path = ""
+        self.runtime = runtime
+        self.session_id = session_id
+        self.view = view
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.view.state
+
+    @property
+    def messages(self) -> list[Any]:
+        return self.view.messages
+
+    @property
+    def conversation(self) -> Any:
+        return None
+
+    def cancel(self) -> None:
+        return None
+
+    def steer(self, text: str) -> None:
+        return None
+
+
+class _Checker:
+    """Judges recorded calls with one agent's BeforeToolCall hooks (see the module)."""
+
+    def __init__(self, agent: Agent) -> None:
+        runtime = agent.runtime
+        self.agent = agent
+        self.redactor = redactor_of(agent)
+        self.actions: list[str] = []
+        self.hooks = HookRegistry()
+        audit = runtime.audit
+        for kind in (BeforeToolCall, PolicyVerdict):
+            for order, callback in enumerate(runtime.hooks.callbacks(kind)):
+                if audit is not None and getattr(callback, "__self__", None) is audit:
+                    continue  # the audit trail writes to the agent's store: the check writes nothing
+                self.hooks.add(kind, callback, order)
+        self.hooks.add(PolicyVerdict, self._verdict, 10**6)
+        self.runtime = runtime.replace(hooks=self.hooks, confirm=None, store=None, audit=None)
+
+    def _verdict(self, verdict: PolicyVerdict) -> None:
+        self.actions.append(f"{verdict.policy}:{verdict.action}")
+
+    async def session(self, store: Store, sid: str, cutoff: float | None) -> list[CallCheck]:
+        view = SessionView(session_id=sid)
+        ref = _AgentView(self.agent.name, self.runtime, sid, view)
+        host = self.runtime.agent_hooks
+        blocked: str | None = None
+        if host is not None:
+            record = await host.start_session(ref)
+            if not record.proceeds:
+                reason = record.verdict.reason or "no reason given"
+                blocked = f"denied by AGENT-HOOKS at agent_startup: {reason}"
+        recorded = _Recorded()
+        judged: list[tuple[ToolCall, float, _Judged]] = []
+        try:
+            after = 0
+            while True:
+                entries = await store.read_entries(sid, after, until_seq=after + CHUNK)
+                if not entries:
+                    break
+                for entry in entries:
+                    view.apply(entry)
+                    _note(recorded, entry.kind, entry.data)
+                    if entry.kind != "message" or (cutoff is not None and entry.at < cutoff):
+                        continue
+                    message = view.messages[-1]
+                    if message.role != "assistant" or not message.tool_calls:
+                        continue
+                    for call in message.tool_calls:
+                        if blocked is not None:
+                            outcome = _Judged("deny", blocked)
+                        else:
+                            outcome = await self._judge(ref, call, view.position)
+                        judged.append((call, entry.at, outcome))
+                after = entries[-1].seq
+        finally:
+            if host is not None:
+                await host.end_session()
+                host.emitter.take_records()  # delivered to the sinks; keep memory flat
+        if not judged:
+            return []
+        await _audit_verdicts(store, sid, recorded)
+        approvals = await store.approvals.find(session_id=sid, limit=MAX_ROWS)
+        masker = Masker(
+            self.redactor,
+            learned_masks(approvals, recorded.interrupt_calls),
+            set(self.runtime.hidden),
+        )
+        for message in view.messages:  # learn every mask first: reasons may quote any call
+            for call in message.tool_calls:
+                masker.call(call)
+        for _, _, outcome in judged:
+            if outcome.rewritten is not None:
+                masker.call(outcome.rewritten)
+        return [_row(sid, call, at, outcome, recorded, masker) for call, at, outcome in judged]
+
+    async def _judge(self, ref: _AgentView, call: ToolCall, position: int) -> _Judged:
+        model = ToolCall(call.id, call.name, copy.deepcopy(call.arguments))
+        tool = self.runtime.toolset.by_name.get(call.name)
+        interrupter = Interrupter(
+            {}, "before_tool_call", position, "hook", model, session=ref.session_id
+        )
+        event = BeforeToolCall(ref, copy.deepcopy(model), tool, interrupter=interrupter)
+        self.actions = []
+        try:
+            await self.hooks.emit(event)
+        except InterruptSignal as signal:
+            asked = "; ".join(_question(i) for i in signal.interrupts)
+            return _Judged("confirm", f"asks: {asked}", None, tuple(self.actions))
+        except TetherError as exc:
+            return _Judged("error", f"{type(exc).__name__}: {exc}", None, tuple(self.actions))
+        policies = tuple(self.actions)
+        if event.block:
+            return _Judged("deny", f"{event.block} (the run stops blocked)", None, policies)
+        if event.cancel_tool:
+            reason = event.cancel_tool
+            text = reason if isinstance(reason, str) else "the tool call was cancelled by a hook"
+            guided = any(p.endswith(":Guide") for p in policies)
+            denied = any(p.endswith(":Deny") for p in policies)
+            return _Judged("guide" if guided and not denied else "deny", text, None, policies)
+        after = event.tool_call
+        if (
+            after.name != model.name
+            or after.arguments != model.arguments
+            or event.selected_tool is not tool
+        ):
+            by = [label for label, _ in event.transformed] or ["a hook"]
+            ran = event.selected_tool.name if event.selected_tool is not None else after.name
+            text = f"runs {ran} with the arguments of {', '.join(by)}"
+            return _Judged(
+                "transform", text, ToolCall(after.id, ran, dict(after.arguments)), policies
+            )
+        reason = ", ".join(policies)  # e.g. a policy that failed open
+        return _Judged("proceed", reason, None, policies)
+
+
+def _question(interrupt: Interrupt) -> str:
+    reason = interrupt.reason
+    if isinstance(reason, dict):
+        reason = reason.get("reason")
+    return f"{interrupt.name} ({reason})" if reason else interrupt.name
+
+
+def _note(recorded: _Recorded, kind: str, data: dict[str, Any]) -> None:
+    """Record what an entry says happened to a call (its result, question, rewrite)."""
+    if kind == "tool_result":
+        result = data.get("result") or {}
+        recorded.status[str(result.get("tool_call_id"))] = str(result.get("status", "ok"))
+    elif kind == "message":
+        message = data.get("message") or {}
+        if message.get("role") == "tool":
+            for block in message.get("content") or ():
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    key = str(block.get("tool_call_id"))
+                    recorded.status[key] = str(block.get("status", "ok"))
+    elif kind == "tool_intent":
+        ran = data.get("ran")
+        if isinstance(ran, dict):
+            recorded.ran[str(data.get("call_id"))] = [str(b) for b in ran.get("by") or ()]
+    elif kind == "interrupt_raised":
+        for item in data.get("interrupts") or ():
+            interrupt = Interrupt.from_dict(item)
+            recorded.interrupt_calls[interrupt.id] = interrupt.tool_call
+            if interrupt.tool_call is not None and interrupt.source != "in_doubt":
+                recorded.asked.add(interrupt.tool_call.id)
+
+
+async def _audit_verdicts(store: Store, sid: str, recorded: _Recorded) -> None:
+    """The session's ``policy.verdict`` records, by call id (read a page at a time)."""
+    after = 0
+    while True:
+        records = await store.audit.records(sid, after, 1000)
+        for record in records:
+            call_id = record.data.get("call_id")
+            if record.event == "policy.verdict" and isinstance(call_id, str):
+                recorded.verdicts.setdefault(call_id, []).append(str(record.data.get("action")))
+        if len(records) < 1000:
+            return
+        after = records[-1].seq
+
+
+def _row(
+    sid: str, call: ToolCall, at: float, outcome: _Judged, recorded: _Recorded, masker: Masker
+) -> CallCheck:
+    rewritten = outcome.rewritten
+    return CallCheck(
+        session_id=sid,
+        call_id=call.id,
+        tool=call.name,
+        at=at,
+        then=recorded.then(call.id),
+        status=recorded.status.get(call.id, "none"),
+        now=outcome.now,
+        reason=masker.text(outcome.reason),
+        arguments=masker.arguments(call.name, dict(call.arguments)),
+        rewritten=None
+        if rewritten is None
+        else masker.arguments(rewritten.name, dict(rewritten.arguments)),
+        policies=outcome.policies,
+    )
