@@ -7,6 +7,7 @@ import asyncio
 import json
 import sqlite3
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,16 +16,18 @@ import policy_store as ps
 import pytest
 from policy_app import NoEtc
 
-from tether import Agent
+from tether import Agent, tool
 from tether.control import (
     BeforeToolCall,
     Confirm,
+    Deny,
     Guide,
     InterventionHandler,
     Transform,
 )
-from tether.control.agent_hooks import AgentHooksHost
-from tether.durable import SQLiteStore
+from tether.control.agent_hooks import AgentHooksHost, DurableApprovals
+from tether.control.audit import ApprovalPolicy
+from tether.durable import SQLiteStore, Store
 from tether.evals.policy_check import PolicyReport, check_policy
 from tether.messages import ToolCall
 from tether.models import ScriptedModel
@@ -218,3 +221,107 @@ async def test_agent_hooks_interceptors_judge_the_recorded_calls(recorded: Path)
     points = [r.interception_point.value for r in records]
     assert points.count("agent_startup") == points.count("agent_shutdown") == 10
     assert points.count("pre_tool_call") == report.calls
+
+
+async def test_every_store_is_read_the_same(stores: Callable[[], Store]) -> None:
+    writer = stores()
+    for index in range(0, 22):
+        await ps.record_async(writer, index)
+    report = await check_policy(stores(), checker(NoEtc()))
+    assert {r.call_id for r in report.rows} == {"d0", "d21"}
+    assert report.calls == len(ps.expected_calls(22))
+    assert report.sessions == 22
+
+
+class Raises(InterventionHandler):
+    def before_tool_call(self, event: BeforeToolCall) -> None:
+        if event.tool_call.name == "deploy":
+            raise RuntimeError("the policy broke")
+
+
+class FromThePrompt(InterventionHandler):
+    """Judges by the conversation the call was made in (the recorded user prompt)."""
+
+    def before_tool_call(self, event: BeforeToolCall) -> Deny | None:
+        first = event.agent.messages[0].content[0].text
+        return Deny("task 3 reads nothing") if first == "task 3" else None
+
+
+async def test_a_policy_that_raises_is_an_error_row_and_policies_see_the_conversation(
+    recorded: Path,
+) -> None:
+    ran: list[str] = []
+
+    @tool(name="read_file")
+    def spy(path: str) -> str:
+        """Would record a run."""
+        ran.append(path)
+        return ""
+
+    agent = Agent(
+        model=ScriptedModel([]),
+        tools=[spy, *ps.TOOLS[1:]],
+        interventions=[Raises(), FromThePrompt()],
+    )
+    report = await check(recorded, agent, session_glob="s-000?")
+    by_call = {r.call_id: r for r in report.rows}
+    assert by_call["p5"].now == "error"
+    assert "RuntimeError" in by_call["p5"].reason
+    assert "the policy broke" in by_call["p5"].reason
+    assert by_call["r3"].now == "deny"
+    assert set(by_call) == {"p0", "p5", "r3"}
+    assert ran == []  # no tool runs
+
+
+def escalate_deploys(ctx: dict[str, Any]) -> dict[str, Any]:
+    call = ctx.get("tool_call") or {}
+    if ctx["interception_point"] == "pre_tool_call" and call.get("name") == "deploy":
+        return {"decision": "deny", "reason": "policy:needs-approval", "approval": {}}
+    return {"decision": "allow"}
+
+
+def deny_startup(ctx: dict[str, Any]) -> dict[str, Any]:
+    if ctx["interception_point"] == "agent_startup":
+        return {"decision": "deny", "reason": "p:closed"}
+    return {"decision": "allow"}
+
+
+async def test_an_escalate_is_a_confirm_and_a_denied_startup_denies_the_session(
+    recorded: Path,
+) -> None:
+    host = AgentHooksHost([escalate_deploys], approval_resolver=DurableApprovals())
+    agent = Agent(model=ScriptedModel([]), tools=ps.TOOLS, agent_hooks=host)
+    report = await check(recorded, agent, session_glob="s-001?")
+    assert {(r.call_id, r.now) for r in report.rows} == {("p10", "confirm"), ("p15", "confirm")}
+    assert "agent-hooks:approval:p10" in report.rows[-1].reason + report.rows[0].reason
+    closed = Agent(model=ScriptedModel([]), tools=ps.TOOLS, agent_hooks=[deny_startup])
+    shut = await check(recorded, closed, session_glob="s-001?")
+    assert shut.now == {"deny": shut.calls}
+    assert shut.rows[0].reason == "denied by AGENT-HOOKS at agent_startup: p:closed"
+
+
+async def test_a_confirm_ahead_of_a_deny_is_a_deny(recorded: Path) -> None:
+    asked: list[Any] = []
+    report = await check(
+        recorded, checker(AskBeforeDelete(), NoEtc(), confirm=asked.append), session_glob="s-00??"
+    )
+    now = {r.call_id: r.now for r in report.rows if r.tool == "delete_file"}
+    deletes = [i for i in range(100) if i % 7 == 0]
+    assert now == {f"d{i}": "deny" if i % 21 == 0 else "confirm" for i in deletes}
+    assert asked == []
+
+
+async def test_the_agents_redactor_masks_the_rows(recorded: Path, tmp_path: Path) -> None:
+    def hide_paths(tool_name: str | None, args: dict[str, Any]) -> dict[str, Any]:
+        return {**args, "path": "[a path]"} if "path" in args else args
+
+    own = SQLiteStore(tmp_path / "own.db")
+    agent = checker(
+        NoEtc(), store=own, session_id="policy-check", approvals=ApprovalPolicy(redactor=hide_paths)
+    )
+    report = await check(recorded, agent, session_glob="s-0021")
+    [row] = report.rows
+    assert row.arguments == {"path": "[a path]"}
+    assert row.reason == "denied by policy 'NoEtc': *** is under /etc/"  # the path, scrubbed
+    assert "/etc/21.conf" not in json.dumps(report.to_dict())
+    await own.close()

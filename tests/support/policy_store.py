@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tether import Agent, tool
-from tether.durable import SQLiteStore
+from tether.durable import SQLiteStore, Store
 from tether.models import ScriptedModel
 
 
@@ -56,17 +56,27 @@ def session_id(index: int) -> str:
     return f"s-{index:04d}"
 
 
-def record(store: SQLiteStore, index: int, **agent_options: Any) -> None:
-    """Run session ``index`` for real: one batch of calls, then a final answer."""
+def recorder(store: Store, index: int, **agent_options: Any) -> Agent:
+    """The agent that records session ``index``: one batch of calls, then a final answer."""
     script = [{"tool_calls": session_calls(index)}, "done"]
-    agent = Agent(
+    return Agent(
         model=ScriptedModel(script),
         tools=TOOLS,
         store=store,
         session_id=session_id(index),
         **agent_options,
     )
-    result = agent(f"task {index}")
+
+
+def record(store: Store, index: int, **agent_options: Any) -> None:
+    """Run session ``index`` for real (the sync facade)."""
+    result = recorder(store, index, **agent_options)(f"task {index}")
+    assert result.stop_reason == "end_turn", result
+
+
+async def record_async(store: Store, index: int, **agent_options: Any) -> None:
+    """Run session ``index`` for real, on the caller's event loop."""
+    result = await recorder(store, index, **agent_options).invoke_async(f"task {index}")
     assert result.stop_reason == "end_turn", result
 
 
