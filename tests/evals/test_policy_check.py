@@ -28,6 +28,7 @@ from tether.control import (
 from tether.control.agent_hooks import AgentHooksHost, DurableApprovals
 from tether.control.audit import ApprovalPolicy
 from tether.durable import SQLiteStore, Store
+from tether.errors import ConfigurationError, InputError
 from tether.evals.policy_check import PolicyReport, check_policy
 from tether.messages import ToolCall
 from tether.models import ScriptedModel
@@ -325,3 +326,22 @@ async def test_the_agents_redactor_masks_the_rows(recorded: Path, tmp_path: Path
     assert row.reason == "denied by policy 'NoEtc': *** is under /etc/"  # the path, scrubbed
     assert "/etc/21.conf" not in json.dumps(report.to_dict())
     await own.close()
+
+
+async def test_a_glob_with_a_set_narrows_by_what_every_match_contains(recorded: Path) -> None:
+    report = await check(recorded, checker(), session_glob="s-00[0123456789]1")
+    assert report.sessions == 10  # s-0001, s-0011, ... s-0091
+    assert (await check(recorded, checker(), session_glob="s-000[")).sessions == 0
+
+
+async def test_bad_arguments_are_refused_naming_them(recorded: Path) -> None:
+    store = SQLiteStore(recorded, read_only=True)
+    try:
+        with pytest.raises(ConfigurationError, match="agent must be an Agent, got str"):
+            await check_policy(store, "myapp:make_agent")  # type: ignore[arg-type]
+        with pytest.raises(InputError, match="since must be a datetime or epoch seconds, got str"):
+            await check_policy(store, checker(), since="2025-01-01")  # type: ignore[arg-type]
+        with pytest.raises(InputError, match="session_glob must be a string, got int"):
+            await check_policy(store, checker(), session_glob=7)  # type: ignore[arg-type]
+    finally:
+        await store.close()

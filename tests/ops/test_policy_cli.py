@@ -129,6 +129,15 @@ def test_bad_input_is_a_usage_error_naming_it(recorded: Path) -> None:
     app = cli("policy", "check", "--app", "nowhere_module:f", "--store", str(recorded))
     assert app.exit_code == 2
     assert "cannot import 'nowhere_module'" in app.output
+    wrong = cli("policy", "check", "--app", "policy_app:not_an_agent", "--store", str(recorded))
+    assert wrong.exit_code == 1
+    assert "policy_app:not_an_agent returned dict, not an Agent" in wrong.output
+    broken = cli("policy", "check", "--app", "policy_app:broken", "--store", str(recorded))
+    assert broken.exit_code == 1
+    assert "cannot build the agent with policy_app:broken: RuntimeError: no configuration" in (
+        broken.output
+    )
+    assert "\x1b" not in broken.output
     missing = cli("policy", "check", "--app", APP, "--store", str(recorded.parent / "none.db"))
     assert missing.exit_code == 1
     assert "error:" in missing.output

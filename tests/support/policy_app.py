@@ -24,3 +24,11 @@ class NoEtc(InterventionHandler):
 
 def make_agent(session_id: str | None = None) -> Agent:
     return Agent(model=ScriptedModel([]), tools=TOOLS, interventions=[NoEtc()], store=None)
+
+
+def not_an_agent(session_id: str | None = None) -> Any:
+    return {"model": "scripted"}
+
+
+def broken(session_id: str | None = None) -> Agent:
+    raise RuntimeError("no configuration for \x1b[31mprod")

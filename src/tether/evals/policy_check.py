@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Final
 from tether.control.events import BeforeToolCall, PolicyVerdict
 from tether.control.interrupts import Interrupt, Interrupter, InterruptSignal
 from tether.control.registry import HookRegistry
-from tether.errors import TetherError
+from tether.errors import ConfigurationError, InputError, TetherError
 from tether.governance.masks import Masker, learned_masks
 from tether.governance.redaction import redactor_of
 from tether.messages import ToolCall
@@ -56,7 +56,6 @@ CHUNK: Final = 500
 MAX_ROWS: Final = 10_000
 """Rows a report lists (the counts cover every call; ``rows_left_off`` says how many more)."""
 _SEARCH_MAX: Final = 200
-_GLOB = frozenset("*?[]")
 VERDICTS: Final = ("proceed", "deny", "guide", "confirm", "transform", "error")
 
 
@@ -192,6 +191,20 @@ async def check_policy(
     module docstring). ``since``: only calls asked for at or after it (a datetime or epoch
     seconds); ``session_glob``: only sessions whose id matches (``fnmatch``, case-sensitive).
     Reads only; runs no tool and no model."""
+    from tether.agent import Agent
+
+    if not isinstance(agent, Agent):
+        raise ConfigurationError(
+            f"check_policy(store, agent): agent must be an Agent, got {type(agent).__name__}"
+        )
+    if since is not None and (
+        isinstance(since, bool) or not isinstance(since, datetime | int | float)
+    ):
+        raise InputError(
+            f"since must be a datetime or epoch seconds, got {type(since).__name__} {since!r}"
+        )
+    if session_glob is not None and not isinstance(session_glob, str):
+        raise InputError(f"session_glob must be a string, got {type(session_glob).__name__}")
     began = time.perf_counter()
     cutoff = since.timestamp() if isinstance(since, datetime) else since
     checker = _Checker(agent)
@@ -225,16 +238,29 @@ async def check_policy(
 
 
 def _literal(glob: str | None) -> str | None:
-    """The longest run of a glob without wildcards: the store's id search narrows by it."""
+    """The longest run of a glob outside its wildcards and ``[...]`` sets, which every
+    matching id contains: the store's id search narrows the pages by it."""
     if not glob:
         return None
-    runs, run = [], ""
-    for char in glob:
-        if char in _GLOB:
+    runs, run, index = [], "", 0
+    while index < len(glob):
+        char = glob[index]
+        if char in "*?":
             runs.append(run)
             run = ""
+        elif char == "[":
+            end = index + 1
+            end += glob[end : end + 1] == "!"
+            end += glob[end : end + 1] == "]"  # a "]" first in the set is one of its members
+            close = glob.find("]", end)
+            if close < 0:
+                return None  # fnmatch reads the "[" literally; do not guess
+            runs.append(run)
+            run = ""
+            index = close
         else:
             run += char
+        index += 1
     runs.append(run)
     best = max(runs, key=len)
     return best if 0 < len(best) <= _SEARCH_MAX else None

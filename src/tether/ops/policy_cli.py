@@ -69,6 +69,10 @@ def check(
         agent = factory(session_id=CHECK_SESSION)
     except Exception as exc:  # the app's own code
         fail(f"cannot build the agent with {app_spec}: {type(exc).__name__}: {exc}")
+    from tether.agent import Agent
+
+    if not isinstance(agent, Agent):
+        fail(f"{app_spec} returned {type(agent).__name__}, not an Agent")
     from tether.evals.policy_check import check_policy
 
     async def work(opened: Store) -> PolicyReport:
