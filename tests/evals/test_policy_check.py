@@ -345,3 +345,41 @@ async def test_bad_arguments_are_refused_naming_them(recorded: Path) -> None:
             await check_policy(store, checker(), session_glob=7)  # type: ignore[arg-type]
     finally:
         await store.close()
+
+
+async def test_a_long_journal_is_read_in_chunks_to_its_end(tmp_path: Path) -> None:
+    path = tmp_path / "long.db"
+    store = SQLiteStore(path)
+    turns: list[Any] = [
+        {"tool_calls": [{"id": f"c{i}", "name": "delete_file", "args": {"path": f"/tmp/{i}"}}]}
+        for i in range(199)
+    ]
+    turns.append(
+        {"tool_calls": [{"id": "last", "name": "delete_file", "args": {"path": "/etc/x"}}]}
+    )
+    agent = Agent(
+        model=ScriptedModel([*turns, "done"]),
+        tools=ps.TOOLS,
+        store=store,
+        session_id="long",
+        limits=None,
+    )
+    result = await agent.invoke_async("clean /tmp")
+    assert result.stop_reason == "end_turn", result
+    assert len(await store.read_entries("long")) > 500  # more than one chunk
+    await store.close()
+    report = await check(path, checker(NoEtc()))
+    assert report.calls == 200
+    assert [r.call_id for r in report.rows] == ["last"]
+
+
+async def test_a_recorded_question_is_a_confirm_then(tmp_path: Path) -> None:
+    path = tmp_path / "asked.db"
+    store = SQLiteStore(path)
+    agent = ps.recorder(store, 7, interventions=[AskBeforeDelete()])
+    suspended = await agent.invoke_async("task 7")
+    assert suspended.stop_reason == "interrupt"
+    await store.close()
+    report = await check(path, checker())
+    [row] = report.rows
+    assert (row.call_id, row.then, row.status, row.now) == ("d7", "confirm", "none", "proceed")

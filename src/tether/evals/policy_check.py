@@ -385,6 +385,8 @@ class _Checker:
                         else:
                             outcome = await self._judge(ref, call, view.position)
                         judged.append((call, entry.at, outcome))
+                if len(entries) < CHUNK:  # seqs are dense: a short chunk is the journal's end
+                    break
                 after = entries[-1].seq
         finally:
             if host is not None:
@@ -393,12 +395,11 @@ class _Checker:
         if not judged:
             return []
         await _audit_verdicts(store, sid, recorded)
-        approvals = await store.approvals.find(session_id=sid, limit=MAX_ROWS)
-        masker = Masker(
-            self.redactor,
-            learned_masks(approvals, recorded.interrupt_calls),
-            set(self.runtime.hidden),
-        )
+        masks: dict[str, set[str]] = {}
+        if recorded.interrupt_calls:  # approval rows are filed for interrupts only
+            approvals = await store.approvals.find(session_id=sid, limit=MAX_ROWS)
+            masks = learned_masks(approvals, recorded.interrupt_calls)
+        masker = Masker(self.redactor, masks, set(self.runtime.hidden))
         for message in view.messages:  # learn every mask first: reasons may quote any call
             for call in message.tool_calls:
                 masker.call(call)
