@@ -16,7 +16,7 @@ import policy_store as ps
 import pytest
 from policy_app import NoEtc
 
-from tether import Agent, tool
+from tether import Agent, ToolContext, tool
 from tether.control import (
     BeforeToolCall,
     Confirm,
@@ -383,3 +383,25 @@ async def test_a_recorded_question_is_a_confirm_then(tmp_path: Path) -> None:
     report = await check(path, checker())
     [row] = report.rows
     assert (row.call_id, row.then, row.status, row.now) == ("d7", "confirm", "none", "proceed")
+
+
+async def test_a_tool_asking_a_question_is_no_verdict(tmp_path: Path) -> None:
+    path = tmp_path / "tool-asks.db"
+    store = SQLiteStore(path)
+
+    @tool(name="read_file")
+    def asks(path: str, ctx: ToolContext) -> str:
+        """Asks which file first."""
+        return str(ctx.interrupt("which file?", path))
+
+    agent = Agent(
+        model=ScriptedModel([{"tool_calls": ps.session_calls(1)}, "done"]),
+        tools=[asks],
+        store=store,
+        session_id="asks",
+    )
+    assert (await agent.invoke_async("read")).stop_reason == "interrupt"
+    await store.close()
+    report = await check(path, checker())
+    assert report.then == {"proceed": 1}
+    assert report.rows == []

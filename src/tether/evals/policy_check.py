@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Final
@@ -38,6 +38,7 @@ from tether.control.events import BeforeToolCall, PolicyVerdict
 from tether.control.interrupts import Interrupt, Interrupter, InterruptSignal
 from tether.control.registry import HookRegistry
 from tether.errors import ConfigurationError, InputError, TetherError
+from tether.evals.policy_recorded import Recorded, audit_verdicts, note
 from tether.evals.policy_report import (
     VERDICTS,
     CallCheck,
@@ -168,32 +169,6 @@ class _Judged:
     policies: tuple[str, ...] = ()
 
 
-@dataclass(slots=True)
-class _Recorded:
-    """What happened to the calls of one session, gathered while its journal is read."""
-
-    status: dict[str, str] = field(default_factory=dict)
-    asked: set[str] = field(default_factory=set)
-    ran: dict[str, list[str]] = field(default_factory=dict)
-    verdicts: dict[str, list[str]] = field(default_factory=dict)
-    interrupt_calls: dict[str, ToolCall | None] = field(default_factory=dict)
-
-    def then(self, call_id: str) -> str:
-        actions = self.verdicts.get(call_id, [])
-        status = self.status.get(call_id)
-        if "Deny" in actions:
-            return "deny"
-        if call_id in self.asked or "Confirm" in actions:
-            return "confirm"
-        if "Guide" in actions:
-            return "guide"
-        if status == "denied":
-            return "deny"
-        if call_id in self.ran or "Transform" in actions:
-            return "transform"
-        return "proceed"
-
-
 class _AgentView:
     """The AgentRef a checked call's hooks see: the agent's name, the recorded session's id,
     messages and state, and the check's runtime (cancel and steer do nothing)."""
@@ -257,7 +232,7 @@ class _Checker:
             if not record.proceeds:
                 reason = record.verdict.reason or "no reason given"
                 blocked = f"denied by AGENT-HOOKS at agent_startup: {reason}"
-        recorded = _Recorded()
+        recorded = Recorded()
         judged: list[tuple[ToolCall, float, _Judged]] = []
         try:
             after = 0
@@ -267,7 +242,7 @@ class _Checker:
                     break
                 for entry in entries:
                     view.apply(entry)
-                    _note(recorded, entry.kind, entry.data)
+                    note(recorded, entry.kind, entry.data)
                     if entry.kind != "message" or (cutoff is not None and entry.at < cutoff):
                         continue
                     message = view.messages[-1]
@@ -288,7 +263,7 @@ class _Checker:
                 host.emitter.take_records()  # delivered to the sinks; keep memory flat
         if not judged:
             return []
-        await _audit_verdicts(store, sid, recorded)
+        await audit_verdicts(store, sid, recorded)
         masks: dict[str, set[str]] = {}
         if recorded.interrupt_calls:  # approval rows are filed for interrupts only
             approvals = await store.approvals.find(session_id=sid, limit=MAX_ROWS)
@@ -349,46 +324,8 @@ def _question(interrupt: Interrupt) -> str:
     return f"{interrupt.name} ({reason})" if reason else interrupt.name
 
 
-def _note(recorded: _Recorded, kind: str, data: dict[str, Any]) -> None:
-    """Record what an entry says happened to a call (its result, question, rewrite)."""
-    if kind == "tool_result":
-        result = data.get("result") or {}
-        recorded.status[str(result.get("tool_call_id"))] = str(result.get("status", "ok"))
-    elif kind == "message":
-        message = data.get("message") or {}
-        if message.get("role") == "tool":
-            for block in message.get("content") or ():
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    key = str(block.get("tool_call_id"))
-                    recorded.status[key] = str(block.get("status", "ok"))
-    elif kind == "tool_intent":
-        ran = data.get("ran")
-        if isinstance(ran, dict):
-            recorded.ran[str(data.get("call_id"))] = [str(b) for b in ran.get("by") or ()]
-    elif kind == "interrupt_raised":
-        for item in data.get("interrupts") or ():
-            interrupt = Interrupt.from_dict(item)
-            recorded.interrupt_calls[interrupt.id] = interrupt.tool_call
-            if interrupt.tool_call is not None and interrupt.source != "in_doubt":
-                recorded.asked.add(interrupt.tool_call.id)
-
-
-async def _audit_verdicts(store: Store, sid: str, recorded: _Recorded) -> None:
-    """The session's ``policy.verdict`` records, by call id (read a page at a time)."""
-    after = 0
-    while True:
-        records = await store.audit.records(sid, after, 1000)
-        for record in records:
-            call_id = record.data.get("call_id")
-            if record.event == "policy.verdict" and isinstance(call_id, str):
-                recorded.verdicts.setdefault(call_id, []).append(str(record.data.get("action")))
-        if len(records) < 1000:
-            return
-        after = records[-1].seq
-
-
 def _row(
-    sid: str, call: ToolCall, at: float, outcome: _Judged, recorded: _Recorded, masker: Masker
+    sid: str, call: ToolCall, at: float, outcome: _Judged, recorded: Recorded, masker: Masker
 ) -> CallCheck:
     rewritten = outcome.rewritten
     return CallCheck(
