@@ -405,3 +405,16 @@ async def test_a_tool_asking_a_question_is_no_verdict(tmp_path: Path) -> None:
     report = await check(path, checker())
     assert report.then == {"proceed": 1}
     assert report.rows == []
+
+
+class OddTransform(InterventionHandler):
+    def before_tool_call(self, event: BeforeToolCall) -> Transform:
+        return Transform(lambda c: ToolCall(c.id, c.name, {**c.arguments, "when": {1, 2}}))
+
+
+async def test_a_transform_to_arguments_json_cannot_hold_is_shown_by_repr(recorded: Path) -> None:
+    report = await check(recorded, checker(OddTransform()), session_glob="s-0001")
+    [row] = report.rows
+    assert row.now == "transform"
+    assert row.rewritten == {"path": "/srv/1.txt", "when": "{1, 2}"}
+    json.dumps(report.to_dict(), allow_nan=False)  # the --json form never fails

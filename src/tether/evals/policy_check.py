@@ -28,6 +28,7 @@ view of a session is.
 from __future__ import annotations
 
 import copy
+import json
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -72,6 +73,7 @@ CHUNK: Final = 500
 MAX_ROWS: Final = 10_000
 """Rows a report lists (the counts cover every call; ``rows_left_off`` says how many more)."""
 _SEARCH_MAX: Final = 200
+_REPR_MAX: Final = 1000
 
 
 async def check_policy(
@@ -340,6 +342,24 @@ def _row(
         arguments=masker.arguments(call.name, dict(call.arguments)),
         rewritten=None
         if rewritten is None
-        else masker.arguments(rewritten.name, dict(rewritten.arguments)),
+        else _json_safe(masker.arguments(rewritten.name, dict(rewritten.arguments)), masker),
         policies=outcome.policies,
     )
+
+
+def _json_safe(arguments: dict[str, Any], masker: Masker) -> dict[str, Any]:
+    """A Transform's arguments as JSON can hold them (a value that is not JSON: its repr,
+    redacted): the run would refuse to journal them, the report still shows them."""
+    if _is_json(arguments):
+        return arguments
+    return {
+        str(k): v if _is_json(v) else masker.text(repr(v)[:_REPR_MAX]) for k, v in arguments.items()
+    }
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
