@@ -19,8 +19,9 @@ The verdicts: ``deny`` (the call would not run: a Deny, a hook's ``cancel_tool``
 ``block``, an AGENT-HOOKS deny), ``guide`` (not run; the model gets a policy's Guide),
 ``confirm``, ``transform`` (it would run with other arguments or another tool),
 ``error`` (a policy raised: the run would fail), ``proceed``. What happened then comes
-from the journal (the result's status, an interrupt raised for the call, a ``ran``
-record of its intent) and the session's ``policy.verdict`` audit records. Every argument
+from the journal (the result's status, a policy's or hook's question raised for the call,
+the ``ran`` record of its intent) and the session's ``policy.verdict`` audit records
+(:mod:`tether.evals.policy_recorded`). Every argument
 and reason in the report is redacted through :mod:`tether.governance.masks`, as every
 view of a session is.
 """
