@@ -1,5 +1,5 @@
-"""Evals: datasets of cases, evaluators, a concurrent runner and its report (docs/design.md,
-Evals). Needs ``tether[evals]`` for YAML datasets."""
+"""Evals: datasets of cases, evaluators, a concurrent runner and its report, and the policy
+what-if over a store (docs/design.md, Evals). Needs ``tether[evals]`` for YAML datasets."""
 
 from tether.evals.case import Case, ExpectedCall
 from tether.evals.compare import Change, Comparison
@@ -13,13 +13,16 @@ from tether.evals.evaluators import (
     MaxTokens,
     ValidOutput,
 )
+from tether.evals.policy_check import check_policy
 from tether.evals.policy_outcome import PolicyOutcome
+from tether.evals.policy_report import CallCheck, PolicyReport
 from tether.evals.report import Report, RunRow, Stats
 from tether.evals.run import CaseRun
 from tether.evals.score import Custom, Evaluator, Score
 from tether.evals.trajectory import ToolTrajectory
 
 __all__ = [
+    "CallCheck",
     "Case",
     "CaseRun",
     "Change",
@@ -35,10 +38,12 @@ __all__ = [
     "MaxLatency",
     "MaxTokens",
     "PolicyOutcome",
+    "PolicyReport",
     "Report",
     "RunRow",
     "Score",
     "Stats",
     "ToolTrajectory",
     "ValidOutput",
+    "check_policy",
 ]

@@ -10,6 +10,7 @@ from tether.ops.approvals_cli import app as approvals_app
 from tether.ops.approvals_cli import approvers_app
 from tether.ops.audit_cli import app as audit_app
 from tether.ops.mcp_cli import app as mcp_app
+from tether.ops.policy_cli import app as policy_app
 from tether.ops.sessions import STORE, _fail
 from tether.ops.sessions import app as sessions_app
 from tether.ops.worker_cli import load_factory, worker
@@ -33,6 +34,7 @@ app.add_typer(approvals_app, name="approvals")
 app.add_typer(approvers_app, name="approvers")
 app.add_typer(audit_app, name="audit")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(policy_app, name="policy")
 app.command()(worker)
 
 

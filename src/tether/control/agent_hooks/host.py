@@ -190,6 +190,7 @@ class AgentHooksHost:
         if self._owned is not None:
             raise SessionStateError("an AGENT-HOOKS session is already open; end it first")
         session = self._owned = HookSession.open(agent, owned=True)
+        self._session = session  # points emitted outside a run use it too (tether policy check)
         return await points.startup(session, self._emit, agent)
 
     async def end_session(self, reason: str = "completed") -> InterceptionRecord:
@@ -198,6 +199,8 @@ class AgentHooksHost:
         if session is None:
             raise SessionStateError("no caller-owned AGENT-HOOKS session is open")
         self._owned = None
+        if self._session is session:
+            self._session = None
         if session.blocked is not None and reason == "completed":
             reason = "error"
         return await self._emit(session.builder.agent_shutdown(reason=reason))
