@@ -7,7 +7,7 @@ from typing import Any
 from tether import Agent, Execution
 from tether.context import Compaction, ContextManager, SlidingWindow, Summarizing
 from tether.context.compaction import SUMMARY_MARK
-from tether.context.todo_note import TODO_MARK, todo_note
+from tether.context.todo_note import TODO_MARK, todo_note, with_todo_note
 from tether.control import BeforeContextCompression
 from tether.messages import Message
 from tether.models import ScriptedModel
@@ -169,6 +169,18 @@ def test_a_sliding_window_marker_and_a_manager_without_a_summary_get_the_note() 
     )
     assert note.role == "user"
     assert OPEN_LINES in note.text
+
+
+def test_a_summary_handed_back_again_keeps_one_current_note() -> None:
+    stored = {"next": 2, "items": [{"id": "1", "text": "plan", "status": "pending"}]}
+    first = with_todo_note(Compaction(1, 5, Message.user(f"{SUMMARY_MARK}\nolder")), stored)
+    done = {"next": 2, "items": [{"id": "1", "text": "plan", "status": "completed"}]}
+    again = with_todo_note(Compaction(1, 7, first.summary), done)
+    assert again.summary is not None
+    assert again.summary.text.count(TODO_MARK) == 1
+    assert again.summary.text.startswith(f"{SUMMARY_MARK}\nolder\n\n{TODO_MARK}\n")
+    assert "Completed (not shown): 1" in again.summary.text
+    assert with_todo_note(first, stored) == first  # the same list: the same compaction
 
 
 def test_the_compression_hook_sees_the_note_and_may_rewrite_it() -> None:

@@ -292,12 +292,14 @@ async def _compress(
     if not request.cuts:
         return
     compaction = await manager.compress(request)
-    if compaction is None or compaction == current:
+    if compaction is None:
         return
-    _check(manager, compaction, request)
     todo = conversation.state.get(TODO_KEY)
     if todo is not None:  # the todo tool's list: the model's next view carries it
         compaction = with_todo_note(compaction, todo)
+    if compaction == current:
+        return
+    _check(manager, compaction, request)
     hooks = run.runtime.hooks
     if hooks.has(BeforeContextCompression):
         before = await hooks.emit(

@@ -21,17 +21,18 @@ _SEPARATOR = "\n\n"
 
 def with_todo_note(compaction: Compaction, stored: object) -> Compaction:
     """``compaction`` whose summary ends with the task list (unchanged when it is empty
-    or malformed); a compaction without a summary gets the note as its summary."""
+    or malformed); a compaction without a summary gets the note as its summary, and a
+    summary that already ends with a note has it replaced."""
     note = todo_note(stored)
     if note is None:
         return compaction
     summary = compaction.summary
     if summary is None:
         return Compaction(compaction.start, compaction.end, Message.user(note))
+    # a summary a manager handed back again keeps one note, the current one
+    kept = [b for b in summary.content if not _is_note(b)]
     block = TextBlock(_SEPARATOR + note)
-    return Compaction(
-        compaction.start, compaction.end, Message(summary.role, [*summary.content, block])
-    )
+    return Compaction(compaction.start, compaction.end, Message(summary.role, [*kept, block]))
 
 
 def todo_note(stored: object) -> str | None:
@@ -47,6 +48,10 @@ def todo_note(stored: object) -> str | None:
             lines.append(f"{status.capitalize()} (not shown): {', '.join(ids)}")
     lines.append("The todo tool (action list) shows every item.")
     return "\n".join(lines)
+
+
+def _is_note(block: object) -> bool:
+    return type(block) is TextBlock and block.text.startswith(_SEPARATOR + TODO_MARK)
 
 
 def without_todo_note(text: str) -> str:
