@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING
 from tether.context.compaction import Compaction, view_of
 from tether.context.estimate import Estimator, cached_in_input, message_tokens, prompt_tokens
 from tether.context.policy import ContextManager, ContextRequest, KeepAll
+from tether.context.todo_note import with_todo_note
 from tether.context.window import context_window, learn
 from tether.control.events import BeforeContextCompression
 from tether.errors import ContextError, ContextOverflowError, ModelError
 from tether.events import ContextCompressed, ModelRetry, StreamEvent
 from tether.messages import Message
 from tether.models.failover import FailoverReason, ProviderError
+from tether.tools.todo import TODO_KEY
 
 if TYPE_CHECKING:
     from tether.models.base import ModelResponse
@@ -290,7 +292,12 @@ async def _compress(
     if not request.cuts:
         return
     compaction = await manager.compress(request)
-    if compaction is None or compaction == current:
+    if compaction is None:
+        return
+    todo = conversation.state.get(TODO_KEY)
+    if todo is not None:  # the todo tool's list: the model's next view carries it
+        compaction = with_todo_note(compaction, todo)
+    if compaction == current:
         return
     _check(manager, compaction, request)
     hooks = run.runtime.hooks

@@ -9,6 +9,7 @@ from contextlib import aclosing
 from tether.context.compaction import SUMMARY_MARK, Compaction
 from tether.context.estimate import Counter
 from tether.context.policy import ContextManager, ContextRequest, _counter, _fraction, _positive
+from tether.context.todo_note import without_todo_note
 from tether.errors import ModelError
 from tether.messages import Message, TextBlock, ToolCall, ToolResult
 from tether.models.base import Model, ModelRequest
@@ -77,7 +78,7 @@ class Summarizing(ContextManager):
         begin = request.head
         earlier = ""
         if previous is not None and previous.summary is not None and previous.start == begin:
-            earlier = previous.summary.text
+            earlier = without_todo_note(previous.summary.text)  # a stale list stays out
             begin = previous.end
         transcript = render(request.messages[begin:end], request.window)
         model = self.model or request.model

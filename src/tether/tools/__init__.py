@@ -1,4 +1,4 @@
-"""Tools: ``@tool``, schemas from type hints, tool sources, the opt-in clarify and delegate.
+"""Tools: ``@tool``, schemas from type hints, tool sources, the opt-in clarify, delegate, todo.
 
 Importing this package is cheap: pydantic is loaded only when the first tool is created.
 The loop's internals (name repair, batch planning, output formatting, source expansion)
@@ -16,6 +16,7 @@ from tether.tools.context import CancelSignal, ToolContext
 from tether.tools.decorator import as_tool, tool
 from tether.tools.media import ToolOutput
 from tether.tools.source import ToolSource
+from tether.tools.todo import todo  # eager: a lazy import would rebind the name to the module
 
 if TYPE_CHECKING:
     from tether.agents.delegate import DelegateTool
@@ -70,5 +71,6 @@ __all__ = [
     "as_tool",
     "clarify",
     "delegate",
+    "todo",
     "tool",
 ]
