@@ -9,6 +9,7 @@ import typer
 from tether.ops.approvals_cli import app as approvals_app
 from tether.ops.approvals_cli import approvers_app
 from tether.ops.audit_cli import app as audit_app
+from tether.ops.eval_cli import app as eval_app
 from tether.ops.mcp_cli import app as mcp_app
 from tether.ops.policy_cli import app as policy_app
 from tether.ops.sessions import STORE, _fail
@@ -35,6 +36,7 @@ app.add_typer(approvers_app, name="approvers")
 app.add_typer(audit_app, name="audit")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(policy_app, name="policy")
+app.add_typer(eval_app, name="eval")
 app.command()(worker)
 
 
