@@ -117,6 +117,24 @@ def test_baseline_regression_exits_1_and_names_the_cases(dataset: Path, tmp_path
     assert "gone: dogs, hello" in gone.stdout
 
 
+def test_names_in_the_regressions_reach_the_terminal_escaped(tmp_path: Path) -> None:
+    nasty = "cats\x1b[2J\u202egnp"
+    path = tmp_path / "nasty.jsonl"
+    cases = [Case(nasty, "search cats", expected_tools=["search"]), Case("gone\x07", "hi")]
+    Dataset(cases, [ToolTrajectory(name="traj\x1b]0;x\x07")]).to_file(path)
+    base = tmp_path / "base.json"
+    assert cli("eval", "run", str(path), "--app", APP, "--json", str(base)).exit_code == 0
+    Dataset(cases[:1], [ToolTrajectory(name="traj\x1b]0;x\x07")]).to_file(path)
+    out = cli("eval", "run", str(path), "--app", "eval_app:echo", "--baseline", str(base))
+    assert out.exit_code == 1, out.output
+    table = out.stdout.split("regressions against --baseline")[1]
+    assert "cats" in table
+    assert "traj" in table
+    assert "gone" in table
+    for raw in ("\x1b", "\u202e", "\x07"):
+        assert raw not in out.stdout
+
+
 def test_usage_errors_exit_2_with_the_message_and_run_nothing(
     dataset: Path, tmp_path: Path
 ) -> None:
