@@ -12,6 +12,7 @@ from eval_app import make_agent
 from ops_agents import SECRET, transfer_agent
 from ops_cli import ENV, cli
 from typer.testing import CliRunner
+from worker_testing import pg_url
 
 from tether.durable import SQLiteStore
 from tether.evals import Case, Contains, Dataset, Report, ToolTrajectory
@@ -254,3 +255,20 @@ def test_capture_of_a_missing_session_names_it_and_writes_nothing(
     assert missing_store.exit_code == 1, missing_store.output
     assert not (tmp_path / "nothing.db").exists()
     assert not out_file.exists()
+
+
+def test_on_postgres_the_eval_runs_are_journaled_and_capture_back(
+    dataset: Path, tmp_path: Path, pg_dsn: str
+) -> None:
+    url = pg_url(pg_dsn)
+    report_path = tmp_path / "report.json"
+    out = cli("eval", "run", str(dataset), "--app", APP, "--store", url,
+              "--json", str(report_path))  # fmt: skip
+    assert out.exit_code == 0, out.output
+    ids = [str(r.session_id) for r in Report.from_json(report_path).rows]
+    captured = tmp_path / "again.yaml"
+    back = cli("eval", "capture", *ids, "--out", str(captured), "--store", url)
+    assert back.exit_code == 0, back.output
+    assert [c.input for c in Dataset.from_file(captured).cases] == [c.input for c in CASES]
+    again = cli("eval", "run", str(captured), "--app", APP, "--fail-under", "1")
+    assert again.exit_code == 0, again.output
