@@ -157,7 +157,7 @@ the answer). The store is opened read-only; a missing session is an error and no
 written. Exits 0, 1 (a session missing or unusable) or 2 (a bad --out)."""
 
 
-SESSION_IDS = typer.Argument(..., metavar="SESSION_ID...", help="The recorded sessions.")
+SESSION_IDS = typer.Argument(..., metavar="SESSION_ID", help="The recorded sessions (one or more).")
 OUT = typer.Option(..., "--out", "-o", help="The dataset file to write.")
 
 
