@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, get_args, runtime_checkable
 
-from tether.durable.entries import JOURNAL_KINDS, Entry, JournalKind, encode_json
+from tether.durable.entries import JOURNAL_KINDS, Entry, JournalKind, decode_object, encode_json
 from tether.errors import InputError
 
 if TYPE_CHECKING:
@@ -335,6 +335,28 @@ def lease_from_row(
     if token is None or expires is None:
         return None
     return Lease(session_id, token, holder or "", host or "", int(pid or 0), float(expires))
+
+
+def record_from_row(session_id: str, row: Sequence[Any], entries: list[Entry]) -> SessionRecord:
+    """The SessionRecord of a ``schema.SESSION_COLS`` row and its decoded entries (those
+    from its snapshot on, plus older snapshots): the one layout both databases read."""
+    snap = int(row[5])
+    before = [e for e in entries if e.seq < snap]
+    entries = entries[len(before) :]
+    snapshot = entries.pop(0) if snap and entries and entries[0].seq == snap else None
+    return SessionRecord(
+        session_id=session_id,
+        version=int(row[0]),
+        status=row[1],
+        snapshot=snapshot,
+        entries=entries,
+        lease=lease_from_row(session_id, *row[6:11]),
+        created_at=row[2],
+        updated_at=row[3],
+        metadata=decode_object(row[4], what=f"metadata of session {session_id!r}"),
+        snapshot_seq=snap,
+        earlier_snapshots=before,
+    )
 
 
 def next_token(holder: Holder, session_id: str, current: str | None) -> str:

@@ -45,8 +45,8 @@ from tether.durable.store import (
     check_ttl,
     encode_entries,
     encode_metadata,
-    lease_from_row,
     next_token,
+    record_from_row,
 )
 from tether.session_ids import validate_session_id
 
@@ -147,22 +147,7 @@ class PostgresStore(WorkerSide):
                 )
                 raw = await cur.fetchall()
         entries = [decode_entry(session_id, r[0], r[1], r[2], r[3], r[4]) for r in raw]
-        before = [e for e in entries if e.seq < snap]
-        entries = entries[len(before) :]
-        snapshot = entries.pop(0) if snap and entries and entries[0].seq == snap else None
-        return SessionRecord(
-            session_id=session_id,
-            version=int(row[0]),
-            status=row[1],
-            snapshot=snapshot,
-            entries=entries,
-            lease=lease_from_row(session_id, *row[6:11]),
-            created_at=row[2],
-            updated_at=row[3],
-            metadata=decode_object(row[4], what=f"metadata of session {session_id!r}"),
-            snapshot_seq=snap,
-            earlier_snapshots=before,
-        )
+        return record_from_row(session_id, row, entries)
 
     async def append(
         self,
