@@ -7,6 +7,8 @@ broken streams, bad input.
 
 from __future__ import annotations
 
+import gc
+import inspect
 import itertools
 
 import pytest
@@ -336,6 +338,28 @@ async def test_stream_of_the_wrong_shape_is_a_provider_error_and_falls_back(faul
     result = await agent.invoke_async("hi")
     assert result.text == "Hello world"
     assert (result.usage.model_fallbacks, result.usage.model_retries) == (1, 2)
+
+
+def suspended_sdk_streams() -> list[object]:
+    """The openai SDK's stream generators still suspended at a yield (alive, not ended)."""
+    return [
+        g
+        for g in gc.get_objects()
+        if inspect.isasyncgen(g)
+        and g.ag_code.co_name == "__stream__"
+        and g.ag_frame is not None  # not run to its end
+    ]
+
+
+async def test_a_stream_of_the_wrong_shape_leaves_no_sdk_generator_suspended(fault):
+    """A suspended SDK generator held by the error's traceback is finalised whenever the
+    collector finds it, possibly after the loop closed ("Event loop is closed", raised at
+    no one): the adapter runs the SDK's generators to their end when it stops early."""
+    before = len(suspended_sdk_streams())
+    with pytest.raises(ProviderError) as info:
+        await collect(model(fault, "garbage", retry=RetryPolicy(max_attempts=1)))
+    assert info.value.__traceback__ is not None  # the error, frames and all, is still held
+    assert len(suspended_sdk_streams()) == before
 
 
 async def test_an_output_schema_becomes_a_json_schema_response_format(fault):

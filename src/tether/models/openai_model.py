@@ -33,6 +33,7 @@ from tether.models.resilient import (
 )
 from tether.models.retry import RetryPolicy
 from tether.models.sdk_errors import http_error_info
+from tether.models.sdk_stream import finish_stream
 from tether.models.textsink import TextSink
 
 log = logging.getLogger("tether.models")
@@ -228,7 +229,7 @@ class OpenAIModel(ProviderModel):
                     if choice.finish_reason:
                         finish = choice.finish_reason
         finally:
-            await stream.close()
+            await finish_stream(stream)
         if finish is None:
             if chunks == 0:
                 raise ResponseFormatError(f"{self.name} returned an empty completion (no chunks)")

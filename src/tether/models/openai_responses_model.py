@@ -43,6 +43,7 @@ from tether.models.resilient import (
 )
 from tether.models.retry import RetryPolicy
 from tether.models.sdk_errors import http_error_info
+from tether.models.sdk_stream import finish_stream
 from tether.models.textsink import TextSink
 
 
@@ -230,7 +231,7 @@ class OpenAIResponsesModel(ProviderModel):
                     code = str(getattr(event, "code", "") or "")
                     raise ResponseFailedError(code, str(getattr(event, "message", "") or code))
         finally:
-            await stream.close()
+            await finish_stream(stream)
         if final is None:
             if events == 0:
                 raise ResponseFormatError(f"{self.name} returned an empty stream")
