@@ -1,0 +1,82 @@
+"""The replay's one mechanism in the loop: a tool middleware, innermost, that answers a call
+from the recorded journal when the recording ran the same tool with the same arguments
+(both coerced by the tool's schema), and otherwise runs nothing (unless live tools are
+allowed). The policies, hooks and other middleware ahead of it run as they always do."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from tether.control.middleware import ToolCallNext, ToolItem, ToolMiddleware, ToolRequest
+from tether.errors import TetherError
+from tether.messages import ToolResult
+
+if TYPE_CHECKING:
+    from tether.evals.replay_record import Run
+    from tether.tools.base import Tool
+
+NOT_RECORDED = (
+    "Error: this is a replay of a recorded session, and the recording has no result for "
+    "this call (no call of {tool!r} with these arguments ran then); it was not run."
+)
+"""The tool error a divergent call gets (without live tools)."""
+
+
+def coerced(tool: Tool, arguments: dict[str, Any]) -> str:
+    """The arguments as the tool would run them (validated and coerced by its schema), as
+    canonical JSON; the raw arguments when the schema refuses them."""
+    from pydantic_core import to_jsonable_python
+
+    try:
+        value: Any = to_jsonable_python(tool.prepare(dict(arguments)), fallback=repr)
+    except (TetherError, ValueError, TypeError):
+        value = arguments
+    return json.dumps(value, sort_keys=True, default=repr, ensure_ascii=False)
+
+
+class ReplayTools(ToolMiddleware):
+    """Answers tool calls from a recording's runs, each run at most once, in order.
+
+    ``answered`` (call id -> the recorded call id), ``not_run`` and ``live`` (call ids)
+    say what happened to each call that reached it."""
+
+    def __init__(self, runs: Sequence[Run], *, live_tools: bool = False) -> None:
+        self.pending: list[Run] = list(runs)
+        self.live_tools = live_tools
+        self.answered: dict[str, str] = {}
+        self.not_run: set[str] = set()
+        self.live: set[str] = set()
+
+    def take(self, tool: Tool, arguments: dict[str, Any]) -> Run | None:
+        """The first unused recorded run of ``tool`` with the same coerced arguments."""
+        key: str | None = None
+        for index, run in enumerate(self.pending):
+            if run.tool != tool.name:
+                continue
+            if key is None:
+                key = coerced(tool, arguments)
+            if coerced(tool, run.arguments) == key:
+                return self.pending.pop(index)
+        return None
+
+    async def wrap(
+        self, request: ToolRequest, call_next: ToolCallNext
+    ) -> AsyncGenerator[ToolItem, None]:
+        call, tool = request.call, request.tool
+        run = None if tool is None else self.take(tool, dict(call.arguments))
+        if run is not None:
+            self.answered[call.id] = run.call_id
+            yield replace(run.result, tool_call_id=call.id, name=call.name)
+            return
+        if self.live_tools or tool is None:
+            self.live.add(call.id)
+            async for item in call_next(request):
+                yield item
+            return
+        self.not_run.add(call.id)
+        yield ToolResult(
+            call.id, call.name, NOT_RECORDED.format(tool=tool.name), is_error=True, status="error"
+        )
