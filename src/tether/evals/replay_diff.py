@@ -11,6 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from tether.evals.replay_tools import coerced
 from tether.governance.masks import Masker, learned_masks
 from tether.governance.redaction import redactor_of
 
@@ -133,7 +134,7 @@ def diff_sessions(
     for index, turn in enumerate(prompted):
         before = [c for c in then.calls if c.turn == turn]
         after = [c for c in now.calls if c.turn == index]
-        diff.calls.extend(_align(index, before, after, then, now, tools, masker))
+        diff.calls.extend(_align(index, before, after, then, now, tools, masker, agent))
         recorded = then.turns[turn]
         replayed = now.turns[index] if index < len(now.turns) else None
         diff.answers.append(
@@ -149,9 +150,13 @@ def diff_sessions(
     return diff
 
 
-def _key(call: Call) -> str:
-    arguments = json.dumps(dict(call.call.arguments), sort_keys=True, default=repr)
-    return f"{call.call.name}\x00{arguments}"
+def _key(call: Call, agent: Agent) -> str:
+    """A call's tool and its arguments as the tool would run them (coerced)."""
+    tool = agent.runtime.toolset.by_name.get(call.call.name)
+    arguments = dict(call.call.arguments)
+    if tool is not None:
+        return f"{call.call.name}\x00{coerced(tool, arguments)}"
+    return f"{call.call.name}\x00{json.dumps(arguments, sort_keys=True, default=repr)}"
 
 
 def _align(
@@ -162,10 +167,11 @@ def _align(
     now: Recording,
     tools: ReplayTools,
     masker: Masker,
+    agent: Agent,
 ) -> list[CallRow]:
     rows: list[CallRow] = []
-    matcher = difflib.SequenceMatcher(None, [_key(c) for c in before], [_key(c) for c in after],
-                                      autojunk=False)  # fmt: skip
+    keys = [_key(c, agent) for c in before], [_key(c, agent) for c in after]
+    matcher = difflib.SequenceMatcher(None, *keys, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         left, right = before[i1:i2], after[j1:j2]
         if op == "equal":
