@@ -74,6 +74,7 @@ async def test_a_converging_agent_is_answered_from_the_journal_and_runs_nothing(
     assert await journal(store, "rec") == entries  # the recording is untouched
     kinds = [kind for _, kind, _ in await journal(store, diff.replay_session_id)]
     assert "tool_intent" not in kinds  # the replay's journal: no tool ran
+    assert await read_recording(store, "missing") is None
     assert kinds.count("message") == 8  # 2 turns: user, call, result, answer
 
 
@@ -161,6 +162,22 @@ async def test_a_new_deny_rule_is_a_changed_verdict(stores: Callable[[], Store],
     assert diff.verdicts_changed == [row]
     assert not diff.converged
     assert text(log) == "alpha\n"
+
+
+async def test_a_call_denied_then_and_allowed_now_is_not_run(log: Path) -> None:
+    store = MemoryStore()
+    agent = ra.no_append(store=store, session_id="rec")
+    await agent.invoke_async("note alpha")  # denied: nothing ran then
+    assert raw(log) == b""
+    diff = await replayed(store, "rec", ra.make_agent)
+    [row] = diff.calls
+    assert (row.then, row.now, row.answered, row.now_status) == (
+        "deny",
+        "proceed",
+        "not run",
+        "error",
+    )
+    assert raw(log) == b""  # the recording has no result for it: it is not run now either
 
 
 async def test_the_same_arguments_after_coercion_are_the_same_call(log: Path) -> None:

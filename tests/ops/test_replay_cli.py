@@ -177,6 +177,11 @@ def test_usage_errors_exit_2_with_a_message(recorded: Path, log: Path, tmp_path:
         assert out.exit_code == 2, (args, out.output)
         assert message in " ".join(out.output.split()), (args, out.output)
         assert "\x1b" not in out.output
+    no_dir = cli("replay", "rec", "--app", APP, "--store", str(recorded),
+                 "--json", str(tmp_path / "no" / "diff.json"))  # fmt: skip
+    assert no_dir.exit_code == 2
+    assert "cannot write the diff to" in no_dir.output
+    assert sessions(str(recorded)) == ["rec"]  # refused before anything ran
     missing = cli("replay", "rec", "--app", APP, "--store", str(tmp_path / "none.db"))
     assert missing.exit_code == 2
     assert "no tether store at" in missing.output

@@ -74,7 +74,13 @@ class Recording:
 
 async def read_recording(store: Store, session_id: str) -> Recording | None:
     """The session's recording (None: the store has no such session). Only reads."""
-    if await store.load(session_id) is None:
+    from tether.durable.errors import SessionNotFound
+
+    try:
+        first = await store.read_entries(session_id, 0, until_seq=1)
+    except SessionNotFound:
+        return None
+    if not first and await store.load(session_id) is None:  # a store that reads none for it
         return None
     builder = _Builder(Recording(session_id))
     after = 0

@@ -71,12 +71,13 @@ class ReplayTools(ToolMiddleware):
             self.answered[call.id] = run.call_id
             yield replace(run.result, tool_call_id=call.id, name=call.name)
             return
-        if self.live_tools or tool is None:
+        if self.live_tools and tool is not None:
             self.live.add(call.id)
             async for item in call_next(request):
                 yield item
             return
         self.not_run.add(call.id)
+        name = call.name if tool is None else tool.name
         yield ToolResult(
-            call.id, call.name, NOT_RECORDED.format(tool=tool.name), is_error=True, status="error"
+            call.id, call.name, NOT_RECORDED.format(tool=name), is_error=True, status="error"
         )

@@ -72,6 +72,8 @@ def replay(
 
     factory = load_factory(app_spec)  # a bad spec exits 2 (typer.BadParameter)
     replacement = _model(model)
+    if json_out not in (None, "-"):
+        _writable(Path(json_out))
 
     async def read(url: str) -> Recording | None:
         opened = open_store(url, read_only=True)
@@ -120,6 +122,15 @@ def replay(
             except OSError as exc:
                 usage(f"cannot write the diff to {json_out!r}: {exc.strerror or exc}")
     raise typer.Exit(1 if strict and not diff.converged else 0)
+
+
+def _writable(path: Path) -> None:
+    """Exit 2 before anything runs when ``--json`` names a file that cannot be written."""
+    import os
+
+    parent = path.parent
+    if path.is_dir() or not parent.is_dir() or not os.access(parent, os.W_OK):
+        usage(f"cannot write the diff to {str(path)!r}: not a file in a writable directory")
 
 
 def _model(spec: str | None) -> Model | None:
