@@ -205,6 +205,18 @@ async def test_a_recorded_secret_never_reaches_the_diff(log: Path) -> None:
     assert "***" in diff.answers[0].prompt
 
 
+async def test_the_agents_redactor_masks_the_diff(log: Path) -> None:
+    store = MemoryStore()
+    await record(store, "rec", "login ann-the-admin pw12345678")
+    diff = await replayed(store, "rec", ra.redacting_loud)
+    shown = json.dumps(diff.to_dict())
+    assert "ann-the-admin" not in shown
+    assert "ANN-THE-ADMIN" not in shown
+    [row] = diff.calls
+    assert row.then_arguments == row.now_arguments == {"user": "***", "password": "***"}
+    assert diff.answers[0].prompt == "login *** ***"
+
+
 async def test_the_replay_refuses_the_recorded_session_and_an_existing_one(log: Path) -> None:
     from tether.errors import ConfigurationError
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tether import Agent, tool
-from tether.control import BeforeToolCall, Confirm, Deny, InterventionHandler
+from tether.control import ApprovalPolicy, BeforeToolCall, Confirm, Deny, InterventionHandler
 from tether.messages import Message
 from tether.models import ScriptedModel
 
@@ -120,6 +120,18 @@ def no_append(**options: Any) -> Agent:
     options.setdefault("store", None)
     return Agent(model=ScriptedModel(_script(False)), tools=TOOLS,
                  interventions=[AskBeforeSend(), NoAppend()], **options)  # fmt: skip
+
+
+def hide_user(tool_name: str | None, args: dict[str, Any]) -> dict[str, Any]:
+    """A custom redactor: who logs in is not shown."""
+    return {**args, "user": "***"} if tool_name == "login" else args
+
+
+def redacting_loud(**options: Any) -> Agent:
+    """``loud`` with a custom redactor that hides the login's user."""
+    options.setdefault("store", None)
+    return Agent(model=ScriptedModel(_script(True)), tools=TOOLS, interventions=[AskBeforeSend()],
+                 approvals=ApprovalPolicy(redactor=hide_user), **options)  # fmt: skip
 
 
 def not_an_agent(session_id: str | None = None) -> Any:

@@ -5,6 +5,7 @@ allowed). The policies, hooks and other middleware ahead of it run as they alway
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
@@ -25,16 +26,27 @@ NOT_RECORDED = (
 """The tool error a divergent call gets (without live tools)."""
 
 
-def coerced(tool: Tool, arguments: dict[str, Any]) -> str:
+def coerced(tool: Tool, arguments: dict[str, Any], *, untrusted: bool = False) -> str:
     """The arguments as the tool would run them (validated and coerced by its schema), as
-    canonical JSON; the raw arguments when the schema refuses them."""
+    canonical JSON; the raw arguments when the schema refuses them. A schema from outside
+    (an MCP server's) is only applied with ``untrusted`` (the caller is on a worker
+    thread): on the event loop its raw arguments are compared."""
     from pydantic_core import to_jsonable_python
 
-    try:
-        value: Any = to_jsonable_python(tool.prepare(dict(arguments)), fallback=repr)
-    except (TetherError, ValueError, TypeError):
-        value = arguments
+    value: Any = arguments
+    if untrusted or not tool.untrusted_schema:
+        try:
+            value = to_jsonable_python(tool.prepare(dict(arguments)), fallback=repr)
+        except (TetherError, ValueError, TypeError):
+            value = arguments
     return json.dumps(value, sort_keys=True, default=repr, ensure_ascii=False)
+
+
+async def coerced_async(tool: Tool, arguments: dict[str, Any]) -> str:
+    """:func:`coerced`, an outside schema applied on a worker thread (as the loop does)."""
+    if tool.untrusted_schema:
+        return await asyncio.to_thread(coerced, tool, arguments, untrusted=True)
+    return coerced(tool, arguments)
 
 
 class ReplayTools(ToolMiddleware):
@@ -49,16 +61,19 @@ class ReplayTools(ToolMiddleware):
         self.answered: dict[str, str] = {}
         self.not_run: set[str] = set()
         self.live: set[str] = set()
+        self.keys: dict[int, str] = {}  # a recorded run's coerced arguments, by id(run)
 
-    def take(self, tool: Tool, arguments: dict[str, Any]) -> Run | None:
+    async def take(self, tool: Tool, arguments: dict[str, Any]) -> Run | None:
         """The first unused recorded run of ``tool`` with the same coerced arguments."""
         key: str | None = None
         for index, run in enumerate(self.pending):
             if run.tool != tool.name:
                 continue
             if key is None:
-                key = coerced(tool, arguments)
-            if coerced(tool, run.arguments) == key:
+                key = await coerced_async(tool, arguments)
+            if id(run) not in self.keys:
+                self.keys[id(run)] = await coerced_async(tool, run.arguments)
+            if self.keys[id(run)] == key:
                 return self.pending.pop(index)
         return None
 
@@ -66,7 +81,7 @@ class ReplayTools(ToolMiddleware):
         self, request: ToolRequest, call_next: ToolCallNext
     ) -> AsyncGenerator[ToolItem, None]:
         call, tool = request.call, request.tool
-        run = None if tool is None else self.take(tool, dict(call.arguments))
+        run = None if tool is None else await self.take(tool, dict(call.arguments))
         if run is not None:
             self.answered[call.id] = run.call_id
             yield replace(run.result, tool_call_id=call.id, name=call.name)
