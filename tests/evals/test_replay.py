@@ -229,6 +229,9 @@ async def test_the_replay_refuses_the_recorded_session_and_an_existing_one(log: 
     await record(store, "other", "note beta")
     with pytest.raises(ConfigurationError, match="session 'other' already exists"):
         await replay_session(recording, ra.make_agent(), store, session_id="other")
+    recording.turns.clear()
+    with pytest.raises(ConfigurationError, match="session 'rec' has no user turn to replay"):
+        await replay_session(recording, ra.make_agent(), store)
     with pytest.raises(ConfigurationError, match="needs an Agent, got dict"):
         await replay_session(recording, {}, store)  # type: ignore[arg-type]
     assert await read_recording(store, "missing") is None

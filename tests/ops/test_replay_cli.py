@@ -164,9 +164,16 @@ def test_model_replaces_the_factorys_model(recorded: Path, log: Path, tmp_path: 
 
 
 def test_usage_errors_exit_2_with_a_message(recorded: Path, log: Path, tmp_path: Path) -> None:
+    async def empty() -> None:
+        store = SQLiteStore(recorded)
+        await store.create("empty")
+        await store.close()
+
+    asyncio.run(empty())
     before = fingerprint(recorded)
     cases = [
         (["nope", "--app", APP], "no session 'nope' in"),
+        (["empty", "--app", APP], "session 'empty' has no user turn to replay"),
         (["rec", "--app", "replay_app"], "use module:factory"),
         (["rec", "--app", "no_such_module:make"], "cannot import 'no_such_module'"),
         (["rec", "--app", "replay_app:not_an_agent"], "returned dict, not an Agent"),
@@ -181,7 +188,7 @@ def test_usage_errors_exit_2_with_a_message(recorded: Path, log: Path, tmp_path:
                  "--json", str(tmp_path / "no" / "diff.json"))  # fmt: skip
     assert no_dir.exit_code == 2
     assert "cannot write the diff to" in no_dir.output
-    assert sessions(str(recorded)) == ["rec"]  # refused before anything ran
+    assert sessions(str(recorded)) == ["empty", "rec"]  # refused before anything ran
     missing = cli("replay", "rec", "--app", APP, "--store", str(tmp_path / "none.db"))
     assert missing.exit_code == 2
     assert "no tether store at" in missing.output

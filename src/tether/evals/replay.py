@@ -68,17 +68,20 @@ async def replay_session(
         raise ConfigurationError(f"the replay cannot run in the recorded session {sid!r}")
     if await store.load(sid) is not None:
         raise ConfigurationError(f"session {sid!r} already exists in the store: pick a new id")
+    prompts = [turn.prompt for turn in recording.turns if turn.prompt]
+    if not prompts:
+        raise ConfigurationError(f"session {recording.session_id!r} has no user turn to replay")
     tools = ReplayTools(recording.runs, live_tools=live_tools)
     runtime = agent.runtime
     middleware: list[Any] = [*runtime.model_middleware, *runtime.tool_middleware, tools]
     replayer = agent.clone(store=store, session_id=sid, middleware=middleware)
     outcome = _Outcome()
     answers = _Answers(recording.asked)
-    prompts = [turn.prompt for turn in recording.turns if turn.prompt]
     for index, prompt in enumerate(prompts):
         outcome.stops.append(await _turn(replayer, prompt, answers, index, outcome))
     replayed = await read_recording(store, sid)
-    assert replayed is not None  # the clone journaled its first turn
+    if replayed is None:  # the clone journals its first turn: a store that lost it
+        raise ConfigurationError(f"the replay session {sid!r} is not in the store")
     return diff_sessions(
         recording,
         replayed,
