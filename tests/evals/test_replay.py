@@ -180,6 +180,35 @@ async def test_a_call_denied_then_and_allowed_now_is_not_run(log: Path) -> None:
     assert raw(log) == b""  # the recording has no result for it: it is not run now either
 
 
+async def test_an_extra_call_is_added_and_a_missing_one_removed(log: Path) -> None:
+    from tether.models import ScriptedModel
+
+    store = MemoryStore()
+    await record(store, "rec", "note alpha", "note beta")
+    calls = [{"name": "append", "args": {"line": "alpha"}}, {"name": "send", "args": {"to": "x"}}]
+    model = ScriptedModel([{"tool_calls": calls}, "first", "second"])
+    diff = await replay_session(
+        (await read_recording(store, "rec")) or pytest.fail("no recording"),
+        ra.make_agent().clone(model=model),
+        store,
+    )
+    assert [(r.turn, r.kind, r.tool, r.answered) for r in diff.calls] == [
+        (1, "same", "append", "journal"),
+        (1, "added", "send", ""),  # asked first (a Confirm), and never answered then
+        (2, "removed", "append", ""),
+    ]
+    assert diff.notes == [
+        "turn 1: the interrupt 'confirm:AskBeforeSend' has no recorded answer; "
+        "the replay of this turn stopped there",
+        "turn 2 not replayed: the replay waits for an answer",
+    ]
+    assert [(a.then, a.now, a.stop) for a in diff.answers] == [
+        ("done: appended alpha", None, "interrupt"),
+        ("done: appended beta", None, None),
+    ]
+    assert text(log) == "alpha\nbeta\n"
+
+
 async def test_the_same_arguments_after_coercion_are_the_same_call(log: Path) -> None:
     store = MemoryStore()
     await record(store, "rec", "count 3")  # the model gave n="3"; the tool ran with 3

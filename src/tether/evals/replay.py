@@ -78,7 +78,16 @@ async def replay_session(
     outcome = _Outcome()
     answers = _Answers(recording.asked)
     for index, prompt in enumerate(prompts):
-        outcome.stops.append(await _turn(replayer, prompt, answers, index, outcome))
+        stop = await _turn(replayer, prompt, answers, index, outcome)
+        outcome.stops.append(stop)
+        if stop == "interrupt" and index + 1 < len(prompts):  # a suspended session takes no turn
+            left = (
+                f"turn {index + 2}"
+                if index + 2 == len(prompts)
+                else (f"turns {index + 2} to {len(prompts)}")
+            )
+            outcome.notes.append(f"{left} not replayed: the replay waits for an answer")
+            break
     replayed = await read_recording(store, sid)
     if replayed is None:  # the clone journals its first turn: a store that lost it
         raise ConfigurationError(f"the replay session {sid!r} is not in the store")
