@@ -4,6 +4,7 @@ answers, verdicts that changed are reported, and the diff is redacted; on every 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,8 @@ from typing import Any
 import pytest
 import replay_app as ra
 
+from tether.control import ToolMiddleware
+from tether.control.middleware import ToolRequest
 from tether.durable import MemoryStore, Store
 from tether.evals.replay import replay_session
 from tether.evals.replay_diff import ReplayDiff
@@ -207,6 +210,38 @@ async def test_an_extra_call_is_added_and_a_missing_one_removed(log: Path) -> No
         ("done: appended beta", None, None),
     ]
     assert text(log) == "alpha\nbeta\n"
+
+
+class Lower(ToolMiddleware):
+    """The agent's own tool middleware: it lower-cases every string argument."""
+
+    async def input(self, request: ToolRequest) -> ToolRequest:
+        call = request.call
+        lowered = {k: v.lower() if isinstance(v, str) else v for k, v in call.arguments.items()}
+        return dataclasses.replace(request, call=dataclasses.replace(call, arguments=lowered))
+
+
+async def test_the_agents_middleware_runs_and_the_arguments_that_ran_are_matched(
+    log: Path,
+) -> None:
+    store = MemoryStore()
+    recorder = ra.loud(store=store, session_id="rec", middleware=[Lower()])
+    await recorder.invoke_async("note alpha")  # the model asks ALPHA, alpha runs
+    assert text(log) == "alpha\n"
+    recording = await read_recording(store, "rec")
+    assert recording is not None
+    assert [(r.tool, r.arguments) for r in recording.runs] == [("append", {"line": "alpha"})]
+    same = await replay_session(recording, ra.loud(middleware=[Lower()]), store)
+    assert same.converged, same.to_dict()
+    assert [(r.answered, r.then, r.now) for r in same.calls] == [
+        ("journal", "transform", "transform")
+    ]
+    without = await replay_session(recording, ra.loud(), store)  # ALPHA would run now
+    assert [(r.kind, r.answered, r.then, r.now) for r in without.calls] == [
+        ("same", "not run", "transform", "proceed")
+    ]
+    assert not without.converged  # the answer changed: the call got the replay's tool error
+    assert text(log) == "alpha\n"
 
 
 async def test_the_same_arguments_after_coercion_are_the_same_call(log: Path) -> None:

@@ -73,7 +73,9 @@ async def replay_session(
         raise ConfigurationError(f"session {recording.session_id!r} has no user turn to replay")
     tools = ReplayTools(recording.runs, live_tools=live_tools)
     runtime = agent.runtime
-    middleware: list[Any] = [*runtime.model_middleware, *runtime.tool_middleware, tools]
+    given = [*runtime.model_middleware, *runtime.tool_middleware]  # one object may be both
+    middleware: list[Any] = [m for i, m in enumerate(given) if all(m is not o for o in given[:i])]
+    middleware.append(tools)
     replayer = agent.clone(store=store, session_id=sid, middleware=middleware)
     outcome = _Outcome()
     answers = _Answers(recording.asked)
@@ -81,11 +83,8 @@ async def replay_session(
         stop = await _turn(replayer, prompt, answers, index, outcome)
         outcome.stops.append(stop)
         if stop == "interrupt" and index + 1 < len(prompts):  # a suspended session takes no turn
-            left = (
-                f"turn {index + 2}"
-                if index + 2 == len(prompts)
-                else (f"turns {index + 2} to {len(prompts)}")
-            )
+            rest = range(index + 2, len(prompts) + 1)
+            left = f"turn {rest[0]}" if len(rest) == 1 else f"turns {rest[0]} to {rest[-1]}"
             outcome.notes.append(f"{left} not replayed: the replay waits for an answer")
             break
     replayed = await read_recording(store, sid)

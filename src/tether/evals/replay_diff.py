@@ -193,6 +193,15 @@ def _align(
     return rows
 
 
+def _now(call: Call, now: Recording, tools: ReplayTools) -> str:
+    """The replay's verdict: its journal's, or ``transform`` when a hook or middleware
+    rewrote a call the replay answered without running (no intent records the rewrite)."""
+    verdict = now.recorded.then(call.call.id)
+    reached = tools.reached.get(call.call.id)
+    rewritten = reached is not None and reached != (call.call.name, dict(call.call.arguments))
+    return "transform" if verdict == "proceed" and rewritten else verdict
+
+
 def _row(
     kind: Kind,
     turn: int,
@@ -220,7 +229,7 @@ def _row(
         then_arguments=None if a is None else masker.arguments(name, dict(a.call.arguments)),
         now_arguments=None if b is None else masker.arguments(b.call.name, dict(b.call.arguments)),
         then=None if a is None else then.recorded.then(a.call.id),
-        now=None if b is None else now.recorded.then(b.call.id),
+        now=None if b is None else _now(b, now, tools),
         then_status=None if a is None else then.recorded.status.get(a.call.id, "none"),
         now_status=None if b is None else now.recorded.status.get(b.call.id, "none"),
         answered=answered,

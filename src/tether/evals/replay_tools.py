@@ -53,7 +53,7 @@ class ReplayTools(ToolMiddleware):
     """Answers tool calls from a recording's runs, each run at most once, in order.
 
     ``answered`` (call id -> the recorded call id), ``not_run`` and ``live`` (call ids)
-    say what happened to each call that reached it."""
+    say what happened to each call that reached it, ``reached`` how it reached it."""
 
     def __init__(self, runs: Sequence[Run], *, live_tools: bool = False) -> None:
         self.pending: list[Run] = list(runs)
@@ -62,6 +62,8 @@ class ReplayTools(ToolMiddleware):
         self.not_run: set[str] = set()
         self.live: set[str] = set()
         self.keys: dict[int, str] = {}  # a recorded run's coerced arguments, by id(run)
+        self.reached: dict[str, tuple[str, dict[str, Any]]] = {}
+        """Call id -> the tool and arguments that reached the tool (after every rewrite)."""
 
     async def take(self, tool: Tool, arguments: dict[str, Any]) -> Run | None:
         """The first unused recorded run of ``tool`` with the same coerced arguments."""
@@ -81,6 +83,7 @@ class ReplayTools(ToolMiddleware):
         self, request: ToolRequest, call_next: ToolCallNext
     ) -> AsyncGenerator[ToolItem, None]:
         call, tool = request.call, request.tool
+        self.reached[call.id] = (call.name if tool is None else tool.name, dict(call.arguments))
         run = None if tool is None else await self.take(tool, dict(call.arguments))
         if run is not None:
             self.answered[call.id] = run.call_id
