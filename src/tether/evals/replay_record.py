@@ -69,6 +69,7 @@ class Recording:
 
     @property
     def interrupt_calls(self) -> dict[str, ToolCall | None]:
+        """Interrupt id -> the call it asked about (what ``learned_masks`` takes)."""
         return {a.interrupt.id: a.interrupt.tool_call for a in self.asked}
 
 
