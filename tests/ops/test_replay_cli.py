@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,18 @@ def test_dry_leaves_the_store_file_byte_for_byte(recorded: Path, log: Path) -> N
     assert "diverged: 0 calls added, 0 removed, 2 changed" in out.stdout
     assert fingerprint(recorded) == before
     assert log.read_text() == "alpha\nsent to bob\n"
+
+
+def test_dry_replays_a_read_only_copy(recorded: Path, log: Path, tmp_path: Path) -> None:
+    frozen = tmp_path / "copy" / "traffic.db"
+    frozen.parent.mkdir()
+    shutil.copy(recorded, frozen)
+    frozen.chmod(0o444)
+    before = fingerprint(frozen)
+    out = cli("replay", "rec", "--app", APP, "--store", str(frozen), "--dry", "--strict")
+    assert out.exit_code == 0, out.output
+    assert "converged" in out.stdout
+    assert fingerprint(frozen) == before  # no -wal or -shm, no byte changed
 
 
 def test_a_diverging_replay_with_strict_exits_1_and_runs_nothing(
