@@ -12,6 +12,8 @@ from tether.ops.audit_cli import app as audit_app
 from tether.ops.eval_cli import app as eval_app
 from tether.ops.mcp_cli import app as mcp_app
 from tether.ops.policy_cli import app as policy_app
+from tether.ops.replay_cli import HELP as REPLAY_HELP
+from tether.ops.replay_cli import replay
 from tether.ops.sessions import STORE, _fail
 from tether.ops.sessions import app as sessions_app
 from tether.ops.worker_cli import load_factory, worker
@@ -38,6 +40,7 @@ app.add_typer(mcp_app, name="mcp")
 app.add_typer(policy_app, name="policy")
 app.add_typer(eval_app, name="eval")
 app.command()(worker)
+app.command("replay", help=REPLAY_HELP)(replay)
 
 
 @app.callback()
