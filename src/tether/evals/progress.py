@@ -13,8 +13,6 @@ from tether.errors import ConfigurationError
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-    from tether.evals.report import RunRow
-
 
 class Bar:
     """A rich progress bar over ``total`` runs."""
@@ -41,9 +39,10 @@ class Bar:
     def _counts(self) -> str:
         return f"{self.passed} passed, {self.errors} errors"
 
-    def done(self, row: RunRow) -> None:
-        self.passed += row.passed
-        self.errors += row.status == "error"
+    def done(self, *, passed: bool, error: bool) -> None:
+        """One more run finished."""
+        self.passed += passed
+        self.errors += error
         self.progress.update(self.task, advance=1, counts=self._counts())
 
     def stop(self) -> None:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import html
 import os
+from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, urlsplit
 
 from tether.errors import ConfigurationError
@@ -23,8 +25,64 @@ from tether.governance.masks import redact_text
 from tether.ops.terminal import visible
 
 if TYPE_CHECKING:
-    from tether.evals.report import Report, RunRow
     from tether.evals.score import Score
+
+
+class RunRow(Protocol):
+    """What the page reads of a :class:`tether.evals.report.RunRow` (a protocol: this
+    module does not import the report, which imports it)."""
+
+    case: str
+    repeat: int
+    session_id: str | None
+    status: str
+    stop_reason: str | None
+    reason: str | None
+    error: str | None
+    latency: float
+    scores: dict[str, Score]
+
+    @property
+    def passed(self) -> bool: ...
+
+    @property
+    def total_tokens(self) -> int: ...
+
+
+class Stats(Protocol):
+    @property
+    def pass_rate(self) -> float | None: ...
+
+
+class Report(Protocol):
+    """What the page reads of a :class:`tether.evals.report.Report`."""
+
+    run_id: str
+    repeat: int
+    evaluators: list[str]
+
+    @property
+    def rows(self) -> Sequence[RunRow]: ...
+
+    @property
+    def cases(self) -> list[str]: ...
+
+    @property
+    def pass_rate(self) -> float | None: ...
+
+    @property
+    def errors(self) -> Sequence[RunRow]: ...
+
+    @property
+    def total_tokens(self) -> int: ...
+
+    @property
+    def cost(self) -> Decimal | None: ...
+
+    def summary(self) -> dict[str, Any]: ...
+
+    def evaluator(self, name: str, case: str | None = None) -> Stats: ...
+
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 STYLE = """

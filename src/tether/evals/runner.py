@@ -79,7 +79,7 @@ async def evaluate(
                 scores = {e.name: await e.score(run) for e in dataset.evaluators}
                 row = RunRow.of(run, scores, masker)
             if bar is not None:
-                bar.done(row)
+                bar.done(passed=row.passed, error=row.status == "error")
             return row
 
     try:
