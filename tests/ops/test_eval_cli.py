@@ -202,6 +202,30 @@ def test_progress_is_drawn_on_stderr_and_never_reaches_stdout_or_json(
     assert "3/3" not in quiet.stderr
 
 
+def test_progress_is_on_by_default_when_stdout_is_a_terminal(dataset: Path) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    support = Path(__file__).resolve().parents[1] / "support"
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{support}", "COLUMNS": "120"}
+    env.pop("TETHER_STORE", None)
+    main, tty = pty.openpty()
+    try:
+        ran = subprocess.run(
+            [sys.executable, "-c", "from tether.ops.cli import app; app()", "eval", "run",
+             str(dataset), "--app", APP],
+            stdout=tty, stderr=subprocess.PIPE, env=env, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(tty)
+        os.close(main)
+    assert ran.returncode == 0, ran.stderr
+    assert b"3/3" in ran.stderr  # the bar, on stderr: stdout (the terminal) has the table
+
+
 def test_html_usage_errors_exit_2(dataset: Path, tmp_path: Path) -> None:
     page = tmp_path / "out.html"
     bad_url = cli("eval", "run", str(dataset), "--app", APP, "--html", str(page),

@@ -6,6 +6,7 @@ redacted string); numbers are formatted here.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Sequence
 
 WIDTH = 420
@@ -33,7 +34,7 @@ def histogram(
     top = max(counts, default=0) or 1
     plot_w, plot_h = WIDTH - PAD_LEFT - 10, HEIGHT - PAD_TOP - PAD_BOTTOM
     bar_w = plot_w / bins
-    parts = [_frame(title, top)]
+    parts = [_frame(html.escape(title), top)]
     for i, count in enumerate(counts):
         h = plot_h * count / top
         x = PAD_LEFT + i * bar_w
@@ -44,14 +45,15 @@ def histogram(
             f"-{_num(lo + (i + 1) * (hi - lo) / bins)}{unit}: {count}</title></rect>"
         )
     base = PAD_TOP + plot_h + 14
-    for label, x in ((lo, PAD_LEFT), ((lo + hi) / 2, PAD_LEFT + plot_w / 2),
-                     (hi, PAD_LEFT + plot_w)):  # fmt: skip
+    ticks = ((lo, PAD_LEFT, "start"), ((lo + hi) / 2, PAD_LEFT + plot_w / 2, "middle"),
+             (hi, PAD_LEFT + plot_w, "end"))  # fmt: skip
+    for label, x, anchor in ticks:
         parts.append(
-            f'<text x="{x:.1f}" y="{base}" text-anchor="middle">{_num(label)}{unit}</text>'
+            f'<text x="{x:.1f}" y="{base}" text-anchor="{anchor}">{_num(label)}{unit}</text>'
         )
     parts.append(f'<text x="{PAD_LEFT + plot_w / 2:.1f}" y="{HEIGHT - 4}" text-anchor="middle" '
                  f'class="note">{len(values)} {counted}</text>')  # fmt: skip
-    return _svg(title, parts)
+    return _svg(html.escape(title), parts)
 
 
 def rates(title: str, bars: Sequence[tuple[str, float | None]], text: Callable[[str], str]) -> str:
