@@ -71,6 +71,22 @@ def test_the_verdict_and_its_reasoning_are_kept_and_the_threshold_decides(
     assert row.scores["LLMJudge"].passed is False  # 0.9 is under 0.95
 
 
+def test_the_judge_is_not_sent_the_runs_secrets() -> None:
+    asked: list[str] = []
+
+    def judge(messages: list[Message], _specs: list[dict[str, Any]]) -> str:
+        asked.append(next(m.text for m in messages if m.role == "user"))
+        return verdict(1.0, True, "fine")
+
+    leaky = answering("your key: api_key=sk-live1234567890 (keep it)")
+    report = Dataset([Case("a", "hi")], [LLMJudge(RUBRIC, model=ScriptedModel(judge))]).evaluate(
+        leaky
+    )
+    assert report.rows[0].scores["LLMJudge"].passed
+    assert "sk-live1234567890" not in asked[0]
+    assert "OUTPUT:\nyour key: api_key=*** (keep it)" in asked[0]
+
+
 def test_an_invalid_verdict_is_an_error_cell_not_a_zero() -> None:
     cases = [Case("a", "hi")]
     for bad in ("I think it is fine.", verdict(1.7, True, "too high")):

@@ -92,12 +92,15 @@ class LLMJudge(Evaluator):
 
     def prompt(self, run: CaseRun) -> str:
         """What the judge is asked: the rubric, the case's input and expected output, and
-        the run's output (each capped at MAX_TEXT characters)."""
+        the run's output (each capped at MAX_TEXT characters, secret-looking tokens masked:
+        the judge may be another provider than the agent's, and needs no secret)."""
+        from tether.governance.masks import redact_text
+
         parts = [f"RUBRIC:\n{self.rubric}", f"INPUT:\n{_text(run.case.input)}"]
         if run.case.expected_output is not None:
             parts.append(f"EXPECTED:\n{_text(run.case.expected_output)}")
         parts.append(f"OUTPUT:\n{_text(json_data(run.output))}")
-        return "\n\n".join(parts)
+        return redact_text("\n\n".join(parts))
 
     async def score(self, run: CaseRun) -> Score:
         from tether.agent import Agent
