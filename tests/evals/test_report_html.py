@@ -12,6 +12,7 @@ import pytest
 from browser import HAVE_CHROMIUM, NO_CHROMIUM, server_page
 from eval_agents import factory
 
+from tether.durable import SQLiteStore
 from tether.errors import ConfigurationError
 from tether.evals import Case, Contains, Dataset, MaxTokens, Report, RunRow, Score, ToolTrajectory
 
@@ -103,3 +104,29 @@ async def test_the_page_renders_its_charts_in_chromium(tmp_path: Path) -> None:
         await page.screenshot(path=str(tmp_path / "eval-report.png"), full_page=True)
     assert blocked == []  # the page loaded nothing but itself
     assert (tmp_path / "eval-report.png").stat().st_size > 10_000
+
+
+@pytest.mark.skipif(not HAVE_CHROMIUM, reason=NO_CHROMIUM)
+async def test_a_session_link_opens_that_runs_timeline_on_the_server(tmp_path: Path) -> None:
+    pytest.importorskip("playwright.async_api")
+    from live_server import live_server
+
+    from tether.ops.server import create_app
+
+    db = tmp_path / "evals.db"
+    store = SQLiteStore(db)
+    cases = [Case("lookup", "search cats", expected_tools=["search"])]
+    report = await Dataset(cases, [ToolTrajectory()]).evaluate_async(factory, store=store)
+    token = (await store.approvers.add("vera", ["viewer"])).token
+    await store.close()
+    (row,) = report.rows
+    with live_server(create_app(SQLiteStore(db), close_store=True)) as url:
+        report.to_html(tmp_path / "report.html", server_url=url)
+        async with server_page(url, width=1400, height=1000) as page:
+            await page.goto((tmp_path / "report.html").as_uri())
+            await page.click("a.timeline")
+            await page.wait_for_url(f"{url}/#timeline={row.session_id}")
+            await page.fill("#token", token)
+            await page.click("#signin")
+            await page.wait_for_selector(f"#tl-id:has-text('{row.session_id}')")
+            await page.wait_for_selector("#steps tr[data-kind='tool']")
