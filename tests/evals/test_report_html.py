@@ -42,6 +42,7 @@ def test_the_page_escapes_masks_and_links_without_a_browser(tmp_path: Path) -> N
     assert "<script" not in page  # the hostile name is text, and the page has no script
     assert "&lt;script&gt;document.title=&#x27;owned&#x27;&lt;/script&gt;\\u202eevil" in page
     assert "\u202e" not in page
+    assert "content=\"default-src 'none'; style-src 'unsafe-inline'\"" in page  # loads nothing
     assert SECRET not in page
     assert "api_key=***" in page
     sid = report.rows[0].session_id

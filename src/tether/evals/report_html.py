@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from tether.evals.score import Score
 
 
-class RunRow(Protocol):
+class ShownRow(Protocol):
     """What the page reads of a :class:`tether.evals.report.RunRow` (a protocol: this
     module does not import the report, which imports it)."""
 
@@ -49,12 +49,12 @@ class RunRow(Protocol):
     def total_tokens(self) -> int: ...
 
 
-class Stats(Protocol):
+class ShownStats(Protocol):
     @property
     def pass_rate(self) -> float | None: ...
 
 
-class Report(Protocol):
+class ShownReport(Protocol):
     """What the page reads of a :class:`tether.evals.report.Report`."""
 
     run_id: str
@@ -62,7 +62,7 @@ class Report(Protocol):
     evaluators: list[str]
 
     @property
-    def rows(self) -> Sequence[RunRow]: ...
+    def rows(self) -> Sequence[ShownRow]: ...
 
     @property
     def cases(self) -> list[str]: ...
@@ -71,7 +71,7 @@ class Report(Protocol):
     def pass_rate(self) -> float | None: ...
 
     @property
-    def errors(self) -> Sequence[RunRow]: ...
+    def errors(self) -> Sequence[ShownRow]: ...
 
     @property
     def total_tokens(self) -> int: ...
@@ -81,10 +81,10 @@ class Report(Protocol):
 
     def summary(self) -> dict[str, Any]: ...
 
-    def evaluator(self, name: str, case: str | None = None) -> Stats: ...
+    def evaluator(self, name: str, case: str | None = None) -> ShownStats: ...
 
 
-CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+CSP = "default-src 'none'; style-src 'unsafe-inline'"
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d2330;background:#fafbfc}
 h1{font-size:20px;margin:0 0 4px}.sub{color:#5b6472;margin:0 0 16px}
@@ -129,7 +129,7 @@ def timeline_url(server_url: str, session_id: str) -> str:
     return f"{server_url}/#timeline={quote(session_id, safe='')}"
 
 
-def render(report: Report, server_url: str | None = None) -> str:
+def render(report: ShownReport, server_url: str | None = None) -> str:
     """The page, as a string."""
     base = check_server_url(server_url)
     summary = report.summary()
@@ -170,7 +170,7 @@ def render(report: Report, server_url: str | None = None) -> str:
     return head + "".join(body) + "</body></html>\n"
 
 
-def write(report: Report, path: str | os.PathLike[str], server_url: str | None = None) -> None:
+def write(report: ShownReport, path: str | os.PathLike[str], server_url: str | None = None) -> None:
     page = render(report, server_url)
     try:
         Path(path).write_text(page, encoding="utf-8")
@@ -180,7 +180,7 @@ def write(report: Report, path: str | os.PathLike[str], server_url: str | None =
         ) from None
 
 
-def _table(report: Report, base: str | None) -> str:
+def _table(report: ShownReport, base: str | None) -> str:
     head = "".join(f"<th>{text(n)}</th>" for n in report.evaluators)
     rows = [
         "<table><thead><tr><th>case</th><th>run</th><th>passed</th>"
@@ -199,7 +199,7 @@ def _table(report: Report, base: str | None) -> str:
     return "".join(rows)
 
 
-def _error(row: RunRow) -> str:
+def _error(row: ShownRow) -> str:
     if row.error is None and row.reason is None:
         return ""
     shown = row.error if row.error is not None else row.reason
@@ -218,7 +218,7 @@ def _score_cell(score: Score | None) -> str:
     return f'<td class="{css}">{label}<div class="reason">{text(score.reason)}</div></td>'
 
 
-def _session(row: RunRow, base: str | None) -> str:
+def _session(row: ShownRow, base: str | None) -> str:
     if row.session_id is None:
         return '<td class="dim">-</td>'
     shown = text(row.session_id)
