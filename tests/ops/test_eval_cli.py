@@ -169,7 +169,78 @@ def test_help_documents_the_exit_codes() -> None:
     text = " ".join(out.stdout.split())
     assert "exit 0 (passed), 1 (the pass rate is under --fail-under" in text
     assert "2 (a usage error" in text
-    assert "No HTML report" in text
+    assert "--html" in text
+    assert "--no-progress" in text
+
+
+def test_html_writes_the_page_with_timeline_links(dataset: Path, tmp_path: Path) -> None:
+    page, out_json = tmp_path / "out.html", tmp_path / "r.json"
+    out = cli("eval", "run", str(dataset), "--app", APP, "--html", str(page), "--json",
+              str(out_json), "--server-url", "http://127.0.0.1:8787")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    html = page.read_text(encoding="utf-8")
+    assert html.count("<svg") == 4
+    for row in Report.from_json(out_json).rows:
+        assert f'href="http://127.0.0.1:8787/#timeline={row.session_id}"' in html
+    assert "eval " not in out.stderr  # stdout is not a terminal: no bar unless asked
+
+
+def test_progress_is_drawn_on_stderr_and_never_reaches_stdout_or_json(
+    dataset: Path, tmp_path: Path
+) -> None:
+    out_json = tmp_path / "r.json"
+    out = cli("eval", "run", str(dataset), "--app", APP, "--progress", "--json", str(out_json))
+    assert out.exit_code == 0, out.output
+    run_id = Report.from_json(out_json).run_id
+    assert f"eval {run_id}" in out.stderr
+    assert "3/3" in out.stderr
+    assert "3/3" not in out.stdout
+    assert "3/3" not in out_json.read_text()
+    assert "passed, 0 errors" not in out_json.read_text()
+    quiet = cli("eval", "run", str(dataset), "--app", APP, "--no-progress")
+    assert quiet.exit_code == 0
+    assert "3/3" not in quiet.stderr
+
+
+def test_progress_is_on_by_default_when_stdout_is_a_terminal(dataset: Path) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    support = Path(__file__).resolve().parents[1] / "support"
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{support}", "COLUMNS": "120"}
+    env.pop("TETHER_STORE", None)
+    main, tty = pty.openpty()
+    try:
+        ran = subprocess.run(
+            [sys.executable, "-c", "from tether.ops.cli import app; app()", "eval", "run",
+             str(dataset), "--app", APP],
+            stdout=tty, stderr=subprocess.PIPE, env=env, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(tty)
+        os.close(main)
+    assert ran.returncode == 0, ran.stderr
+    assert b"3/3" in ran.stderr  # the bar, on stderr: stdout (the terminal) has the table
+
+
+def test_html_usage_errors_exit_2(dataset: Path, tmp_path: Path) -> None:
+    page = tmp_path / "out.html"
+    bad_url = cli("eval", "run", str(dataset), "--app", APP, "--html", str(page),
+                  "--server-url", "javascript:alert(1)")  # fmt: skip
+    assert bad_url.exit_code == 2, bad_url.output
+    assert "takes the tether server's http(s) URL" in bad_url.output
+    lone = cli("eval", "run", str(dataset), "--app", APP, "--server-url", "http://x")
+    assert lone.exit_code == 2
+    assert "give --html too" in lone.output
+    assert not page.exists()  # refused before any run
+    unwritable = tmp_path / "no" / "dir" / "out.html"
+    out = cli("eval", "run", str(dataset), "--app", APP, "--html", str(unwritable))
+    assert out.exit_code == 2, out.output
+    assert "cannot write the report to" in out.output
+    assert "hello" in out.stdout  # the report was still printed
 
 
 def record(path: Path) -> None:

@@ -13,6 +13,7 @@ from tether.evals.evaluators import (
     MaxTokens,
     ValidOutput,
 )
+from tether.evals.judge import LLMJudge, Verdict
 from tether.evals.policy_check import check_policy
 from tether.evals.policy_outcome import PolicyOutcome
 from tether.evals.policy_report import CallCheck, PolicyReport
@@ -33,6 +34,7 @@ __all__ = [
     "Equals",
     "Evaluator",
     "ExpectedCall",
+    "LLMJudge",
     "Matches",
     "MaxCost",
     "MaxLatency",
@@ -45,5 +47,6 @@ __all__ = [
     "Stats",
     "ToolTrajectory",
     "ValidOutput",
+    "Verdict",
     "check_policy",
 ]

@@ -65,14 +65,16 @@ class Dataset:
         answers: Callable[[Interrupt], Any] | None = None,
         store: Store | None = None,
         output_type: Any = None,
+        progress: Any = False,
     ) -> Report:
         """Run every case ``repeat`` times, ``concurrency`` at once, each on a fresh agent
-        from ``factory``, and score the runs (see tether.evals.runner)."""
+        from ``factory``, and score the runs (see tether.evals.runner). ``progress=True``
+        draws a progress bar on stderr (or on the rich Console given); off by default."""
         from tether.evals.runner import evaluate
 
         return await evaluate(
             self, factory, concurrency=concurrency, repeat=repeat, answers=answers,
-            store=store, output_type=output_type,
+            store=store, output_type=output_type, progress=progress,
         )  # fmt: skip
 
     def evaluate(
@@ -84,6 +86,7 @@ class Dataset:
         answers: Callable[[Interrupt], Any] | None = None,
         store: Store | None = None,
         output_type: Any = None,
+        progress: Any = False,
     ) -> Report:
         """Synchronous :meth:`evaluate_async`."""
         from tether.sync_run import run_sync
@@ -91,6 +94,6 @@ class Dataset:
         return run_sync(
             self.evaluate_async(
                 factory, concurrency=concurrency, repeat=repeat, answers=answers,
-                store=store, output_type=output_type,
+                store=store, output_type=output_type, progress=progress,
             )
         )  # fmt: skip

@@ -25,6 +25,7 @@ from tether.evals.evaluators import (
     MaxTokens,
     ValidOutput,
 )
+from tether.evals.judge import LLMJudge
 from tether.evals.policy_outcome import PolicyOutcome
 from tether.evals.score import Evaluator
 from tether.evals.trajectory import ToolTrajectory
@@ -37,7 +38,7 @@ MAX_FILE_BYTES = 50 * 1024 * 1024
 BUILT_IN: dict[str, type[Evaluator]] = {
     cls.__name__: cls
     for cls in (Equals, Contains, Matches, ValidOutput, ToolTrajectory, PolicyOutcome,
-                MaxTokens, MaxLatency, MaxCost)
+                MaxTokens, MaxLatency, MaxCost, LLMJudge)
 }  # fmt: skip
 _CASE_FIELDS = ("name", "input", "expected_output", "expected_tools", "metadata")
 

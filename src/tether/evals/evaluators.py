@@ -21,7 +21,7 @@ MATCH_SECONDS = 1.0
 """How long one match may run before it is stopped (Matches)."""
 
 
-def _named(evaluator: Evaluator, name: str | None) -> str:
+def evaluator_name(evaluator: Evaluator, name: str | None) -> str:
     if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 100):
         raise ConfigurationError(
             f"{type(evaluator).__name__}(name=...) takes a non-empty str of at most 100 "
@@ -30,7 +30,7 @@ def _named(evaluator: Evaluator, name: str | None) -> str:
     return name or type(evaluator).__name__
 
 
-def _plain(value: Any) -> Any:
+def json_data(value: Any) -> Any:
     """A structured output as JSON data, to compare with an expected value."""
     if value is None or isinstance(value, str | bool | int | float | list | dict):
         return value
@@ -45,7 +45,7 @@ class Equals(Evaluator):
 
     def __init__(self, value: Any = None, *, name: str | None = None) -> None:
         self.value = value
-        self.name = _named(self, name)
+        self.name = evaluator_name(self, name)
 
     def params(self) -> dict[str, Any]:
         return {} if self.value is None else {"value": self.value}
@@ -54,7 +54,7 @@ class Equals(Evaluator):
         expected = self.value if self.value is not None else run.case.expected_output
         if expected is None:
             return Score.not_scored("no expected value (Equals(value) or expected_output)")
-        got = _plain(run.output)
+        got = json_data(run.output)
         if got == expected:
             return Score(1.0, True, "equal")
         return Score(0.0, False, f"expected {_short(expected)}, got {_short(got)}")
@@ -78,7 +78,7 @@ class Contains(Evaluator):
         self.value = value
         self.case_sensitive = bool(case_sensitive)
         self.threshold = check_threshold(threshold, "Contains")
-        self.name = _named(self, name)
+        self.name = evaluator_name(self, name)
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {} if self.value is None else {"value": self.value}
@@ -129,7 +129,7 @@ class Matches(Evaluator):
             raise ConfigurationError(f"Matches({pattern!r:.80}): not a regex ({exc})") from None
         self.pattern = pattern
         self.flags = flags
-        self.name = _named(self, name)
+        self.name = evaluator_name(self, name)
 
     def params(self) -> dict[str, Any]:
         return {"pattern": self.pattern, **({"flags": self.flags} if self.flags else {})}
@@ -173,7 +173,7 @@ class ValidOutput(Evaluator):
 
     def __init__(self, output_type: Any = None, *, name: str | None = None) -> None:
         self.output_type = output_type
-        self.name = _named(self, name)
+        self.name = evaluator_name(self, name)
 
     def params(self) -> dict[str, Any]:
         if self.output_type is not None:
@@ -209,7 +209,7 @@ class _Max(Evaluator):
 
     def __init__(self, limit: Any, *, name: str | None = None) -> None:
         self.limit = self._check(limit)
-        self.name = _named(self, name)
+        self.name = evaluator_name(self, name)
 
     def _check(self, limit: Any) -> Any:
         if (

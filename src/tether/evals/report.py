@@ -234,6 +234,14 @@ class Report:
 
         return compare(baseline, self)
 
+    def to_html(self, path: str | os.PathLike[str], server_url: str | None = None) -> None:
+        """One self-contained page (no script, nothing loaded): the score table, charts of
+        the score distribution, pass rate per evaluator, latency and tokens, and with
+        ``server_url`` (the tether server's) a link per run to its session's timeline."""
+        from tether.evals.report_html import write
+
+        write(self, path, server_url)
+
     def print(self, console: Any = None) -> None:
         """A rich table of the cases and evaluators, then the totals (untrusted text
         escaped for the terminal)."""

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import ConfigurationError, RunError
+from tether.evals.progress import progress_bar
 from tether.evals.report import Report, RunRow
 from tether.evals.run import CaseRun
 from tether.governance.masks import Masker
@@ -46,6 +47,7 @@ async def evaluate(
     answers: Callable[[Interrupt], Any] | None,
     store: Store | None,
     output_type: Any,
+    progress: Any = False,
 ) -> Report:
     for label, value, top in (("concurrency", concurrency, MAX_CONCURRENCY),
                               ("repeat", repeat, MAX_REPEAT)):  # fmt: skip
@@ -61,6 +63,7 @@ async def evaluate(
         )
     takes = _keywords(factory)
     run_id = os.urandom(4).hex()
+    bar = progress_bar(progress, run_id, len(dataset.cases) * repeat)
     gate = asyncio.Semaphore(concurrency)
     started = time.time()
 
@@ -71,13 +74,21 @@ async def evaluate(
                 case, rep, factory, takes, session_id, store, answers, output_type
             )
             if run.status == "error":
-                return RunRow.of(run, {}, masker)
-            scores = {e.name: await e.score(run) for e in dataset.evaluators}
-            return RunRow.of(run, scores, masker)
+                row = RunRow.of(run, {}, masker)
+            else:
+                scores = {e.name: await e.score(run) for e in dataset.evaluators}
+                row = RunRow.of(run, scores, masker)
+            if bar is not None:
+                bar.done(passed=row.passed, error=row.status == "error")
+            return row
 
-    rows = await asyncio.gather(
-        *(one(i, case, rep) for i, case in enumerate(dataset.cases) for rep in range(repeat))
-    )
+    try:
+        rows = await asyncio.gather(
+            *(one(i, case, rep) for i, case in enumerate(dataset.cases) for rep in range(repeat))
+        )
+    finally:
+        if bar is not None:
+            bar.stop()
     return Report(
         list(rows), [e.name for e in dataset.evaluators], run_id=run_id, started=started,
         repeat=repeat,

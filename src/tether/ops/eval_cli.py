@@ -1,5 +1,5 @@
 """``tether eval run`` (a dataset against an app's agent, for CI) and ``tether eval capture``
-(recorded sessions as cases). No HTML report here yet."""
+(recorded sessions as cases)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,9 @@ RUN_HELP = """Run every case of DATASET (.yaml, .yml or .jsonl) on a fresh agent
 --app module:factory (called with session_id= and store= when it takes them), print the
 report and exit 0 (passed), 1 (the pass rate is under --fail-under, or a case or evaluator
 regressed against --baseline) or 2 (a usage error: a bad dataset or baseline file, a
-factory that cannot be loaded, an unwritable --json). No HTML report (not built yet)."""
+factory that cannot be loaded, an unwritable --json or --html, a bad --server-url). A
+progress bar is drawn on stderr while the runs go when stdout is a terminal (--no-progress
+turns it off; it never reaches --json or --html)."""
 
 
 def usage(message: str) -> NoReturn:
@@ -50,6 +52,17 @@ FAIL_UNDER = typer.Option(
     help="Exit 1 when the pass rate (runs passed of all runs) is under this; default: none.",
 )  # fmt: skip
 REPORT_JSON = typer.Option(None, "--json", help="Write the report here (JSON).")
+REPORT_HTML = typer.Option(
+    None, "--html", help="Write the report here as one self-contained page (charts, table)."
+)
+SERVER_URL = typer.Option(
+    None, "--server-url",
+    help="The tether server's URL: --html links each run to its session's timeline there.",
+)  # fmt: skip
+PROGRESS = typer.Option(
+    None, "--progress/--no-progress",
+    help="A progress bar on stderr; default: on when stdout is a terminal.",
+)  # fmt: skip
 CONCURRENCY = typer.Option(8, "--concurrency", min=1, max=256, help="Runs at once.")
 REPEAT = typer.Option(1, "--repeat", min=1, max=1000, help="Runs of each case.")
 RUN_STORE = typer.Option(
@@ -70,19 +83,29 @@ def run(
     concurrency: int = CONCURRENCY,
     repeat: int = REPEAT,
     store: str | None = RUN_STORE,
+    html_path: Path | None = REPORT_HTML,
+    server_url: str | None = SERVER_URL,
+    progress: bool | None = PROGRESS,
 ) -> None:
+    import sys
+
     from tether.evals import Dataset, Report
+    from tether.evals.report_html import check_server_url
 
     factory = load_factory(app_spec)  # a bad spec exits 2 (typer.BadParameter)
     try:
         dataset = Dataset.from_file(dataset_path)
         before = None if baseline is None else Report.from_json(baseline)
+        check_server_url(server_url)
     except ConfigurationError as exc:
         usage(str(exc))
+    if server_url is not None and html_path is None:
+        usage("--server-url is for the links of --html: give --html too")
+    bar = sys.stdout.isatty() if progress is None else progress
 
     async def work(opened: Store | None) -> Report:
         return await dataset.evaluate_async(
-            factory, concurrency=concurrency, repeat=repeat, store=opened
+            factory, concurrency=concurrency, repeat=repeat, store=opened, progress=bar
         )
 
     if store is None:
@@ -101,6 +124,11 @@ def run(
             report.to_json(json_path)
         except OSError as exc:
             usage(f"cannot write the report to {str(json_path)!r}: {exc.strerror or exc}")
+    if html_path is not None:
+        try:
+            report.to_html(html_path, server_url=server_url)
+        except ConfigurationError as exc:
+            usage(str(exc))
     failed = False
     rate = report.pass_rate
     if fail_under is not None and (rate is None or rate < fail_under):
