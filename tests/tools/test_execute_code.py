@@ -1,0 +1,294 @@
+"""execute_code: a model's program calls tools in the pydantic-monty sandbox, each call
+through the agent's full tool path; a Confirm inside suspends the program durably."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether import Agent, IterationBudget
+from tether.control import BeforeToolCall, Deny, InterventionHandler
+from tether.errors import ConfigurationError, TetherError
+from tether.models import ScriptedModel
+from tether.tools import execute_code, tool
+from tether.tools.execute_code import CODE_KEY
+from tether.tools.sandbox import CodeError, CodeLimits
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+@tool
+async def shout(text: str) -> str:
+    """Upper-case a text."""
+    return text.upper()
+
+
+def program_agent(program: str, *tools: Any, **options: Any) -> Agent:
+    """An agent that runs ``program`` once as call ``c1``, then answers with its result."""
+
+    def turn(messages: list[Any], specs: list[Any]) -> Any:
+        if messages[-1].role == "tool":
+            return messages[-1].tool_results[0].content
+        return {"tool_calls": [{"id": "c1", "name": "execute_code", "args": {"code": program}}]}
+
+    limits = options.pop("limits", None)
+    return Agent(
+        model=ScriptedModel(turn),
+        tools=[execute_code(tools=list(tools or (add, shout)), limits=limits)],
+        **options,
+    )
+
+
+THREE = (
+    "x = add(1, 2)\ny = add(x, b=10)\nprint('y is', y)\nz = shout('hi')\n{'x': x, 'y': y, 'z': z}"
+)
+
+
+async def test_three_tool_calls_run_through_the_tool_path_and_are_journaled(stores) -> None:  # type: ignore[no-untyped-def]
+    store = stores()
+    agent = program_agent(THREE, store=store, session_id="three")
+    seen: list[tuple[str, str]] = []
+    agent.on(BeforeToolCall)(lambda e: seen.append((e.tool_call.id, e.tool_call.name)))
+    try:
+        result = await agent.invoke_async("go")
+    finally:
+        agent.close()
+    assert result.text == 'y is 13\n{"x":3,"y":13,"z":"HI"}'
+    assert seen == [("c1", "execute_code"), ("c1/1", "add"), ("c1/2", "add"), ("c1/3", "shout")]
+    assert CODE_KEY not in agent.state  # the record goes when the program ends
+    record = await stores().load("three")
+    inner = [e.data["result"] for e in record.entries if e.kind == "tool_result"]
+    assert [(r["tool_call_id"], r["content"]) for r in inner[:3]] == [
+        ("c1/1", "3"),
+        ("c1/2", "13"),
+        ("c1/3", "HI"),
+    ]
+    intents = [e.data["call_id"] for e in record.entries if e.kind == "tool_intent"]
+    assert intents == ["c1", "c1/1", "c1/2", "c1/3"]
+    audit = await stores().audit.records(session_id="three")
+    executed = [(r.data["tool"], r.data["status"]) for r in audit if r.event == "tool.executed"]
+    assert sorted(executed) == sorted(
+        [("add", "ok"), ("add", "ok"), ("shout", "ok"), ("execute_code", "ok")]
+    )
+
+
+def test_a_deny_policy_on_an_inner_tool_applies_and_the_error_names_the_line() -> None:
+    class NoAdding(InterventionHandler):
+        def before_tool_call(self, event: BeforeToolCall) -> Deny | None:
+            return Deny("no adding") if event.tool_call.name == "add" else None
+
+    ran: list[int] = []
+
+    @tool
+    def count(n: int) -> int:
+        """Count."""
+        ran.append(n)
+        return n
+
+    program = "count(1)\nadd(1, 2)\ncount(2)"
+    with program_agent(program, count, add, interventions=[NoAdding()]) as agent:
+        result = agent("go")
+    assert result.text.startswith("Error: CodeError: line 2: RuntimeError: Denied: ")
+    assert "no adding" in result.text
+    assert "add(1, 2)" in result.text
+    assert ran == [1]  # the program stopped at the denied call
+
+
+@pytest.mark.parametrize(
+    ("program", "line", "what"),
+    [
+        ("open('/etc/passwd').read()", 1, "PermissionError: execute_code programs have no"),
+        ("import os\nprint(os.listdir('/'))", 2, "PermissionError: execute_code programs have no"),
+        ("import os\nos.environ['HOME']", 2, "PermissionError: execute_code programs have no"),
+        ("x = 1\nimport socket", 2, "PermissionError: execute_code programs have no"),
+        ("import subprocess", 1, "PermissionError: execute_code programs have no"),
+    ],
+)
+def test_files_the_os_and_sockets_are_refused_with_a_clear_tool_error(
+    program: str, line: int, what: str
+) -> None:
+    with program_agent(program) as agent:
+        result = agent("go")
+    [message] = [m for m in agent.messages if m.role == "tool"]
+    [error] = message.tool_results
+    assert error.is_error
+    assert error.content.startswith(f"Error: CodeError: line {line}: {what}")
+    assert "filesystem, network, environment or process access" in error.content
+    assert result.text == error.content
+
+
+async def test_a_program_that_loops_forever_is_stopped_and_the_loop_keeps_ticking() -> None:
+    ticks = 0
+    stop = asyncio.Event()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    agent = program_agent("n = 0\nwhile True:\n    n += 1", limits=CodeLimits(time=0.5))
+    ticking = asyncio.create_task(ticker())
+    try:
+        started = asyncio.get_running_loop().time()
+        result = await agent.invoke_async("go")
+        took = asyncio.get_running_loop().time() - started
+    finally:
+        stop.set()
+        await ticking
+        agent.close()
+    assert result.text == (
+        "Error: CodeError: the program ran past its time limit of 0.5 s of interpreter time "
+        "(CodeLimits(time=...)) and was stopped"
+    )
+    assert 0.5 <= took < 5
+    assert ticks >= 20  # ~0.5 s at 10 ms a tick: the event loop was never blocked
+
+
+@pytest.mark.parametrize(
+    ("program", "expected"),
+    [
+        ("x = 1\ndef f(:\n    pass", "Error: CodeError: line 2: SyntaxError: "),
+        ("x = 1\ny = x / 0", "Error: CodeError: line 2: ZeroDivisionError: division by zero"),
+        ("add(1, 2)\nlookup('x')", "Error: CodeError: line 2: NameError: name 'lookup' is"),
+        ("add(1, 2, 3)", "Error: CodeError: line 1: TypeError: add() takes at most 2 positional"),
+    ],
+)
+def test_a_sandbox_error_is_a_tool_error_naming_the_line(program: str, expected: str) -> None:
+    with program_agent(program) as agent:
+        assert agent("go").text.startswith(expected)
+
+
+def test_printed_output_is_bounded_and_a_program_over_its_call_limit_stops() -> None:
+    with program_agent("print('x' * 50000)", limits=CodeLimits(output=100)) as agent:
+        text = agent("go").text
+    assert text == "x" * 100 + "\n[tether: output cut at 100 characters]"
+    with program_agent("for i in range(10):\n    add(i, 1)", limits=CodeLimits(calls=3)) as agent:
+        assert agent("go").text == (
+            "Error: CodeError: line 2: more than 3 tool calls in one program "
+            "(CodeLimits(calls=...))"
+        )
+
+
+def test_a_program_only_turn_refunds_the_iteration_budget() -> None:
+    budget = IterationBudget(10, refund_cheap=True)
+    with program_agent("add(1, 2)", budget=budget) as agent:
+        agent("go")
+    assert budget.remaining == 10 - 1  # the execute_code turn was given back
+
+
+def test_bad_configuration_is_refused_with_a_message() -> None:
+    with pytest.raises(ConfigurationError, match="takes a non-empty list of the tools"):
+        execute_code(tools=[])
+    with pytest.raises(ConfigurationError, match="tool names must be unique"):
+        execute_code(tools=[add, "add"])
+    with pytest.raises(ConfigurationError, match=r"CodeLimits\(time=...\) must be a positive"):
+        CodeLimits(time=0)
+    with pytest.raises(ConfigurationError, match=r"CodeLimits\(calls=...\) must be an int"):
+        CodeLimits(calls=2.5)  # type: ignore[arg-type]
+    assert issubclass(CodeError, TetherError)
+
+
+# -- a Confirm inside the program, answered in another process --------------------------
+
+APPEND = '''
+from pathlib import Path
+from tether import Agent
+from tether.control import BeforeToolCall, Confirm, InterventionHandler
+from tether.durable import SQLiteStore
+from tether.models import ScriptedModel
+from tether.tools import execute_code, tool
+
+PROGRAM = "append('a')\\nappend('b')\\nappend('c')\\nprint(open_lines())"
+
+
+def make(db, log):
+    @tool
+    def append(text: str) -> str:
+        """Append a line to the log."""
+        with open(log, "a") as f:
+            f.write(text + "\\n")
+        return "ok"
+
+    @tool
+    def open_lines() -> int:
+        """Count the log's lines."""
+        return len(Path(log).read_text().splitlines())
+
+    class AskBeforeC(InterventionHandler):
+        def before_tool_call(self, event: BeforeToolCall) -> Confirm | None:
+            if event.tool_call.arguments.get("text") == "c":
+                return Confirm("append c?")
+            return None
+
+    def turn(messages, specs):
+        if messages[-1].role == "tool":
+            return messages[-1].tool_results[0].content
+        return {"tool_calls": [{"id": "c1", "name": "execute_code", "args": {"code": PROGRAM}}]}
+
+    return Agent(
+        model=ScriptedModel(turn),
+        tools=[execute_code(tools=[append, open_lines])],
+        interventions=[AskBeforeC()],
+        store=SQLiteStore(db),
+        session_id="confirm",
+    )
+'''
+
+RESUME = """
+import sys
+sys.path.insert(0, sys.argv[3])
+from append_app import make
+agent = make(sys.argv[1], sys.argv[2])
+print(agent.resume({sys.argv[4]: "approve"}).text)
+agent.close()
+"""
+
+
+def test_a_confirm_inside_the_program_is_answered_in_another_process_without_repeats(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "append_app.py").write_text(APPEND)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from append_app import make  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(tmp_path))
+    db, log = str(tmp_path / "c.db"), tmp_path / "log.txt"
+    first = make(db, str(log))
+    try:
+        result = first("go")
+    finally:
+        first.close()
+    assert result.stop_reason == "interrupt"
+    [asked] = result.interrupts
+    assert (asked.reason, asked.tool_call.id if asked.tool_call else None) == ("append c?", "c1/3")
+    assert log.read_text() == "a\nb\n"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    child = subprocess.run(
+        [sys.executable, "-c", RESUME, db, str(log), str(tmp_path), asked.id],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.splitlines() == ["3"]
+    assert log.read_text() == "a\nb\nc\n"  # a and b were answered from the record, not re-run
+    # the record is gone once the program ends
+    again = make(db, str(log))
+    try:
+        assert CODE_KEY not in again.state
+    finally:
+        again.close()
