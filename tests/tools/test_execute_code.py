@@ -14,7 +14,9 @@ import pytest
 
 from tether import Agent, IterationBudget
 from tether.control import BeforeToolCall, Deny, InterventionHandler
+from tether.durable import SQLiteStore
 from tether.errors import ConfigurationError, TetherError
+from tether.journal_fold import fold
 from tether.models import ScriptedModel
 from tether.tools import execute_code, tool
 from tether.tools.execute_code import CODE_KEY
@@ -199,96 +201,58 @@ def test_bad_configuration_is_refused_with_a_message() -> None:
     assert issubclass(CodeError, TetherError)
 
 
-# -- a Confirm inside the program, answered in another process --------------------------
+# -- a Confirm inside the program, answered in another process; a crash mid-program ------
 
-APPEND = '''
-from pathlib import Path
-from tether import Agent
-from tether.control import BeforeToolCall, Confirm, InterventionHandler
-from tether.durable import SQLiteStore
-from tether.models import ScriptedModel
-from tether.tools import execute_code, tool
-
-PROGRAM = "append('a')\\nappend('b')\\nappend('c')\\nprint(open_lines())"
+APP = Path(__file__).parents[1] / "support" / "code_app.py"
 
 
-def make(db, log):
-    @tool
-    def append(text: str) -> str:
-        """Append a line to the log."""
-        with open(log, "a") as f:
-            f.write(text + "\\n")
-        return "ok"
-
-    @tool
-    def open_lines() -> int:
-        """Count the log's lines."""
-        return len(Path(log).read_text().splitlines())
-
-    class AskBeforeC(InterventionHandler):
-        def before_tool_call(self, event: BeforeToolCall) -> Confirm | None:
-            if event.tool_call.arguments.get("text") == "c":
-                return Confirm("append c?")
-            return None
-
-    def turn(messages, specs):
-        if messages[-1].role == "tool":
-            return messages[-1].tool_results[0].content
-        return {"tool_calls": [{"id": "c1", "name": "execute_code", "args": {"code": PROGRAM}}]}
-
-    return Agent(
-        model=ScriptedModel(turn),
-        tools=[execute_code(tools=[append, open_lines])],
-        interventions=[AskBeforeC()],
-        store=SQLiteStore(db),
-        session_id="confirm",
-    )
-'''
-
-RESUME = """
-import sys
-sys.path.insert(0, sys.argv[3])
-from append_app import make
-agent = make(sys.argv[1], sys.argv[2])
-print(agent.resume({sys.argv[4]: "approve"}).text)
-agent.close()
-"""
-
-
-def test_a_confirm_inside_the_program_is_answered_in_another_process_without_repeats(
-    tmp_path: Path,
-) -> None:
-    (tmp_path / "append_app.py").write_text(APPEND)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        from append_app import make  # type: ignore[import-not-found]
-    finally:
-        sys.path.remove(str(tmp_path))
-    db, log = str(tmp_path / "c.db"), tmp_path / "log.txt"
-    first = make(db, str(log))
-    try:
-        result = first("go")
-    finally:
-        first.close()
-    assert result.stop_reason == "interrupt"
-    [asked] = result.interrupts
-    assert (asked.reason, asked.tool_call.id if asked.tool_call else None) == ("append c?", "c1/3")
-    assert log.read_text() == "a\nb\n"
+def app(db: Path, log: Path, mode: str, *extra: str, crash: bool = False) -> list[str]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    if crash:
+        env["TETHER_TEST_CRASH"] = "1"
     child = subprocess.run(
-        [sys.executable, "-c", RESUME, db, str(log), str(tmp_path), asked.id],
+        [sys.executable, str(APP), str(db), str(log), mode, *extra],
         capture_output=True,
         text=True,
         timeout=120,
         env=env,
         check=False,
     )
-    assert child.returncode == 0, child.stderr
-    assert child.stdout.splitlines() == ["3"]
+    assert child.returncode == (9 if crash else 0), child.stderr
+    return child.stdout.splitlines()
+
+
+def test_a_confirm_inside_the_program_is_answered_in_another_process_without_repeats(
+    tmp_path: Path,
+) -> None:
+    from code_app import build
+
+    db, log = tmp_path / "c.db", tmp_path / "log.txt"
+    with build(str(db), str(log)) as first:
+        result = first("go")
+    assert result.stop_reason == "interrupt"
+    [asked] = result.interrupts
+    assert asked.reason == "append c?"
+    assert asked.tool_call is not None
+    assert (asked.tool_call.id, asked.tool_call.name) == ("c1/3", "append")
+    assert log.read_text() == "a\nb\n"
+    assert first.state[CODE_KEY]  # the record of the finished calls, kept with the session
+    assert app(db, log, "resume", asked.id) == ["end_turn", "3"]
     assert log.read_text() == "a\nb\nc\n"  # a and b were answered from the record, not re-run
-    # the record is gone once the program ends
-    again = make(db, str(log))
-    try:
-        assert CODE_KEY not in again.state
-    finally:
-        again.close()
+    view = fold(asyncio.run(SQLiteStore(db).load("code")))
+    assert view.status == "completed"
+    assert CODE_KEY not in view.state  # the record went when the program ended
+
+
+def test_a_call_a_crash_cut_off_is_not_run_again_and_the_program_is_told(tmp_path: Path) -> None:
+    db, log = tmp_path / "c.db", tmp_path / "log.txt"
+    assert app(db, log, "crash", crash=True) == []
+    assert log.read_text() == "a\nb\n"
+    [stop, *text] = app(db, log, "recover")
+    assert stop == "end_turn"
+    assert "\n".join(text) == (
+        "Error: CodeError: line 2: RuntimeError: Error: a crash cut off call 2 (append) while "
+        "it ran: it may or may not have happened, so it is not run again; check before "
+        "calling it again\n    append('b')"
+    )
+    assert log.read_text() == "a\nb\n"  # a answered from the record; b not repeated; no c
