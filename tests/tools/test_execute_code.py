@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tether import Agent, IterationBudget
-from tether.control import BeforeToolCall, Deny, InterventionHandler
+from tether.control import BeforeToolCall, Confirm, Deny, InterventionHandler
 from tether.durable import SQLiteStore
 from tether.errors import ConfigurationError, TetherError
 from tether.journal_fold import fold
@@ -256,3 +256,54 @@ def test_a_call_a_crash_cut_off_is_not_run_again_and_the_program_is_told(tmp_pat
         "calling it again\n    append('b')"
     )
     assert log.read_text() == "a\nb\n"  # a answered from the record; b not repeated; no c
+
+
+def test_a_re_run_that_asks_for_other_calls_is_refused_and_nothing_runs(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+
+    @tool
+    def append(text: str) -> str:
+        """Append a line."""
+        with log.open("a") as f:
+            f.write(text + "\n")
+        return "ok"
+
+    class AskBeforeC(InterventionHandler):
+        def before_tool_call(self, event: BeforeToolCall) -> Confirm | None:
+            return Confirm("c?") if event.tool_call.arguments.get("text") == "c" else None
+
+    program = "import random\nappend(str(random.random()))\nappend('c')"
+    with program_agent(program, append, interventions=[AskBeforeC()]) as agent:
+        [asked] = agent("go").interrupts
+        [first] = log.read_text().splitlines()
+        text = agent.resume({asked.id: "approve"}).text
+    assert text.startswith(
+        "Error: CodeError: line 2: RuntimeError: call 1 of the re-run program is append(...), "
+        "but the first run's call 1 was append(...) with other arguments"
+    )
+    assert log.read_text().splitlines() == [first]  # neither the new call 1 nor 'c' ran
+
+
+def test_the_programs_calls_are_traced_as_tool_spans_of_the_run() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from tether.observe import instrument
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with program_agent("add(1, 2)\nshout('x')") as agent:
+        instrument(agent, tracer_provider=provider, agent_name="coder")
+        agent("go")
+    provider.shutdown()
+    tools = [
+        (
+            dict(s.attributes or {})["gen_ai.tool.name"],
+            dict(s.attributes or {})["gen_ai.tool.call.id"],
+        )
+        for s in exporter.get_finished_spans()
+        if s.name.startswith("execute_tool")
+    ]
+    assert sorted(tools) == [("add", "c1/1"), ("execute_code", "c1"), ("shout", "c1/2")]
