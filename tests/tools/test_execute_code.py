@@ -307,3 +307,32 @@ def test_the_programs_calls_are_traced_as_tool_spans_of_the_run() -> None:
         if s.name.startswith("execute_tool")
     ]
     assert sorted(tools) == [("add", "c1/1"), ("execute_code", "c1"), ("shout", "c1/2")]
+
+
+@pytest.mark.parametrize(
+    ("program", "expected"),
+    [
+        (
+            "add({1, 2}, 3)",
+            "Error: CodeError: line 1: TypeError: add(): the arguments must be JSON values",
+        ),
+        (
+            "x = 1\nshout('y' * 200)",
+            "Error: CodeError: line 2: TypeError: shout(): the arguments take 210 characters "
+            "as JSON; the limit is 100 (CodeLimits(arguments=...))",
+        ),
+    ],
+)
+def test_arguments_that_are_not_json_or_too_large_are_refused_before_the_tool(
+    program: str, expected: str
+) -> None:
+    seen: list[str] = []
+    with program_agent(program, limits=CodeLimits(arguments=100)) as agent:
+        agent.on(BeforeToolCall)(lambda e: seen.append(e.tool_call.name))
+        assert agent("go").text.startswith(expected)
+    assert seen == ["execute_code"]  # no inner call reached the tool path
+
+
+def test_the_programs_value_is_cut_at_the_output_limit() -> None:
+    with program_agent("'z' * 5000", limits=CodeLimits(output=50)) as agent:
+        assert agent("go").text == "z" * 50 + "\n[tether: output cut at 50 characters]"

@@ -192,10 +192,7 @@ class _Calls:
             if key in arguments:
                 return f"{call.name}() got multiple values for argument {key!r}"
             arguments[key] = value
-        try:  # the record is JSON: what crosses into a tool call must be too
-            return dict(json.loads(json.dumps(arguments, allow_nan=False)))
-        except (TypeError, ValueError) as exc:
-            return f"{call.name}(): the arguments must be JSON values ({exc})"
+        return arguments
 
     async def _record(self, call: ToolCall, result: ToolResult) -> None:
         """Keep the finished call with the session; journal its result under the outer
@@ -250,14 +247,11 @@ def _answer(content: str, is_error: bool) -> Answer:
         return {"return_value": content}
 
 
-def _result(printed: str, value: Any) -> str:
-    from tether.tools.output import format_tool_output
-
+def _result(printed: str, value: str | None) -> str:
     printed = printed.rstrip("\n")
     if value is None:
         return printed if printed else "(the program printed nothing and returned None)"
-    shown = format_tool_output(value)
-    return f"{printed}\n{shown}" if printed else shown
+    return f"{printed}\n{value}" if printed else value
 
 
 def _describe(source: ExecuteCode) -> str:

@@ -9,6 +9,7 @@ waits on the sandbox; the host answers each external call on the loop, between s
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -44,9 +45,10 @@ class CodeLimits:
     output: int = 20_000
     program: int = 20_000
     recursion: int = 200
+    arguments: int = 100_000
 
     def __post_init__(self) -> None:
-        for name in ("time", "memory", "calls", "output", "program", "recursion"):
+        for name in ("time", "memory", "calls", "output", "program", "recursion", "arguments"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise ConfigurationError(
@@ -73,9 +75,10 @@ Answer: TypeAlias = "ExternalResult"
 
 @dataclass(frozen=True, slots=True)
 class Finished:
-    """A program that ran to its end: its last expression's value and what it printed."""
+    """A program that ran to its end: its last expression's value as text (None: the
+    value was None) and what it printed, each cut at the output limit."""
 
-    value: Any
+    value: str | None
     printed: str
 
 
@@ -119,38 +122,18 @@ class Sandbox:
         # The program's own thread: its steps run in order there, and one waiting for a
         # free worker process never holds up another program's steps.
         threads = ToolThreads(1, thread_name_prefix="tether-sandbox")
-        program = _Program(self._pool_now, limits)
+        program = _Program(self._pool_now, limits, source)
 
         def step(fn: Callable[[], Any]) -> asyncio.Future[Any]:
-            return threads.start(loop, fn)
+            return threads.start(loop, partial(program.advance, fn))
 
         try:
-            snap = await step(lambda: program.start(source))
-            calls = 0
-            while not isinstance(snap, monty.MontyComplete):
-                if isinstance(snap, monty.FunctionSnapshot) and not snap.is_os_function:
-                    calls += 1
-                    if calls > limits.calls:
-                        raise CodeError(
-                            f"line {_line(source, snap.position)}: more than {limits.calls} "
-                            "tool calls in one program (CodeLimits(calls=...))"
-                        )
-                    call = HostCall(
-                        str(snap.function_name),
-                        tuple(snap.args),
-                        dict(snap.kwargs),
-                        _line(source, snap.position),
-                    )
-                    answer = await host(call)
-                    snap = await step(partial(snap.resume, answer))
-                elif isinstance(snap, monty.FunctionSnapshot):
-                    refused = refusal("PermissionError", OS_REFUSED)
-                    snap = await step(partial(snap.resume, refused))
-                elif isinstance(snap, monty.NameLookupSnapshot):
-                    snap = await step(snap.resume)  # no value: the name is undefined
-                else:  # a FutureSnapshot: only async externals make one, and there are none
-                    raise CodeError("the program awaits something the sandbox cannot resolve")
-            return Finished(snap.output, program.printed())
+            out = await step(program.start)
+            while not isinstance(out, Finished):
+                snap, call = out
+                answer = await host(call)
+                out = await step(partial(snap.resume, answer))
+            return out
         except monty.MontyError as exc:
             raise CodeError(describe(exc, source, limits)) from None
         finally:
@@ -182,16 +165,22 @@ class Sandbox:
 
 
 class _Program:
-    """One program's session with a worker (every step on the program's own thread)."""
+    """One program's session with a worker. Every method runs on the program's thread:
+    what crosses from the sandbox (arguments, the value) is converted and bounded there,
+    never on the event loop."""
 
-    def __init__(self, pool: Callable[[], pydantic_monty.Monty], limits: CodeLimits) -> None:
+    def __init__(
+        self, pool: Callable[[], pydantic_monty.Monty], limits: CodeLimits, source: str
+    ) -> None:
         self._pool = pool
         self._limits = limits
+        self._source = source
         self._checkout: Any = None
         self._parts: list[str] = []
         self._kept = 0
+        self._calls = 0
 
-    def start(self, source: str) -> Any:
+    def start(self) -> Any:
         limits = self._limits
         self._checkout = self._pool().checkout(
             script_name="program.py",
@@ -205,7 +194,58 @@ class _Program:
             os_policy={"sleep_system_max": limits.time},
         )
         session = self._checkout.__enter__()
-        return session.feed_start(source, print_callback=self._print)
+        return session.feed_start(self._source, print_callback=self._print)
+
+    def advance(self, step: Callable[[], Any]) -> tuple[Any, HostCall] | Finished:
+        """Run ``step`` (the start, or a resume), answering what needs no host (OS calls,
+        undefined names, bad arguments), up to the next tool call or the end."""
+        import pydantic_monty as monty
+
+        snap = step()
+        while True:
+            if isinstance(snap, monty.MontyComplete):
+                return Finished(self._shown(snap.output), self.printed())
+            if isinstance(snap, monty.FunctionSnapshot) and not snap.is_os_function:
+                line = _line(self._source, snap.position)
+                self._calls += 1
+                if self._calls > self._limits.calls:
+                    raise CodeError(
+                        f"line {line}: more than {self._limits.calls} tool calls in one "
+                        "program (CodeLimits(calls=...))"
+                    )
+                call = self._host_call(snap, line)
+                if isinstance(call, HostCall):
+                    return snap, call
+                snap = snap.resume(refusal("TypeError", call))
+            elif isinstance(snap, monty.FunctionSnapshot):
+                snap = snap.resume(refusal("PermissionError", OS_REFUSED))
+            elif isinstance(snap, monty.NameLookupSnapshot):
+                snap = snap.resume()  # no value: the name is undefined (NameError)
+            else:  # a FutureSnapshot: only async externals make one, and there are none
+                raise CodeError("the program awaits something the sandbox cannot resolve")
+
+    def _host_call(self, snap: Any, line: int | None) -> HostCall | str:
+        """The call with JSON arguments (what a tool call carries), or why not."""
+        name = str(snap.function_name)
+        try:
+            encoded = json.dumps([list(snap.args), dict(snap.kwargs)], allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            return f"{name}(): the arguments must be JSON values ({exc})"
+        if len(encoded) > self._limits.arguments:
+            return (
+                f"{name}(): the arguments take {len(encoded)} characters as JSON; the limit "
+                f"is {self._limits.arguments} (CodeLimits(arguments=...))"
+            )
+        args, kwargs = json.loads(encoded)
+        return HostCall(name, tuple(args), kwargs, line)
+
+    def _shown(self, value: Any) -> str | None:
+        """The last expression's value as the tool result shows it (None: it was None)."""
+        if value is None:
+            return None
+        from tether.tools.output import format_tool_output
+
+        return _cut(format_tool_output(value), self._limits.output)
 
     def _print(self, stream: str, text: str) -> None:
         """Keep printed output up to the limit (and one character more, to tell)."""
@@ -215,16 +255,18 @@ class _Program:
             self._kept += min(len(text), room)
 
     def printed(self) -> str:
-        text = "".join(self._parts)
-        limit = self._limits.output
-        if len(text) > limit:
-            return text[:limit] + f"\n[tether: output cut at {limit} characters]"
-        return text
+        return _cut("".join(self._parts), self._limits.output)
 
     def end(self) -> None:
         checkout, self._checkout = self._checkout, None
         if checkout is not None:
             checkout.__exit__(None, None, None)
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) > limit:
+        return text[:limit] + f"\n[tether: output cut at {limit} characters]"
+    return text
 
 
 def describe(exc: Exception, source: str, limits: CodeLimits) -> str:
