@@ -336,3 +336,62 @@ def test_arguments_that_are_not_json_or_too_large_are_refused_before_the_tool(
 def test_the_programs_value_is_cut_at_the_output_limit() -> None:
     with program_agent("'z' * 5000", limits=CodeLimits(output=50)) as agent:
         assert agent("go").text == "z" * 50 + "\n[tether: output cut at 50 characters]"
+
+
+async def test_each_finished_call_is_reported_live_as_progress_of_the_program() -> None:
+    from tether.events import ToolFinished, ToolProgress
+
+    seen: list[Any] = []
+    with program_agent("add(1, 2)\nshout('x')") as agent:
+        async for event in agent.stream("go"):
+            if isinstance(event, ToolProgress | ToolFinished):
+                seen.append(event)
+    progress = [(e.call_id, e.progress, e.message) for e in seen if isinstance(e, ToolProgress)]
+    assert progress == [("c1", 1, "c1/1 add: ok"), ("c1", 2, "c1/2 shout: ok")]
+    assert isinstance(seen[-1], ToolFinished)  # every report before the call's end
+
+
+async def test_a_deny_on_an_inner_call_is_in_the_audit_trail(stores) -> None:  # type: ignore[no-untyped-def]
+    class NoShouting(InterventionHandler):
+        def before_tool_call(self, event: BeforeToolCall) -> Deny | None:
+            return Deny("quiet") if event.tool_call.name == "shout" else None
+
+    store = stores()
+    program = "try:\n    shout('x')\nexcept RuntimeError as e:\n    print('refused:', e)"
+    with program_agent(program, interventions=[NoShouting()], store=store, session_id="d") as agent:
+        result = await agent.invoke_async("go")
+    assert result.text == "refused: Denied: denied by policy 'NoShouting': quiet"
+    records = await stores().audit.records(session_id="d")
+    [verdict] = [r.data for r in records if r.event == "policy.verdict"]
+    assert (verdict["tool"], verdict["policy"], verdict["action"]) == (
+        "shout",
+        "NoShouting",
+        "Deny",
+    )
+    executed = sorted(
+        (r.data["tool"], r.data["status"]) for r in records if r.event == "tool.executed"
+    )
+    assert executed == [("execute_code", "ok"), ("shout", "denied")]
+
+
+def test_a_question_asked_by_a_tool_inside_the_program_resumes_it() -> None:
+    from tether.tools import clarify
+
+    program = "colour = clarify('which colour?')\nprint('painting', colour)"
+    with program_agent(program, clarify(), add) as agent:
+        [asked] = agent("go").interrupts
+        assert (asked.name, asked.reason) == ("clarify", "which colour?")
+        assert agent.resume({asked.id: "blue"}).text == "painting blue"
+
+
+async def test_cancelling_the_run_stops_a_program_without_waiting_for_its_limit() -> None:
+    agent = program_agent("while True:\n    pass", limits=CodeLimits(time=4.0))
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.3, agent.cancel)
+    started = loop.time()
+    try:
+        result = await agent.invoke_async("go")
+    finally:
+        agent.close()
+    assert result.stop_reason == "cancelled"
+    assert loop.time() - started < 2.0

@@ -179,6 +179,8 @@ class _Calls:
             await self._keep(started=ordinal)  # rides with the call's journaled intent
             result = await process_call(self.run, inner, None)
         await self._record(inner, result)
+        # the program's progress, live in the stream: one report per finished call
+        self.context.progress(ordinal, message=f"{inner.id} {inner.name}: {result.status}")
         return _answer(result.content, result.is_error)
 
     def _arguments(self, call: HostCall) -> dict[str, Any] | str:
