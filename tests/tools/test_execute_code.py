@@ -375,7 +375,7 @@ async def test_a_deny_on_an_inner_call_is_in_the_audit_trail(stores) -> None:  #
 
 
 def test_a_question_asked_by_a_tool_inside_the_program_resumes_it() -> None:
-    from tether.tools import clarify
+    from tether.tools.clarify import clarify
 
     program = "colour = clarify('which colour?')\nprint('painting', colour)"
     with program_agent(program, clarify(), add) as agent:
@@ -395,3 +395,24 @@ async def test_cancelling_the_run_stops_a_program_without_waiting_for_its_limit(
         agent.close()
     assert result.stop_reason == "cancelled"
     assert loop.time() - started < 2.0
+
+
+def test_a_malformed_record_is_a_tool_error_and_left_as_it_is() -> None:
+    ran: list[int] = []
+
+    @tool
+    def count(n: int) -> int:
+        """Count."""
+        ran.append(n)
+        return n
+
+    bad = {CODE_KEY: {"1:c1": {"done": "nope"}}}
+    with program_agent("count(1)", count, state=bad) as agent:
+        text = agent("go").text
+        assert agent.state[CODE_KEY] == {"1:c1": {"done": "nope"}}
+    assert text == (
+        "Error: CodeError: the session state's '__tether_execute_code__' entry for call "
+        "'1:c1' is not a record of finished calls; the program did not run (remove the entry "
+        "to run it afresh)"
+    )
+    assert ran == []

@@ -137,7 +137,7 @@ class _Calls:
         outer = context.tool_call
         self.outer = outer
         self.key = f"{run.batch_position}:{outer.id}"
-        record = context.state.get(CODE_KEY, {}).get(self.key)
+        record = _record_in(context.state, self.key)
         self.done: list[dict[str, Any]] = list(record["done"]) if record else []
         self.cut: int | None = record.get("started") if record else None
         """The ordinal of a call that started and never finished (a crash cut it off)."""
@@ -236,6 +236,29 @@ class _Calls:
             saved.pop(self.key, None)
             if not saved:
                 self.context.state.pop(CODE_KEY, None)
+
+
+_DONE_KEYS = {"name", "arguments", "content", "is_error"}
+
+
+def _record_in(state: dict[str, Any], key: str) -> dict[str, Any] | None:
+    """The record of the program run by call ``key``, checked (None: there is none)."""
+    saved = state.get(CODE_KEY)
+    record: Any = saved.get(key) if isinstance(saved, dict) else None
+    if saved is None or record is None:
+        return None
+    done = record.get("done") if isinstance(record, dict) else None
+    started = record.get("started") if isinstance(record, dict) else None
+    if (
+        not isinstance(done, list)
+        or not all(isinstance(d, dict) and d.keys() >= _DONE_KEYS for d in done)
+        or not (started is None or type(started) is int)
+    ):
+        raise CodeError(
+            f"the session state's {CODE_KEY!r} entry for call {key!r} is not a record of "
+            "finished calls; the program did not run (remove the entry to run it afresh)"
+        )
+    return dict(record)
 
 
 def _answer(content: str, is_error: bool) -> Answer:
