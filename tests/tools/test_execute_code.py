@@ -416,3 +416,11 @@ def test_a_malformed_record_is_a_tool_error_and_left_as_it_is() -> None:
         "to run it afresh)"
     )
     assert ran == []
+
+
+def test_without_pydantic_monty_execute_code_is_refused_with_the_install_hint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "pydantic_monty", None)  # what an absent package does
+    with pytest.raises(ConfigurationError, match=r"pip install 'tether\[code\]'"):
+        execute_code(tools=[add])

@@ -79,6 +79,11 @@ class ExecuteCode:
                 f"execute_code(tools=...): tool names must be unique and not {name!r}: "
                 f"{', '.join(self.names)}"
             )
+        if not _installed("pydantic_monty"):
+            raise ConfigurationError(
+                "execute_code runs programs in pydantic-monty, which is not installed: "
+                "pip install 'tether[code]' (or pydantic-monty)"
+            )
         self.sandbox = Sandbox(self.limits)
         self.tool = _CodeTool(self, name)
 
@@ -236,6 +241,15 @@ class _Calls:
             saved.pop(self.key, None)
             if not saved:
                 self.context.state.pop(CODE_KEY, None)
+
+
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ValueError:  # in sys.modules as None: importing it fails
+        return False
 
 
 _DONE_KEYS = {"name", "arguments", "content", "is_error"}
