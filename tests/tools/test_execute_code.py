@@ -424,3 +424,26 @@ def test_without_pydantic_monty_execute_code_is_refused_with_the_install_hint(
     monkeypatch.setitem(sys.modules, "pydantic_monty", None)  # what an absent package does
     with pytest.raises(ConfigurationError, match=r"pip install 'tether\[code\]'"):
         execute_code(tools=[add])
+
+
+async def test_more_programs_at_once_than_workers_wait_their_turn_and_close_restarts() -> None:
+    from tether.tools.sandbox import HostCall, Sandbox
+
+    sandbox = Sandbox(CodeLimits(), workers=2)
+
+    async def host(call: HostCall) -> Any:
+        await asyncio.sleep(0.05)  # each program holds its worker across a slow call
+        return {"return_value": call.args[0] + 100}
+
+    async def six() -> list[str | None]:
+        runs = [sandbox.run(f"f({i})", host) for i in range(6)]
+        return [finished.value for finished in await asyncio.gather(*runs)]
+
+    try:
+        started = asyncio.get_running_loop().time()
+        assert await six() == ["100", "101", "102", "103", "104", "105"]
+        assert asyncio.get_running_loop().time() - started >= 0.14  # 3 rounds of 2, not 1 of 6
+        sandbox.close()  # stops the workers; the next program starts them again
+        assert await six() == ["100", "101", "102", "103", "104", "105"]
+    finally:
+        sandbox.close()
