@@ -24,6 +24,9 @@ catch a built-in exception for the same mistake, the built-in is a second base.
     ├── ToolArgumentError                           (never escapes: goes back to the model)
     ├── SubAgentError                               a sub-agent stopped without an answer (goes
     │                                               back to its parent's model as a tool error)
+    ├── CodeError (tether.tools.sandbox)            an execute_code program failed: syntax, a
+    │                                               runtime error, a limit (goes back to the
+    │                                               model as a tool error naming the line)
     ├── RunError                                    the run ended with stop reason ``error``;
     │   │                                           ``.result`` holds what was produced
     │   ├── HookError                               a hook or intervention raised

@@ -1,4 +1,5 @@
-"""Tools: ``@tool``, schemas from type hints, tool sources, the opt-in clarify, delegate, todo.
+"""Tools: ``@tool``, schemas from type hints, tool sources, the opt-in clarify, delegate, todo,
+execute_code.
 
 Importing this package is cheap: pydantic is loaded only when the first tool is created.
 The loop's internals (name repair, batch planning, output formatting, source expansion)
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from tether.tools.base import Tool
 from tether.tools.context import CancelSignal, ToolContext
 from tether.tools.decorator import as_tool, tool
+from tether.tools.execute_code import execute_code  # eager, as todo
 from tether.tools.media import ToolOutput
 from tether.tools.source import ToolSource
 from tether.tools.todo import todo  # eager: a lazy import would rebind the name to the module
@@ -71,6 +73,7 @@ __all__ = [
     "as_tool",
     "clarify",
     "delegate",
+    "execute_code",
     "todo",
     "tool",
 ]
