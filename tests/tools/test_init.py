@@ -18,6 +18,7 @@ def test_public_names() -> None:
         "as_tool",
         "clarify",
         "delegate",
+        "memory",
         "todo",
         "tool",
     }

@@ -1,4 +1,4 @@
-"""Tools: ``@tool``, schemas from type hints, tool sources, the opt-in clarify, delegate, todo.
+"""Tools: ``@tool``, schemas from type hints, tool sources; opt-in clarify, delegate, todo, memory.
 
 Importing this package is cheap: pydantic is loaded only when the first tool is created.
 The loop's internals (name repair, batch planning, output formatting, source expansion)
@@ -15,6 +15,7 @@ from tether.tools.base import Tool
 from tether.tools.context import CancelSignal, ToolContext
 from tether.tools.decorator import as_tool, tool
 from tether.tools.media import ToolOutput
+from tether.tools.memory import memory  # eager, like todo: the module has the same name
 from tether.tools.source import ToolSource
 from tether.tools.todo import todo  # eager: a lazy import would rebind the name to the module
 
@@ -71,6 +72,7 @@ __all__ = [
     "as_tool",
     "clarify",
     "delegate",
+    "memory",
     "todo",
     "tool",
 ]
