@@ -398,3 +398,35 @@ def test_another_process_resumes_with_the_frozen_block_and_a_new_session_sees_th
     assert "Oslo" not in same
     assert "] likes tea\n" in fresh
     assert "] lives in Oslo\n" in fresh
+
+
+def test_an_agent_hooks_deny_sees_the_write_and_nothing_is_saved() -> None:
+    seen: list[str] = []
+
+    def deny_writes(ctx: dict[str, Any]) -> dict[str, Any]:
+        if ctx["interception_point"] == "pre_tool_call":
+            seen.append(json.dumps(ctx, default=str))
+            return {"decision": "deny", "reason": "policy:no-memory"}
+        return {"decision": "allow"}
+
+    store = MemoryStore()
+    agent = agent_for(call("add", text="likes tea"), store=store, agent_hooks=[deny_writes])
+    result = agent("remember")
+    assert "denied by AGENT-HOOKS at pre_tool_call: policy:no-memory" in result.text
+    assert len(seen) == 1
+    assert "likes tea" in seen[0]  # the host is shown the write it judges
+    assert asyncio.run(store.memory_entries.entries("user:1")) == []
+
+
+def test_the_scope_is_frozen_with_the_block_for_the_session() -> None:
+    store = MemoryStore()
+    agent = Agent(
+        model=model(call("add", text="likes tea")),
+        tools=[memory(lambda state: f"user:{state['user_id']}", provider=StoreMemory(store))],
+        state={"user_id": 7},
+    )
+    agent("remember")
+    agent.state["user_id"] = 8  # later in the same session: the scope stays the session's
+    agent("and again")
+    assert [s for s, _ in asyncio.run(store.memory_entries.scopes())] == ["user:7"]
+    assert len(asyncio.run(store.memory_entries.entries("user:7"))) == 2
