@@ -430,3 +430,24 @@ def test_the_scope_is_frozen_with_the_block_for_the_session() -> None:
     agent("and again")
     assert [s for s, _ in asyncio.run(store.memory_entries.scopes())] == ["user:7"]
     assert len(asyncio.run(store.memory_entries.entries("user:7"))) == 2
+
+
+def test_a_malformed_frozen_state_fails_the_run_and_is_left_as_it_is() -> None:
+    store = MemoryStore()
+    agent = Agent(
+        model=model(),
+        tools=[memory("u", provider=StoreMemory(store))],
+        state={MEMORY_KEY: ["not", "a", "dict"]},
+    )
+    with pytest.raises(RunError, match=r"'__tether_memory__' is a list, not a dict; it was left"):
+        agent("hi")
+    assert agent.state[MEMORY_KEY] == ["not", "a", "dict"]
+
+
+def test_bad_configuration_is_refused_when_the_tool_is_built() -> None:
+    with pytest.raises(ConfigurationError, match="takes a str or a function of the session state"):
+        memory(42)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="memory scope has no control characters"):
+        memory("user\n1")
+    with pytest.raises(ConfigurationError, match=r"memory\(caps=...\) takes a MemoryCaps"):
+        memory("u", caps={"entries": 3})  # type: ignore[arg-type]
