@@ -451,3 +451,20 @@ def test_bad_configuration_is_refused_when_the_tool_is_built() -> None:
         memory("user\n1")
     with pytest.raises(ConfigurationError, match=r"memory\(caps=...\) takes a MemoryCaps"):
         memory("u", caps={"entries": 3})  # type: ignore[arg-type]
+
+
+async def test_a_scope_from_the_given_state_works_with_a_store(stores) -> None:  # type: ignore[no-untyped-def]
+    store = stores()
+    agent = agent_for(
+        call("add", text="likes tea"),
+        scope=lambda state: f"user:{state['user_id']}",
+        store=store,
+        session_id="given",
+        state={"user_id": 7},
+    )
+    await agent.invoke_async("remember")
+    assert agent.state["user_id"] == 7  # a new session keeps the state it was given
+    assert [e.text for e in await store.memory_entries.entries("user:7")] == ["likes tea"]
+    again = agent_for(store=stores(), session_id="given", state={"user_id": 8})
+    await again.invoke_async("hi")
+    assert again.state["user_id"] == 7  # an existing session's journal wins over state=
