@@ -167,8 +167,8 @@ async def test_a_confirmed_write_is_resumed_on_another_store_object(stores) -> N
     assert set(prompts(asked) + prompts(later)) == set(prompts(asked))  # still frozen
 
 
-def test_going_over_a_cap_says_how_much_room_is_left_and_saves_nothing() -> None:
-    store = MemoryStore()
+async def test_going_over_a_cap_says_how_much_room_is_left_and_saves_nothing(stores) -> None:  # type: ignore[no-untyped-def]
+    store = stores()
     agent = agent_for(
         call("add", text="a" * 30),
         call("add", text="b" * 25),
@@ -178,7 +178,7 @@ def test_going_over_a_cap_says_how_much_room_is_left_and_saves_nothing() -> None
         call("add", text="d"),  # a fourth entry
         store=store,
     )
-    agent("fill it")
+    await agent.invoke_async("fill it")
     over_total, over_entry, _, over_count = results(agent)[2:]
     assert over_total.startswith("Error: ToolArgumentError: memory: the entry's 6 characters ")
     assert (
@@ -190,10 +190,12 @@ def test_going_over_a_cap_says_how_much_room_is_left_and_saves_nothing() -> None
     )
     assert "scope 'user:1' holds 3 entries, the most it holds; nothing was saved" in over_count
     assert "room for 0 more entries and 0 more characters" in over_count
+    kept = [e.text for e in await stores().memory_entries.entries("user:1")]
+    assert kept == ["a" * 30, "b" * 25, "c" * 5]
 
 
-def test_a_secret_looking_entry_is_refused_with_a_clear_message() -> None:
-    store = MemoryStore()
+async def test_a_secret_looking_entry_is_refused_with_a_clear_message(stores) -> None:  # type: ignore[no-untyped-def]
+    store = stores()
     agent = agent_for(
         call("add", text="the deploy api_key=ghp_1234abcd5678"),
         call("add", text="use Bearer abc123def456ghi for the API"),
@@ -201,13 +203,15 @@ def test_a_secret_looking_entry_is_refused_with_a_clear_message() -> None:
         store=store,
         caps=MemoryCaps(),
     )
-    agent("remember the key")
+    await agent.invoke_async("remember the key")
     key, bearer, pointer = results(agent)
     for refused in (key, bearer):
         assert refused.startswith("Error: ToolArgumentError: memory: the entry looks like it")
         assert "secrets are never kept in memory; nothing was saved" in refused
     assert pointer.startswith("Added entry ")  # where a secret lives is not a secret
     assert "ghp_1234abcd5678" not in str(agent.messages[-1].text)
+    [kept] = await stores().memory_entries.entries("user:1")
+    assert kept.text == "the service token lives in the vault at kv/deploy"
 
 
 def test_the_markers_cannot_be_written_and_hostile_text_is_shown_on_one_line() -> None:
