@@ -58,7 +58,8 @@ async def open_session(agent: Running) -> SessionJournal:
             raise SessionStateError(f"session {agent.session_id} was deleted while opening it")
         if record.version != conversation.synced_version:
             view = fold(record)
-            given = conversation.state if record.version == 0 else None
+            fresh = record.version == 0 and conversation.synced_version < 0
+            given = conversation.state if fresh else None
             conversation.adopt(view)
             if given:  # Agent(state=...) on a new session: nothing journaled to prefer
                 conversation.state = given
