@@ -352,7 +352,7 @@ async def _check_first_cost(run: RunState) -> None:
     limit = runtime.limits.cost if runtime.limits is not None else None
     if limit is None:
         return
-    prompt = runtime.system_prompt if isinstance(runtime.system_prompt, str) else None
+    prompt = run.system_prompt  # as settled: the session's, memory blocks included
     tokens = estimate_tokens(agent.messages, runtime.toolset.specs, prompt)
     estimate = await input_cost(runtime.model, tokens)
     if estimate is not None and estimate > limit:

@@ -472,3 +472,22 @@ async def test_a_scope_from_the_given_state_works_with_a_store(stores) -> None: 
     again = agent_for(store=stores(), session_id="given", state={"user_id": 8})
     await again.invoke_async("hi")
     assert again.state["user_id"] == 7  # an existing session's journal wins over state=
+
+
+def test_the_first_call_cost_estimate_counts_the_memory_block() -> None:
+    from decimal import Decimal
+
+    from tether import Limits
+
+    store = MemoryStore()
+    for n in range(5):
+        asyncio.run(store.memory_entries.add("u", f"{n} " + "fact " * 199, MemoryCaps()))
+
+    def priced(tools: list[Any]) -> Any:
+        model = ScriptedModel(["fine"], provider="openai", name="gpt-4o", record_requests=True)
+        return Agent(model=model, tools=tools, limits=Limits(cost=Decimal("0.002")))("hi")
+
+    assert priced([memory("empty", provider=StoreMemory(store))]).stop_reason == "end_turn"
+    stopped = priced([memory("u", provider=StoreMemory(store))])
+    assert stopped.stop_reason == "cost_limit"
+    assert "the first model call's input alone" in str(stopped.reason)
