@@ -19,6 +19,7 @@ def test_public_names() -> None:
         "clarify",
         "delegate",
         "execute_code",
+        "memory",
         "todo",
         "tool",
     }

@@ -2,6 +2,7 @@
 
 Version 1: sessions and entries. Version 2: approvals, the audit chain (audit + audit_head)
 and approvers. Version 3: approvals.server (the MCP server, or other source, of the tool).
+Version 4 (memory): memory_entries, the long-term memory of ``tether.tools.memory``.
 STORE_SCHEMA grows with each migration.
 """
 
@@ -75,6 +76,20 @@ def _ops_tables(real: str, bigint: str) -> tuple[str, ...]:
     )
 
 
+def _memory_tables(real: str) -> tuple[str, ...]:
+    """The memory migration (both dialects): memory_entries, keyed by (scope, id)."""
+    return (
+        f"""CREATE TABLE memory_entries (
+            scope TEXT NOT NULL,
+            id TEXT NOT NULL,
+            text TEXT NOT NULL,
+            created_at {real} NOT NULL,
+            updated_at {real} NOT NULL,
+            PRIMARY KEY (scope, id)
+        )""",
+    )
+
+
 SQLITE_MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     (
         """CREATE TABLE sessions (
@@ -105,6 +120,7 @@ SQLITE_MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     ),
     _ops_tables("REAL", "INTEGER"),
     ("ALTER TABLE approvals ADD COLUMN server TEXT",),
+    _memory_tables("REAL"),
 )
 
 # Entry data and metadata are canonical JSON *text*: jsonb would reject "\u0000" in strings
@@ -140,4 +156,5 @@ POSTGRES_MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     ),
     _ops_tables("DOUBLE PRECISION", "BIGINT"),
     ("ALTER TABLE approvals ADD COLUMN server TEXT",),
+    _memory_tables("DOUBLE PRECISION"),
 )

@@ -11,6 +11,7 @@ from tether.ops.approvals_cli import approvers_app
 from tether.ops.audit_cli import app as audit_app
 from tether.ops.eval_cli import app as eval_app
 from tether.ops.mcp_cli import app as mcp_app
+from tether.ops.memory_cli import app as memory_app
 from tether.ops.policy_cli import app as policy_app
 from tether.ops.replay_cli import HELP as REPLAY_HELP
 from tether.ops.replay_cli import replay
@@ -39,6 +40,7 @@ app.add_typer(audit_app, name="audit")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(policy_app, name="policy")
 app.add_typer(eval_app, name="eval")
+app.add_typer(memory_app, name="memory")
 app.command()(worker)
 app.command("replay", help=REPLAY_HELP)(replay)
 

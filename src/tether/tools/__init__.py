@@ -1,5 +1,5 @@
-"""Tools: ``@tool``, schemas from type hints, tool sources, the opt-in clarify, delegate, todo,
-execute_code.
+"""Tools: ``@tool``, schemas from type hints, tool sources; opt-in clarify, delegate, todo,
+execute_code, memory.
 
 Importing this package is cheap: pydantic is loaded only when the first tool is created.
 The loop's internals (name repair, batch planning, output formatting, source expansion)
@@ -17,6 +17,7 @@ from tether.tools.context import CancelSignal, ToolContext
 from tether.tools.decorator import as_tool, tool
 from tether.tools.execute_code import execute_code  # eager, as todo
 from tether.tools.media import ToolOutput
+from tether.tools.memory import memory  # eager, like todo: the module has the same name
 from tether.tools.source import ToolSource
 from tether.tools.todo import todo  # eager: a lazy import would rebind the name to the module
 
@@ -74,6 +75,7 @@ __all__ = [
     "clarify",
     "delegate",
     "execute_code",
+    "memory",
     "todo",
     "tool",
 ]

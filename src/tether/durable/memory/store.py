@@ -15,6 +15,7 @@ from tether.durable.claims import (
 )
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
 from tether.durable.errors import LeaseLost, SessionBusy, SessionConflict, SessionNotFound
+from tether.durable.memory.memory_entries import MemoryMemoryEntries
 from tether.durable.memory.ops import (
     MemoryApprovals,
     MemoryApprovers,
@@ -59,6 +60,7 @@ class MemoryStore(WorkerSide):
         self.audit = MemoryAudit(data)
         self.approvals = MemoryApprovals(self, data, self.audit)
         self.approvers = MemoryApprovers(data)
+        self.memory_entries = MemoryMemoryEntries(data.memory)
 
     def sibling(self) -> MemoryStore:
         """Another store object (another lease holder) sharing this store's sessions."""

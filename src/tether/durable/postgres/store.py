@@ -24,6 +24,7 @@ from tether.durable.errors import (
 )
 from tether.durable.postgres.claims import PgClaims
 from tether.durable.postgres.listing import PgListing
+from tether.durable.postgres.memory_entries import PostgresMemoryEntries
 from tether.durable.postgres.ops import (
     PostgresApprovals,
     PostgresApprovers,
@@ -97,6 +98,7 @@ class PostgresStore(WorkerSide):
         self.approvals = PostgresApprovals(self, self._pg)
         self.audit = PostgresAudit(self._pg)
         self.approvers = PostgresApprovers(self._pg)
+        self.memory_entries = PostgresMemoryEntries(self._pg)
         self._claims = PgClaims(self._pg, self._holder)
         self._listing = PgListing(self._pg)
 

@@ -29,6 +29,7 @@ from tether.durable.schema import ENTRY_COLS, SESSION_COLS
 from tether.durable.sqlite.claims import SQLiteClaims
 from tether.durable.sqlite.connections import SQLiteConnections
 from tether.durable.sqlite.listing import SQLiteListing
+from tether.durable.sqlite.memory_entries import SQLiteMemoryEntries
 from tether.durable.sqlite.ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit, write_sidecar
 from tether.durable.sqlite.threads import offloaded
 from tether.durable.store import (
@@ -84,6 +85,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         self.approvals = SQLiteApprovals(self, self)
         self.audit = SQLiteAudit(self)
         self.approvers = SQLiteApprovers(self)
+        self.memory_entries = SQLiteMemoryEntries(self)
         self._claims = SQLiteClaims(self, self._holder)
         self._listing = SQLiteListing(self)
 
