@@ -18,6 +18,7 @@ def test_public_names() -> None:
         "as_tool",
         "clarify",
         "delegate",
+        "session_search",
         "todo",
         "tool",
     }

@@ -42,6 +42,9 @@ HITS_MAX: Final = 200
 SCOPE_MAX: Final = 300
 """Characters of a scope glob."""
 ROLES: Final = ("user", "assistant", "tool")
+SKIPPED_TOOL: Final = "session_search"
+"""The results of the ``session_search`` tool (by its default name) are not indexed: a
+search would find earlier searches' snippets. (No session before migration 4 holds one.)"""
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -163,6 +166,8 @@ def entry_text(kind: str, data: dict[str, Any]) -> tuple[str, str] | None:
         if not isinstance(block, dict):
             continue
         kind_of = block.get("type")
+        if kind_of == "tool_result" and block.get("name") == SKIPPED_TOOL:
+            continue
         value = (
             block.get("text")
             if kind_of == "text"
