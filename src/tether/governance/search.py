@@ -13,6 +13,7 @@ text: a terminal or a page escapes it. ``tether sessions search``, ``GET
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import Iterable
@@ -98,11 +99,15 @@ async def search_sessions(
     raw = await store.search_text(wanted)
     maskers: dict[str, Masker] = {}
     out: list[SearchHit] = []
-    for hit in raw:
-        masker = maskers.get(hit.session_id)
-        if masker is None:
-            masker = maskers[hit.session_id] = await _masker(store, hit.session_id, redactor)
-        shown = masker.text(hit.text)
+    for index, hit in enumerate(raw):
+        if hit.session_id not in maskers:  # the next sessions' masks, read concurrently
+            ahead = list(
+                dict.fromkeys(h.session_id for h in raw[index:] if h.session_id not in maskers)
+            )
+            ahead = ahead[: limit - len(out)]
+            made = await asyncio.gather(*(_masker(store, sid, redactor) for sid in ahead))
+            maskers.update(zip(ahead, made, strict=True))
+        shown = maskers[hit.session_id].text(hit.text)
         found = words_of(shown)
         matched = [t for t in terms if t in found]
         if not matched:
