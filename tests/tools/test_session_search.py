@@ -177,3 +177,19 @@ def test_the_tool_is_configured_with_an_explicit_scope() -> None:
         session_search(scope="*", limit=0)
     spec = session_search(scope="*")
     assert spec.name == "session_search"
+
+
+async def test_a_secret_masked_in_a_sub_agent_is_hidden_in_the_parents_hits(
+    stores: Callable[[], Store],
+) -> None:
+    from secret_tree import SECRET as TREE_SECRET
+    from secret_tree import tree
+
+    store = stores()
+    await tree(store, "lead-1").invoke_async("log in")
+    hits = await search_sessions(store, "welcome alice", limit=50)
+    # the lead's answer and tool result quote the password its sub-agent's call masked
+    assert "lead-1" in {h.session_id for h in hits}
+    assert all(TREE_SECRET not in h.snippet for h in hits)
+    assert any("***" in h.snippet for h in hits if h.session_id == "lead-1")
+    assert await search_sessions(store, "hunter2", limit=50) == []
