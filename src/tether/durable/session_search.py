@@ -24,6 +24,7 @@ The hits carry the raw text: redacting it (and cutting the snippet) is governanc
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -181,7 +182,9 @@ def entry_text(kind: str, data: dict[str, Any]) -> tuple[str, str] | None:
     return (message["role"], body) if body else None
 
 
-def index_rows(expected_version: int, entries: Any) -> list[tuple[int, str, str]]:
+def index_rows(
+    expected_version: int, entries: Sequence[tuple[str, dict[str, Any]]]
+) -> list[tuple[int, str, str]]:
     """``(seq, role, text)`` of the entries of one append that the index holds."""
     out: list[tuple[int, str, str]] = []
     for offset, (kind, data) in enumerate(entries, start=1):
