@@ -122,6 +122,19 @@ async def test_query_syntax_is_never_passed_through(
     assert [h.session_id for h in await search(store, "entries")] == ["q-1"]  # nothing dropped
 
 
+async def test_operator_words_are_plain_words(stores: Callable[[], Store]) -> None:
+    store = stores()
+    await session(store, "ops-1", message("user", "this or that"))
+    await session(store, "ops-2", message("user", "and not near"))
+    for word, expected in (
+        ("or", ["ops-1"]),
+        ("AND", ["ops-2"]),
+        ("not", ["ops-2"]),
+        ("NEAR", ["ops-2"]),
+    ):
+        assert [h.session_id for h in await search(store, word)] == expected, word
+
+
 async def test_bounds_on_untrusted_input(stores: Callable[[], Store]) -> None:
     store = stores()
     with pytest.raises(InputError, match=f"at most {QUERY_MAX}"):
