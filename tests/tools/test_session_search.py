@@ -193,3 +193,27 @@ async def test_a_secret_masked_in_a_sub_agent_is_hidden_in_the_parents_hits(
     assert all(TREE_SECRET not in h.snippet for h in hits)
     assert any("***" in h.snippet for h in hits if h.session_id == "lead-1")
     assert await search_sessions(store, "hunter2", limit=50) == []
+
+
+async def test_a_deny_policy_stops_the_search_and_the_audit_sees_every_call(
+    stores: Callable[[], Store],
+) -> None:
+    from tether.control import BeforeToolCall, Deny, InterventionHandler
+
+    class NoSearch(InterventionHandler):
+        def before_tool_call(self, event: BeforeToolCall) -> Deny | None:
+            return Deny("no searching") if event.tool_call.name == "session_search" else None
+
+    store = stores()
+    await past_session(store, "p-1", "the quarterly report", "ok")
+    denied = searcher(store, "asker-d", "quarterly", scope="*").clone(interventions=[NoSearch()])
+    await denied.invoke_async("search")
+    [result] = [r for m in denied.messages for r in m.tool_results]
+    assert result.status == "denied"
+    assert "quarterly report" not in result.content
+    allowed = await ask(store, "quarterly", session_id="asker-ok")
+    assert [h["session_id"] for h in allowed["hits"]] == ["p-1"]
+    for sid, status in (("asker-d", "denied"), ("asker-ok", "ok")):
+        records = await store.audit.records(session_id=sid)
+        [executed] = [r.data for r in records if r.event == "tool.executed"]
+        assert (executed["tool"], executed["status"]) == ("session_search", status)
