@@ -217,3 +217,21 @@ async def test_a_deny_policy_stops_the_search_and_the_audit_sees_every_call(
         records = await store.audit.records(session_id=sid)
         [executed] = [r.data for r in records if r.event == "tool.executed"]
         assert (executed["tool"], executed["status"]) == ("session_search", status)
+
+
+async def test_a_masked_word_in_the_query_changes_neither_order_nor_rank(
+    stores: Callable[[], Store],
+) -> None:
+    store = stores()
+    await secret_session(store, "secret-2")
+    await past_session(
+        store, "plain-2", "the orchid dashboard is slow", "the orchid dashboard is fine"
+    )
+
+    def shown(hits: list[Any]) -> list[tuple[str, int, float, str]]:
+        return [(h.session_id, h.seq, h.rank, h.snippet) for h in hits]
+
+    plain = shown(await search_sessions(store, "orchid dashboard", limit=20))
+    assert len(plain) == 5
+    for guess in ("hunter2", "hunter2 9931", "0a1b2c3d4e5f6789", "wrongguess"):
+        assert shown(await search_sessions(store, f"orchid dashboard {guess}", limit=20)) == plain

@@ -7,7 +7,14 @@ tokens), and a hit counts only when one of the query's words is still in the red
 text: a query for a masked value (or a word inside one) finds nothing, so a search
 cannot confirm a secret. The snippet is cut from the redacted text around the first
 word found, on one line, at most :data:`SNIPPET_MAX` characters. It is still untrusted
-text: a terminal or a page escapes it. ``tether sessions search``, ``GET
+text: a terminal or a page escapes it.
+
+The hits are ordered by what the redacted text holds: the number of the query's words
+found in it, then newest first; that number is the ``rank`` shown. The store's relevance
+(bm25, ``ts_rank``) only chooses the order in which candidates are read (at most 4 per
+hit wanted, until ``limit`` hits are found): it counted the masked words too, so neither
+the order nor a rank shown depends on a masked value. What remains: when more entries
+match than are shown, which of them make the cut can. ``tether sessions search``, ``GET
 /api/sessions?q=`` and the ``session_search`` tool all call :func:`search_sessions`.
 """
 
@@ -54,6 +61,7 @@ class SearchHit:
     role: str
     snippet: str
     rank: float
+    """The number of the query's words the redacted text holds (higher first)."""
 
     def json(self) -> dict[str, Any]:
         """The JSON form (CLI ``--json``, the API, the tool's result)."""
@@ -112,11 +120,12 @@ async def search_sessions(
         matched = [t for t in terms if t in found]
         if not matched:
             continue  # the query's words were only inside what the redaction hides
-        out.append(
-            SearchHit(hit.session_id, hit.seq, hit.at, hit.role, snippet(shown, matched), hit.rank)
-        )
+        text = snippet(shown, matched)
+        out.append(SearchHit(hit.session_id, hit.seq, hit.at, hit.role, text, len(matched)))
         if len(out) == limit:
             break
+    # ordered by the redacted text only: the store's relevance counted the masked words too
+    out.sort(key=lambda h: (-h.rank, -h.at, h.session_id, h.seq))
     return out
 
 

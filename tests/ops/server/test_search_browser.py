@@ -54,6 +54,6 @@ async def test_the_search_box_lists_redacted_message_matches(tmp_path: Path) -> 
             await page.wait_for_selector("#s-matches", state="hidden")
             await page.fill("#s-search", "walrus")
             await page.locator("#match-list li[data-session='chat-9'] button.link").click()
-            await page.wait_for_selector("#timeline", state="visible")
-            assert await page.inner_text("#tl-id") == "chat-9"
+            await page.wait_for_selector("#tl-id:has-text('chat-9')")
+            assert await page.is_visible("#timeline")
             assert dialogs == []
