@@ -80,3 +80,15 @@ def test_bad_queries_are_messages_not_tracebacks(store_url: str) -> None:
     out = cli("sessions", "search", "zzz", "--store", store_url)
     assert "no session in" in out.stdout
     assert "matches 'zzz'" in out.stdout
+
+
+def test_search_reads_a_closed_sqlite_store_without_writing_to_it(tmp_path: Path) -> None:
+    import hashlib
+
+    db = tmp_path / "closed.db"
+    asyncio.run(_fill(SQLiteStore(db)))
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["closed.db"]
+    assert {h["session_id"] for h in _json(str(db), "invoice")} == {"pay", "hi"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["closed.db"]  # no -wal, no -shm
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
