@@ -20,6 +20,7 @@ def test_public_names() -> None:
         "delegate",
         "execute_code",
         "memory",
+        "session_search",
         "todo",
         "tool",
     }

@@ -26,7 +26,7 @@ SessionStatus = Literal["idle", "running", "suspended", "ready", "completed", "f
 ``store.approvals.decide`` / ``expire_due`` on the session row only (the journal's last
 status entry still says ``suspended``). A worker resumes it; the run sets ``running``."""
 SESSION_STATUSES: Final[frozenset[str]] = frozenset(get_args(SessionStatus))
-STORE_SCHEMA: Final = 4
+STORE_SCHEMA: Final = 5
 """Database schema version this code creates and understands."""
 
 

@@ -1,5 +1,5 @@
 """Tools: ``@tool``, schemas from type hints, tool sources; opt-in clarify, delegate, todo,
-execute_code, memory.
+execute_code, memory, session_search.
 
 Importing this package is cheap: pydantic is loaded only when the first tool is created.
 The loop's internals (name repair, batch planning, output formatting, source expansion)
@@ -31,6 +31,14 @@ def clarify(name: str = "clarify") -> Tool:
     from tether.tools.clarify import clarify as build
 
     return build(name)
+
+
+def session_search(**options: Any) -> Tool:
+    """The opt-in ``session_search`` tool (``tether.tools.session_search``): full-text
+    search of past sessions in the agent's store, within the ``scope`` its author sets."""
+    from tether.tools.session_search import session_search as build
+
+    return build(**options)
 
 
 def delegate(**options: Any) -> DelegateTool:
@@ -76,6 +84,7 @@ __all__ = [
     "delegate",
     "execute_code",
     "memory",
+    "session_search",
     "todo",
     "tool",
 ]

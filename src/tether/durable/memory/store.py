@@ -22,9 +22,11 @@ from tether.durable.memory.ops import (
     MemoryAudit,
     sidecar_writer,
 )
+from tether.durable.memory.search import search_tables
 from tether.durable.memory.tables import MemoryTables, SessionRow
 from tether.durable.session_list import TOOL_CALL_MARK, PromptRows, Row, build_page, check_page
 from tether.durable.session_prompt import READ_MAX
+from tether.durable.session_search import TextHit, TextQuery
 from tether.durable.store import (
     Holder,
     Lease,
@@ -217,6 +219,10 @@ class MemoryStore(WorkerSide):
         ids = {sid for sid, _ in chosen}
         prompts.approvals = [a for a in approvals if a.session_id in ids]
         return build_page(rows, usage, len(matching), offset, prompts)
+
+    async def search_text(self, query: TextQuery) -> list[TextHit]:
+        """Full-text search of past sessions (a scan: see :mod:`tether.durable.session_search`)."""
+        return search_tables(self._ops, query)
 
     async def delete(self, session_id: str) -> None:
         self._rows.pop(session_id, None)
