@@ -90,6 +90,7 @@ def _memory_tables(real: str) -> tuple[str, ...]:
         )""",
     )
 
+
 # Session search (migration 5). The backfill computes in SQL what
 # tether.durable.session_search.entry_text computes for new entries: the text blocks and
 # tool results of user, assistant and tool messages, joined by a space, cut at 32768
