@@ -15,6 +15,7 @@ Routes (all ``/api/*`` and ``/openapi.json`` need a bearer token, see auth.py):
   /api/audit/export?session=`` (JSONL: the chain status, then the records)
 * ``GET /api/me`` - the caller's name, roles and the views they may open
 * ``GET /api/events?since=&wait=`` - long poll for inbox changes
+* ``POST /ag-ui`` - with ``app_factory``: the agent over AG-UI (tether.ag_ui; role invoke)
 """
 
 from __future__ import annotations
@@ -82,6 +83,11 @@ def create_app(
         Route("/api/me", api.me, methods=["GET"]),
         Route("/api/events", api.events, methods=["GET"]),
     ]
+    if app_factory is not None:
+        from tether.ag_ui import AgUiEndpoint
+
+        ag_ui = AgUiEndpoint(api.run, api.policy, app_factory)
+        routes.append(Route("/ag-ui", ag_ui.handle, methods=["POST"]))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -1,0 +1,260 @@
+"""``POST /ag-ui``: the ``--app`` agent served over AG-UI 1.0 (a RunAgentInput in, a
+Server-Sent Events stream of AG-UI events out).
+
+The thread id is the session id. Everything that can refuse the input is decided before
+the stream starts, so a refusal is an HTTP error and nothing runs: the token (401/403),
+the body (400, 413 past the server's cap), resume entries naming interrupts the thread
+does not wait on (400), answers the caller may not give (403), a thread that is busy or
+waits on interrupts nobody answered (409). A run that fails once started ends the stream
+with RUN_ERROR.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import TYPE_CHECKING, Any, Final
+
+from ag_ui.core import (
+    BaseEvent,
+    RunErrorEvent,
+    RunFinishedCancelledOutcome,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+    RunFinishedSuccessOutcome,
+    RunStartedEvent,
+)
+from starlette.exceptions import HTTPException
+from starlette.responses import StreamingResponse
+
+from tether.ag_ui.access import invoker, may_answer
+from tether.ag_ui.events import EventMapper
+from tether.ag_ui.frontend import frontend_tools
+from tether.ag_ui.input import new_user_messages, read_input, tool_results
+from tether.ag_ui.interrupts import answers, is_frontend, to_ag_ui
+from tether.durable.errors import SessionBusy, StoreError
+from tether.errors import AgentBusyError, AnswerError, ConfigurationError, SessionStateError
+from tether.events import FinalResult, StreamEvent
+from tether.governance.masks import Masker
+from tether.governance.redaction import redactor_of
+from tether.ops.server.request_input import read_body
+
+if TYPE_CHECKING:
+    from ag_ui.core import RunAgentInput
+    from starlette.requests import Request
+
+    from tether.agent import Agent
+    from tether.control.interrupts import Interrupt
+    from tether.durable import Store
+    from tether.ops.app_loader import AppFactory
+    from tether.ops.server.auth import Policy
+    from tether.ops.server.offload import StoreRunner
+    from tether.result import Result
+
+log = logging.getLogger("tether.server")
+
+PROTOCOL: Final = "1.0"
+SSE_HEADERS: Final = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "X-Accel-Buffering": "no",
+}
+MAX_ERROR: Final = 2000
+
+
+class AgUiEndpoint:
+    """The handler of ``POST /ag-ui`` for one server (its store, policy and factory)."""
+
+    def __init__(self, run: StoreRunner, policy: Policy, factory: AppFactory) -> None:
+        self.run = run
+        self.policy = policy
+        self.factory = factory
+
+    @property
+    def store(self) -> Store:
+        return self.run.store
+
+    async def handle(self, request: Request) -> StreamingResponse:
+        """Answer one RunAgentInput (see the module)."""
+        approver = await invoker(request, self.run)
+        run = read_input(await read_body(request))
+        pending = await self._pending(run.thread_id)
+        agent = await asyncio.to_thread(self.factory, session_id=run.thread_id)
+        try:
+            if agent.session_id != run.thread_id:
+                raise HTTPException(
+                    500, "the --app factory built an agent for another session than asked"
+                )
+            try:
+                extra = frontend_tools(run.tools, {t.name for t in agent.tools})
+            except ConfigurationError as exc:
+                raise HTTPException(400, str(exc)) from None
+            if extra:
+                agent.tools = [*agent.tools, *extra]  # type: ignore[misc]  # __setattr__ rebuilds
+            events = await self._events(agent, run, pending, approver)
+            first = await _first(events)
+        except BaseException:
+            await asyncio.to_thread(agent.close)
+            raise
+        await self.run(
+            self.store.audit.append,
+            "ag_ui_run",
+            {"approver": approver.name, "run_id": run.run_id[:200]},
+            session_id=run.thread_id,
+        )
+        body = self._sse(agent, run, first, events)
+        return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
+
+    async def _pending(self, thread: str) -> dict[str, Interrupt]:
+        from tether.session import fold
+
+        record = await self.run(self.store.load, thread)
+        if record is None:
+            return {}
+        view = fold(record)
+        if view.suspension is None:
+            return {}
+        return {i.id: i for i in view.suspension.interrupts if i.id not in view.answers}
+
+    async def _events(
+        self,
+        agent: Agent,
+        run: RunAgentInput,
+        pending: dict[str, Interrupt],
+        approver: Any,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        try:
+            given = answers(run.resume or [], pending)
+        except AnswerError as exc:
+            raise HTTPException(400, str(exc)) from None
+        results = tool_results(run)
+        for iid, interrupt in pending.items():
+            call = interrupt.tool_call
+            if is_frontend(interrupt) and call is not None and call.id in results:
+                given[iid] = results[call.id]
+        if not pending:
+            return agent.stream(new_user_messages(run))
+        if not given:
+            raise HTTPException(
+                409,
+                f"thread {run.thread_id[:80]!r} waits on {len(pending)} interrupt(s) "
+                f"({', '.join(sorted(pending))}): continue it with resume entries (or tool "
+                "messages for its pending front-end tool calls)",
+            )
+        rows = await self._rows(run.thread_id)
+        for iid in given:
+            refusal = may_answer(approver, pending[iid], rows.get(iid), self.policy)
+            if refusal is not None:
+                raise HTTPException(403, refusal)
+        return agent.resume_stream(given, decided_by=f"{approver.name} (ag-ui)")
+
+    async def _rows(self, thread: str) -> dict[str, Any]:
+        rows = await self.run(self.store.approvals.find, session_id=thread, limit=10_000)
+        return {row.interrupt_id: row for row in rows}  # oldest first: the newest wins
+
+    async def _sse(
+        self,
+        agent: Agent,
+        run: RunAgentInput,
+        first: StreamEvent | _Failed | None,
+        events: AsyncGenerator[StreamEvent, None],
+    ) -> AsyncIterator[str]:
+        redactor = redactor_of(agent)
+        masker = Masker(redactor, {}, agent.runtime.hidden)
+        mapper = EventMapper(run.run_id[:200], masker)
+        try:
+            yield _sse(
+                RunStartedEvent(
+                    thread_id=run.thread_id, run_id=run.run_id, protocol_version=PROTOCOL
+                )
+            )
+            yield _sse(mapper.state(agent.state))
+            if isinstance(first, _Failed):
+                raise first.error
+            pending = [] if first is None else [first]
+            async with contextlib.aclosing(events) as stream:
+                while True:
+                    event = pending.pop() if pending else await anext(stream, None)
+                    if event is None:
+                        break
+                    if isinstance(event, FinalResult):
+                        for out in await self._finish(agent, run, mapper, masker, event.result):
+                            yield _sse(out)
+                        return
+                    for out in mapper.map(event):
+                        yield _sse(out)
+            raise RuntimeError("the run ended without a result")
+        except Exception as exc:
+            log.warning("ag-ui run %s of thread %s failed: %r", run.run_id, run.thread_id, exc)
+            for out in mapper.close([]):
+                yield _sse(out)
+            message = masker.scrub(str(exc) or type(exc).__name__)[:MAX_ERROR]
+            yield _sse(RunErrorEvent(message=message, code=type(exc).__name__))
+        finally:
+            await asyncio.to_thread(agent.close)
+
+    async def _finish(
+        self, agent: Agent, run: RunAgentInput, mapper: EventMapper, masker: Masker, result: Result
+    ) -> list[BaseEvent]:
+        out = mapper.close(result.interrupts)
+        out.append(mapper.state(agent.state))
+        value = {
+            "text": masker.scrub(result.text),
+            "stopReason": result.stop_reason,
+            "reason": None if result.reason is None else masker.scrub(str(result.reason)),
+        }
+        outcome: Any
+        if result.stop_reason == "error":
+            out.append(RunErrorEvent(message=value["reason"] or "the run failed", code="error"))
+            return out
+        if result.stop_reason == "cancelled":
+            outcome = RunFinishedCancelledOutcome()
+        elif result.stop_reason == "interrupt":
+            asks = [i for i in result.interrupts if not is_frontend(i)]
+            calls = [i.tool_call.id for i in result.interrupts if is_frontend(i) and i.tool_call]
+            if asks:
+                rows = await self._rows(run.thread_id)
+                redactor = redactor_of(agent)
+                shown = [to_ag_ui(i, masker, redactor, rows.get(i.id)) for i in asks]
+                outcome = RunFinishedInterruptOutcome(interrupts=shown)
+            else:
+                outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=calls or None)
+        else:
+            outcome = RunFinishedSuccessOutcome()
+        out.append(
+            RunFinishedEvent(
+                thread_id=run.thread_id, run_id=run.run_id, result=value, outcome=outcome
+            )
+        )
+        return out
+
+
+async def _first(events: AsyncGenerator[StreamEvent, None]) -> StreamEvent | _Failed | None:
+    """The run's first event, so that what refuses the run is an HTTP error."""
+    try:
+        return await anext(events, None)
+    except AnswerError as exc:
+        raise HTTPException(400, str(exc)) from None
+    except (AgentBusyError, SessionBusy) as exc:
+        raise HTTPException(409, f"the thread is busy with another run: {exc}") from None
+    except SessionStateError as exc:
+        raise HTTPException(409, str(exc)) from None
+    except StoreError:
+        raise
+    except ConfigurationError as exc:
+        raise HTTPException(400, str(exc)) from None
+    except Exception as exc:  # the run started and failed: the stream says so (RUN_ERROR)
+        return _Failed(exc)
+
+
+class _Failed:
+    """The run failed at its first event (reported in the stream, after RUN_STARTED)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def _sse(event: BaseEvent) -> str:
+    return f"data: {event.model_dump_json(by_alias=True)}\n\n"

@@ -1,0 +1,228 @@
+"""The AG-UI stream of ``POST /ag-ui``: every event parsed by the ag_ui.core models."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ag_ui_app import SECRET, post_run, run_input, user
+
+
+def types(events: list[Any]) -> list[str]:
+    return [e.type.value for e in events]
+
+
+async def test_text_reasoning_steps_and_state(served):
+    status, events = await asyncio.to_thread(
+        post_run, served.url, served.tokens["caller"], run_input("text-1", "r1", [user("Ann")])
+    )
+    assert status == 200
+    assert types(events) == [
+        "RUN_STARTED",
+        "STATE_SNAPSHOT",
+        "STEP_STARTED",
+        "REASONING_START",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END",
+        "REASONING_END",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "STEP_FINISHED",
+        "STATE_SNAPSHOT",
+        "RUN_FINISHED",
+    ]
+    assert events[0].thread_id == "text-1"
+    assert events[0].run_id == "r1"
+    text = "".join(e.delta for e in events if e.type.value == "TEXT_MESSAGE_CONTENT")
+    assert text == "hello, Ann"
+    reasoning = [e.delta for e in events if e.type.value == "REASONING_MESSAGE_CONTENT"]
+    assert reasoning == ["the user greets me"]
+    last = events[-1]
+    assert last.outcome.type == "success"
+    assert last.result["text"] == "hello, Ann"
+    # the same thread continues the same session
+    status, events = await asyncio.to_thread(
+        post_run,
+        served.url,
+        served.tokens["caller"],
+        run_input("text-1", "r2", [user("Ann"), user("Bo", "u2")]),
+    )
+    text = "".join(e.delta for e in events if e.type.value == "TEXT_MESSAGE_CONTENT")
+    assert text == "hello, Bo"
+    from tether.session import fold
+
+    record = await served.store().load("text-1")
+    texts = [m.text for m in fold(record).messages]
+    assert texts == ["Ann", "hello, Ann", "Bo", "hello, Bo"]  # nothing taken twice
+
+
+async def test_tool_calls_and_state_snapshot(served):
+    status, events = await asyncio.to_thread(
+        post_run, served.url, served.tokens["caller"], run_input("tools-1", "r1", [user("go")])
+    )
+    assert status == 200
+    calls = [e for e in events if e.type.value.startswith("TOOL_CALL")]
+    assert types(calls) == [
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TOOL_CALL_RESULT",
+    ]
+    assert calls[0].tool_call_id == "n1"
+    assert calls[0].tool_call_name == "note"
+    assert calls[1].delta == '{"text": "milk"}'
+    assert calls[3].content == "noted milk"
+    snapshots = [e.snapshot for e in events if e.type.value == "STATE_SNAPSHOT"]
+    assert snapshots == [{}, {"notes": ["milk"]}]
+    assert events[-1].result["text"] == "done: noted milk"
+
+
+async def test_interrupts_end_the_run_and_resume_entries_continue_it(served):
+    caller, boss = served.tokens["caller"], served.tokens["boss"]
+    status, events = await asyncio.to_thread(
+        post_run, served.url, caller, run_input("pay-1", "r1", [user("pay")])
+    )
+    assert status == 200
+    finished = events[-1]
+    assert finished.type.value == "RUN_FINISHED"
+    assert finished.outcome.type == "interrupt"
+    interrupts = finished.outcome.interrupts
+    assert [i.tool_call_id for i in interrupts] == ["t1", "t2"]
+    first = interrupts[0]
+    assert first.message == "send 500 to bob?"
+    assert first.reason.startswith("confirm")
+    assert first.response_schema is not None
+    assert first.expires_at is not None
+    assert first.subagent_run_id is None
+    shown = first.metadata["tether"]["arguments"]
+    assert shown["to"] == "bob"
+    assert shown["api_token"] != SECRET
+    raw = "".join(e.model_dump_json() for e in events)
+    assert SECRET not in raw  # the tool call args too went through the redaction
+    assert served.ran == []
+
+    # an invoke-only caller cannot approve what the agent asked to do: nothing runs
+    resume = [
+        {"interruptId": interrupts[0].id, "status": "resolved"},
+        {"interruptId": interrupts[1].id, "status": "cancelled"},
+    ]
+    body = run_input("pay-1", "r2", [user("pay")], resume=resume)
+    status, refused = await asyncio.to_thread(post_run, served.url, caller, body)
+    assert status == 403
+    assert "approve:transfer" in refused["error"]
+    assert served.ran == []
+    pending = await served.store().approvals.pending(session_id="pay-1")
+    assert len(pending) == 2
+
+    # both answered at once (ag-ui #2178): one approved, one denied, each exactly once
+    status, events = await asyncio.to_thread(post_run, served.url, boss, body)
+    assert status == 200, events
+    assert events[-1].outcome.type == "success"
+    assert served.ran == [{"to": "bob", "amount": 500}]
+    results = {e.tool_call_id: e.content for e in events if e.type.value == "TOOL_CALL_RESULT"}
+    assert results["t1"] == "sent 500 to bob"
+    assert "denied" in results["t2"]
+    rows = await served.store().approvals.find(session_id="pay-1")
+    assert sorted(r.status for r in rows) == ["approved", "denied"]
+    assert {r.decided_by for r in rows} == {"boss (ag-ui)"}
+
+    # answering again: the thread waits on nothing; nothing runs twice
+    status, again = await asyncio.to_thread(post_run, served.url, boss, body)
+    assert status == 400
+    assert interrupts[0].id in again["error"]
+    assert served.ran == [{"to": "bob", "amount": 500}]
+
+
+async def test_front_end_tools_end_the_run_and_their_result_continues_it(served):
+    token = served.tokens["caller"]
+    tools = [
+        {
+            "name": "pick_color",
+            "description": "Ask the user to pick a colour",
+            "parameters": {
+                "type": "object",
+                "properties": {"options": {"type": "array", "items": {"type": "string"}}},
+            },
+        }
+    ]
+    body = run_input("front-1", "r1", [user("choose")], tools=tools)
+    status, events = await asyncio.to_thread(post_run, served.url, token, body)
+    assert status == 200
+    assert events[-1].outcome.type == "success"
+    assert events[-1].outcome.pending_tool_call_ids == ["f1"]
+    assert types([e for e in events if e.type.value.startswith("TOOL_CALL")]) == [
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+    ]
+    messages = [
+        user("choose"),
+        {
+            "id": "a1",
+            "role": "assistant",
+            "toolCalls": [
+                {
+                    "id": "f1",
+                    "type": "function",
+                    "function": {"name": "pick_color", "arguments": "{}"},
+                }
+            ],
+        },
+        {"id": "t1", "role": "tool", "toolCallId": "f1", "content": "blue"},
+    ]
+    status, events = await asyncio.to_thread(
+        post_run, served.url, token, run_input("front-1", "r2", messages, tools=tools)
+    )
+    assert status == 200, events
+    assert events[-1].outcome.type == "success"
+    assert events[-1].result["text"] == "the user chose: blue (tools: pick_color)"
+    record = await served.store().load("front-1")
+    from tether.session import fold
+
+    [tool_message] = [m for m in fold(record).messages if m.role == "tool"]
+    assert [(r.tool_call_id, r.content) for r in tool_message.tool_results] == [("f1", "blue")]
+
+
+async def test_policy_applies_to_front_end_tools(served):
+    tools = [{"name": "wipe_screen", "description": "Wipe the user's screen"}]
+    body = run_input("frontdeny-1", "r1", [user("wipe")], tools=tools)
+    status, events = await asyncio.to_thread(post_run, served.url, served.tokens["caller"], body)
+    assert status == 200
+    finished = events[-1]
+    assert finished.outcome.type == "success"
+    assert finished.outcome.pending_tool_call_ids is None
+    [result] = [e for e in events if e.type.value == "TOOL_CALL_RESULT"]
+    assert "not allowed" in result.content
+
+
+async def test_sub_agent_events_and_interrupts_carry_their_path(served):
+    status, events = await asyncio.to_thread(
+        post_run, served.url, served.tokens["caller"], run_input("tree-1", "r1", [user("go")])
+    )
+    assert status == 200
+    [started] = [e for e in events if e.type.value == "SUBAGENT_STARTED"]
+    assert started.subagent_run_id == "helper#p1"
+    assert started.name == "helper"
+    assert started.parent_tool_call_id == "p1"
+    child_text = [e for e in events if e.type.value == "TEXT_MESSAGE_CONTENT"]
+    assert [(e.subagent_run_id, e.delta) for e in child_text] == [("helper#p1", "child working")]
+    [finished_sub] = [e for e in events if e.type.value == "SUBAGENT_FINISHED"]
+    assert finished_sub.outcome.type == "suspended"
+    [interrupt] = events[-1].outcome.interrupts
+    assert interrupt.subagent_run_id == "helper#p1"
+    assert finished_sub.outcome.interrupt_ids == [interrupt.id]
+    resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": "approve"}]
+    status, events = await asyncio.to_thread(
+        post_run,
+        served.url,
+        served.tokens["boss"],
+        run_input("tree-1", "r2", [user("go")], resume=resume),
+    )
+    assert status == 200, events
+    assert events[-1].result["text"] == "parent: child: sent 3 to kim"
+    assert [e.type.value for e in events if e.type.value.startswith("SUBAGENT")] == [
+        "SUBAGENT_STARTED",
+        "SUBAGENT_FINISHED",
+    ]
