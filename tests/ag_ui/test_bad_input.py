@@ -1,0 +1,140 @@
+"""Refusals of ``POST /ag-ui``: each a clear HTTP error before anything runs, and nothing
+lost (the thread still waits and a right answer still continues it)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from ag_ui_app import post_run, run_input, user
+
+from tether.ops.server.request_input import MAX_BODY
+
+
+async def _suspended(served) -> list[str]:
+    status, events = await asyncio.to_thread(
+        post_run, served.url, served.tokens["caller"], run_input("pay-9", "r1", [user("pay")])
+    )
+    assert status == 200
+    return [i.id for i in events[-1].outcome.interrupts]
+
+
+async def _still_waiting(served, ids: list[str]) -> None:
+    pending = await served.store().approvals.pending(session_id="pay-9")
+    assert sorted(a.interrupt_id for a in pending) == sorted(ids)
+    assert served.ran == []
+
+
+@pytest.mark.parametrize(
+    ("token", "status", "words"),
+    [(None, 401, "bearer token is required"), ("viewer", 403, "needs the role invoke")],
+)
+async def test_callers_without_the_invoke_role_are_refused(served, token, status, words):
+    given = None if token is None else served.tokens[token]
+    code, body = await asyncio.to_thread(
+        post_run, served.url, given, run_input("text-1", "r1", [user("hi")])
+    )
+    assert code == status
+    assert words in body["error"]
+    assert await served.store().load("text-1") is None
+
+
+async def test_bad_bodies_are_refused_with_the_reason_and_nothing_is_lost(served):
+    ids = await _suspended(served)
+    token = served.tokens["boss"]
+    cases = [
+        (b"{not json", 400, "must be a JSON object"),
+        ([1, 2], 400, "must be a JSON object"),
+        ({"threadId": "pay-9", "runId": "r2"}, 400, "not a valid RunAgentInput"),
+        (run_input("pay-9", "r2", [{"id": "m", "role": "wizard"}]), 400, "RunAgentInput"),
+        (b'{"threadId": "' + b"x" * (MAX_BODY + 10) + b'"}', 413, "larger than"),
+    ]
+    for body, status, words in cases:
+        code, answer = await asyncio.to_thread(post_run, served.url, token, body)
+        assert code == status, answer
+        assert words in answer["error"]
+    await _still_waiting(served, ids)
+
+
+async def test_a_validation_message_is_bounded(served):
+    messages = [{"id": f"m{i}", "role": "wizard", "content": "x" * 50} for i in range(300)]
+    code, answer = await asyncio.to_thread(
+        post_run, served.url, served.tokens["caller"], run_input("text-2", "r1", messages)
+    )
+    assert code == 400
+    assert len(answer["error"]) < 2200
+    assert "errors)" in answer["error"]
+
+
+@pytest.mark.parametrize("thread", ["..", "bad\x07id", "x" * 300])
+async def test_a_thread_id_that_is_not_a_session_id_is_refused(served, thread):
+    code, answer = await asyncio.to_thread(
+        post_run, served.url, served.tokens["caller"], run_input(thread, "r1", [user("hi")])
+    )
+    assert code == 400
+    assert "threadId is not a valid tether session id" in answer["error"]
+
+
+async def test_resume_entries_for_unknown_interrupts_run_nothing(served):
+    ids = await _suspended(served)
+    resume = [
+        {"interruptId": ids[0], "status": "resolved"},
+        {"interruptId": "int_nope", "status": "resolved"},
+    ]
+    code, answer = await asyncio.to_thread(
+        post_run, served.url, served.tokens["boss"], run_input("pay-9", "r2", [], resume=resume)
+    )
+    assert code == 400
+    assert "'int_nope'" in answer["error"]
+    await _still_waiting(served, ids)
+    # on a thread that waits on nothing, too
+    code, answer = await asyncio.to_thread(
+        post_run,
+        served.url,
+        served.tokens["boss"],
+        run_input(
+            "text-3", "r1", [user("hi")], resume=[{"interruptId": "int_x", "status": "cancelled"}]
+        ),
+    )
+    assert code == 400
+    assert "'int_x'" in answer["error"]
+    assert await served.store().load("text-3") is None
+    # the right answer still continues the run
+    resume = [{"interruptId": i, "status": "resolved"} for i in ids]
+    code, events = await asyncio.to_thread(
+        post_run, served.url, served.tokens["boss"], run_input("pay-9", "r3", [], resume=resume)
+    )
+    assert code == 200
+    assert events[-1].result["text"] == "paid: sent 500 to bob + sent 9 to eve"
+
+
+async def test_a_suspended_thread_needs_answers_before_a_new_turn(served):
+    ids = await _suspended(served)
+    code, answer = await asyncio.to_thread(
+        post_run, served.url, served.tokens["caller"], run_input("pay-9", "r2", [user("more")])
+    )
+    assert code == 409
+    assert "waits on 2 interrupt(s)" in answer["error"]
+    await _still_waiting(served, ids)
+
+
+async def test_a_run_needs_a_user_message_and_front_end_tools_their_own_names(served):
+    token = served.tokens["caller"]
+    code, answer = await asyncio.to_thread(
+        post_run, served.url, token, run_input("text-4", "r1", [])
+    )
+    assert code == 400
+    assert "nothing to run" in answer["error"]
+    tools = [{"name": "note", "description": "mine"}]
+    code, answer = await asyncio.to_thread(
+        post_run, served.url, token, run_input("tools-4", "r1", [user("go")], tools=tools)
+    )
+    assert code == 400
+    assert "one of the agent's own tools" in answer["error"]
+    tools = [{"name": "bad name!", "description": "x"}]
+    code, answer = await asyncio.to_thread(
+        post_run, served.url, token, run_input("tools-4", "r1", [user("go")], tools=tools)
+    )
+    assert code == 400
+    assert "is not valid" in answer["error"]
+    assert await served.store().load("tools-4") is None
