@@ -17,6 +17,7 @@ from tether.ops.server import create_app
 
 ROLES = {
     "caller": ["invoke"],
+    "other": ["invoke"],
     "boss": ["invoke", "approve:transfer"],
     "admin": ["admin"],
     "viewer": ["viewer"],

@@ -138,3 +138,45 @@ async def test_a_run_needs_a_user_message_and_front_end_tools_their_own_names(se
     assert code == 400
     assert "is not valid" in answer["error"]
     assert await served.store().load("tools-4") is None
+
+
+async def test_a_thread_is_its_owners(served):
+    code, _ = await asyncio.to_thread(
+        post_run, served.url, served.tokens["caller"], run_input("text-5", "r1", [user("Ann")])
+    )
+    assert code == 200
+    before = await served.store().load("text-5")
+    code, answer = await asyncio.to_thread(
+        post_run, served.url, served.tokens["other"], run_input("text-5", "r2", [user("Bo")])
+    )
+    assert code == 403
+    assert "was started by 'caller'" in answer["error"]
+    after = await served.store().load("text-5")
+    assert len(after.entries) == len(before.entries)
+    # a front-end tool's result is the owner's to give, too
+    tools = [{"name": "pick_color", "description": "Pick"}]
+    code, _ = await asyncio.to_thread(
+        post_run,
+        served.url,
+        served.tokens["caller"],
+        run_input("front-5", "r1", [user("choose")], tools=tools),
+    )
+    assert code == 200
+    messages = [user("choose"), {"id": "t", "role": "tool", "toolCallId": "f1", "content": "red"}]
+    code, answer = await asyncio.to_thread(
+        post_run,
+        served.url,
+        served.tokens["other"],
+        run_input("front-5", "r2", messages, tools=tools),
+    )
+    assert code == 403
+    assert "may only answer the approvals" in answer["error"]
+    # the owner still can
+    code, events = await asyncio.to_thread(
+        post_run,
+        served.url,
+        served.tokens["caller"],
+        run_input("front-5", "r3", messages, tools=tools),
+    )
+    assert code == 200
+    assert events[-1].result["text"].startswith("the user chose: red")

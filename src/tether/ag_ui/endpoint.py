@@ -29,7 +29,7 @@ from ag_ui.core import (
 from starlette.exceptions import HTTPException
 from starlette.responses import StreamingResponse
 
-from tether.ag_ui.access import invoker, may_answer
+from tether.ag_ui.access import OWNER_EVENT, invoker, may_answer, not_owner, thread_owner
 from tether.ag_ui.events import EventMapper
 from tether.ag_ui.frontend import frontend_tools
 from tether.ag_ui.input import new_user_messages, read_input, tool_results
@@ -80,7 +80,9 @@ class AgUiEndpoint:
         """Answer one RunAgentInput (see the module)."""
         approver = await invoker(request, self.run)
         run = read_input(await read_body(request))
-        pending = await self._pending(run.thread_id)
+        exists, pending = await self._pending(run.thread_id)
+        owner = await thread_owner(self.run, run.thread_id) if exists else approver.name
+        owns = owner == approver.name or "admin" in approver.roles
         agent = await asyncio.to_thread(self.factory, session_id=run.thread_id)
         try:
             if agent.session_id != run.thread_id:
@@ -93,30 +95,31 @@ class AgUiEndpoint:
                 raise HTTPException(400, str(exc)) from None
             if extra:
                 agent.tools = [*agent.tools, *extra]  # type: ignore[misc]  # __setattr__ rebuilds
-            events = await self._events(agent, run, pending, approver)
+            events = await self._events(agent, run, pending, approver, owns, owner)
+            await self.run(
+                self.store.audit.append,
+                OWNER_EVENT,
+                {"approver": approver.name, "run_id": run.run_id[:200]},
+                session_id=run.thread_id,
+            )
             first = await _first(events)
         except BaseException:
             await asyncio.to_thread(agent.close)
             raise
-        await self.run(
-            self.store.audit.append,
-            "ag_ui_run",
-            {"approver": approver.name, "run_id": run.run_id[:200]},
-            session_id=run.thread_id,
-        )
         body = self._sse(agent, run, first, events)
         return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
 
-    async def _pending(self, thread: str) -> dict[str, Interrupt]:
+    async def _pending(self, thread: str) -> tuple[bool, dict[str, Interrupt]]:
+        """Whether the thread's session exists, and the interrupts it waits on."""
         from tether.session import fold
 
         record = await self.run(self.store.load, thread)
         if record is None:
-            return {}
+            return False, {}
         view = fold(record)
         if view.suspension is None:
-            return {}
-        return {i.id: i for i in view.suspension.interrupts if i.id not in view.answers}
+            return True, {}
+        return True, {i.id: i for i in view.suspension.interrupts if i.id not in view.answers}
 
     async def _events(
         self,
@@ -124,7 +127,10 @@ class AgUiEndpoint:
         run: RunAgentInput,
         pending: dict[str, Interrupt],
         approver: Any,
+        owns: bool,
+        owner: str | None,
     ) -> AsyncGenerator[StreamEvent, None]:
+        """The run the input asks for (a new turn, or the suspended run continued)."""
         try:
             given = answers(run.resume or [], pending)
         except AnswerError as exc:
@@ -135,6 +141,8 @@ class AgUiEndpoint:
             if is_frontend(interrupt) and call is not None and call.id in results:
                 given[iid] = results[call.id]
         if not pending:
+            if not owns:
+                raise HTTPException(403, not_owner(approver, run.thread_id, owner))
             return agent.stream(new_user_messages(run))
         if not given:
             raise HTTPException(
@@ -145,6 +153,8 @@ class AgUiEndpoint:
             )
         rows = await self._rows(run.thread_id)
         for iid in given:
+            if not owns and pending[iid].source == "tool":
+                raise HTTPException(403, not_owner(approver, run.thread_id, owner))
             refusal = may_answer(approver, pending[iid], rows.get(iid), self.policy)
             if refusal is not None:
                 raise HTTPException(403, refusal)
