@@ -226,3 +226,28 @@ async def test_sub_agent_events_and_interrupts_carry_their_path(served):
         "SUBAGENT_STARTED",
         "SUBAGENT_FINISHED",
     ]
+
+
+async def test_a_failing_run_ends_with_run_error(served):
+    status, events = await asyncio.to_thread(
+        post_run, served.url, served.tokens["caller"], run_input("fail-1", "r1", [user("go")])
+    )
+    assert status == 200
+    assert events[0].type.value == "RUN_STARTED"
+    last = events[-1]
+    assert last.type.value == "RUN_ERROR"
+    assert last.message
+    opened = [e for e in events if e.type.value == "STEP_STARTED"]
+    closed = [e for e in events if e.type.value == "STEP_FINISHED"]
+    assert len(opened) == len(closed)
+
+
+async def test_model_text_goes_through_the_redaction(served):
+    status, events = await asyncio.to_thread(
+        post_run, served.url, served.tokens["caller"], run_input("leak-1", "r1", [user("key?")])
+    )
+    assert status == 200
+    text = "".join(e.delta for e in events if e.type.value == "TEXT_MESSAGE_CONTENT")
+    assert SECRET not in text
+    assert text.startswith("the key is api_key=")
+    assert SECRET not in str(events[-1].result)

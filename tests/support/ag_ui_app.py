@@ -44,7 +44,7 @@ def _last_tool_text(messages: list[Any]) -> str:
 
 def factory(store: Store, ran: list[Any]) -> Any:
     """The ``--app`` factory: ``text-*``, ``tools-*``, ``pay-*``, ``front-*``,
-    ``frontdeny-*`` and ``tree-*`` threads (``ran`` records side effects)."""
+    ``frontdeny-*``, ``tree-*``, ``fail-*`` (no turns) and ``leak-*`` threads (``ran`` records side effects)."""
 
     @tool
     def transfer(to: str, amount: int, api_token: str) -> str:
@@ -120,7 +120,10 @@ def factory(store: Store, ran: list[Any]) -> Any:
             )
             helper = child.as_tool("helper", "Pays people")
             return Agent(model=ScriptedModel(parent_turn), tools=[helper], **common)
+        if kind == "fail":
+            return Agent(model=ScriptedModel([]), **common)
         scripts = {
+            "leak": (lambda m, s: f"the key is api_key={SECRET}", []),
             "text": (text_turn, []),
             "tools": (tools_turn, [note]),
             "pay": (pay_turn, [transfer]),
@@ -164,3 +167,32 @@ def run_input(thread: str, run: str, messages: list[dict[str, Any]], **more: Any
 
 def user(text: str, mid: str = "u1") -> dict[str, Any]:
     return {"id": mid, "role": "user", "content": text}
+
+
+class _EffectsFile(list[Any]):
+    """``ran`` of a served process: every side effect also appended to a file."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    def append(self, item: Any) -> None:
+        super().append(item)
+        with open(self.path, "a") as out:
+            out.write(json.dumps(item) + "\n")
+
+
+_served: dict[str, Any] = {}
+
+
+def served_agent(session_id: str) -> Agent:
+    """``tether serve --app ag_ui_app:served_agent``: the agents above on the SQLite store
+    ``$TETHER_AGUI_DB``, side effects in ``$TETHER_AGUI_EFFECTS``."""
+    import os
+
+    from tether.durable import SQLiteStore
+
+    if "make" not in _served:
+        store = SQLiteStore(os.environ["TETHER_AGUI_DB"])
+        _served["make"] = factory(store, _EffectsFile(os.environ["TETHER_AGUI_EFFECTS"]))
+    return _served["make"](session_id)  # type: ignore[no-any-return]
