@@ -251,3 +251,37 @@ async def test_model_text_goes_through_the_redaction(served):
     assert SECRET not in text
     assert text.startswith("the key is api_key=")
     assert SECRET not in str(events[-1].result)
+
+
+async def test_cancelled_and_limited_runs_have_their_outcomes(served):
+    token = served.tokens["caller"]
+    status, events = await asyncio.to_thread(
+        post_run, served.url, token, run_input("cancel-1", "r1", [user("go")])
+    )
+    assert status == 200
+    assert events[-1].outcome.type == "cancelled"
+    assert events[-1].result["stopReason"] == "cancelled"
+    status, events = await asyncio.to_thread(
+        post_run, served.url, token, run_input("limit-1", "r1", [user("go")])
+    )
+    assert status == 200
+    assert events[-1].outcome.type == "success"
+    assert events[-1].result["stopReason"] == "limit_turns"
+
+
+async def test_an_interrupt_answered_twice_in_one_input_is_refused(served):
+    status, events = await asyncio.to_thread(
+        post_run, served.url, served.tokens["caller"], run_input("pay-2", "r1", [user("pay")])
+    )
+    first = events[-1].outcome.interrupts[0].id
+    resume = [
+        {"interruptId": first, "status": "resolved"},
+        {"interruptId": first, "status": "cancelled"},
+    ]
+    status, answer = await asyncio.to_thread(
+        post_run, served.url, served.tokens["boss"], run_input("pay-2", "r2", [], resume=resume)
+    )
+    assert status == 400
+    assert "twice" in answer["error"]
+    assert served.ran == []
+    assert len(await served.store().approvals.pending(session_id="pay-2")) == 2

@@ -11,7 +11,7 @@ from typing import Any
 from ag_ui.core import Event
 from pydantic import TypeAdapter
 
-from tether import Agent, ToolContext, tool
+from tether import Agent, Limits, ToolContext, tool
 from tether.control import (
     ApprovalPolicy,
     BeforeToolCall,
@@ -44,7 +44,8 @@ def _last_tool_text(messages: list[Any]) -> str:
 
 def factory(store: Store, ran: list[Any]) -> Any:
     """The ``--app`` factory: ``text-*``, ``tools-*``, ``pay-*``, ``front-*``,
-    ``frontdeny-*``, ``tree-*``, ``fail-*`` (no turns) and ``leak-*`` threads (``ran`` records side effects)."""
+    ``frontdeny-*``, ``tree-*``, ``fail-*`` (no turns), ``cancel-*``, ``limit-*`` and
+    ``leak-*`` threads (``ran`` records side effects)."""
 
     @tool
     def transfer(to: str, amount: int, api_token: str) -> str:
@@ -57,6 +58,17 @@ def factory(store: Store, ran: list[Any]) -> Any:
         """Remember a note."""
         ctx.state.setdefault("notes", []).append(text)
         return f"noted {text}"
+
+    @tool
+    def stop(ctx: ToolContext) -> str:
+        """Stop the run."""
+        ctx.agent.cancel()
+        return "stopping"
+
+    def loop_turn(messages: list[Any], specs: list[Any]) -> Any:
+        name = specs[0]["name"]
+        call = {"name": name, "args": {"text": "again"} if name == "note" else {}}
+        return {"text": "working", "tool_calls": [call]}
 
     def text_turn(messages: list[Any], specs: list[Any]) -> Any:
         return {"reasoning": "the user greets me", "text": f"hello, {messages[-1].text}"}
@@ -122,6 +134,12 @@ def factory(store: Store, ran: list[Any]) -> Any:
             return Agent(model=ScriptedModel(parent_turn), tools=[helper], **common)
         if kind == "fail":
             return Agent(model=ScriptedModel([]), **common)
+        if kind == "cancel":
+            return Agent(model=ScriptedModel(loop_turn), tools=[stop], **common)
+        if kind == "limit":
+            return Agent(
+                model=ScriptedModel(loop_turn), tools=[note], limits=Limits(turns=2), **common
+            )
         scripts = {
             "leak": (lambda m, s: f"the key is api_key={SECRET}", []),
             "text": (text_turn, []),
