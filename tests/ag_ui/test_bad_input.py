@@ -180,3 +180,11 @@ async def test_a_thread_is_its_owners(served):
     )
     assert code == 200
     assert events[-1].result["text"].startswith("the user chose: red")
+
+
+async def test_an_app_agent_without_a_store_is_refused_clearly(served):
+    code, answer = await asyncio.to_thread(
+        post_run, served.url, served.tokens["caller"], run_input("nostore-1", "r1", [user("hi")])
+    )
+    assert code == 500
+    assert "without a store" in answer["error"]

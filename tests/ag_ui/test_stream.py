@@ -42,6 +42,9 @@ async def test_text_reasoning_steps_and_state(served):
     last = events[-1]
     assert last.outcome.type == "success"
     assert last.result["text"] == "hello, Ann"
+    [usage] = last.usage
+    assert usage.output_tokens > 0
+    assert usage.total_tokens == usage.input_tokens + usage.output_tokens
     # the same thread continues the same session
     status, events = await asyncio.to_thread(
         post_run,

@@ -132,6 +132,8 @@ def factory(store: Store, ran: list[Any]) -> Any:
             )
             helper = child.as_tool("helper", "Pays people")
             return Agent(model=ScriptedModel(parent_turn), tools=[helper], **common)
+        if kind == "nostore":
+            return Agent(model=ScriptedModel(text_turn), store=None, session_id=session_id)
         if kind == "fail":
             return Agent(model=ScriptedModel([]), **common)
         if kind == "cancel":

@@ -25,6 +25,7 @@ from ag_ui.core import (
     RunFinishedInterruptOutcome,
     RunFinishedSuccessOutcome,
     RunStartedEvent,
+    TokenUsage,
 )
 from starlette.exceptions import HTTPException
 from starlette.responses import StreamingResponse
@@ -88,6 +89,12 @@ class AgUiEndpoint:
             if agent.session_id != run.thread_id:
                 raise HTTPException(
                     500, "the --app factory built an agent for another session than asked"
+                )
+            if agent.store is None:
+                raise HTTPException(
+                    500,
+                    "the --app factory built an agent without a store: an AG-UI thread is a "
+                    "durable session; give the agent the server's store",
                 )
             try:
                 extra = frontend_tools(run.tools, {t.name for t in agent.tools})
@@ -235,7 +242,11 @@ class AgUiEndpoint:
             outcome = RunFinishedSuccessOutcome()
         out.append(
             RunFinishedEvent(
-                thread_id=run.thread_id, run_id=run.run_id, result=value, outcome=outcome
+                thread_id=run.thread_id,
+                run_id=run.run_id,
+                result=value,
+                outcome=outcome,
+                usage=[_usage(result)] if result.usage.model_calls else None,
             )
         )
         return out
@@ -264,6 +275,19 @@ class _Failed:
 
     def __init__(self, error: Exception) -> None:
         self.error = error
+
+
+def _usage(result: Result) -> TokenUsage:
+    """The run's tokens, sub-agents included, as one entry (the totals)."""
+    usage = result.usage
+    return TokenUsage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        total_tokens=usage.input_tokens + usage.output_tokens,
+        reasoning_tokens=usage.reasoning_tokens or None,
+        cached_input_tokens=usage.cache_read_tokens or None,
+        cache_write_input_tokens=usage.cache_write_tokens or None,
+    )
 
 
 def _sse(event: BaseEvent) -> str:
