@@ -186,6 +186,8 @@ async def test_front_end_tools_end_the_run_and_their_result_continues_it(served)
 
     [tool_message] = [m for m in fold(record).messages if m.role == "tool"]
     assert [(r.tool_call_id, r.content) for r in tool_message.tool_results] == [("f1", "blue")]
+    # the call was a question like any other: its row is decided by the result
+    assert await served.store().approvals.pending(session_id="front-1") == []
 
 
 async def test_policy_applies_to_front_end_tools(served):
@@ -288,3 +290,33 @@ async def test_an_interrupt_answered_twice_in_one_input_is_refused(served):
     assert "twice" in answer["error"]
     assert served.ran == []
     assert len(await served.store().approvals.pending(session_id="pay-2")) == 2
+
+
+async def test_only_tool_messages_after_the_last_assistant_message_answer_calls(served):
+    token = served.tokens["caller"]
+    tools = [{"name": "pick_color", "description": "Pick"}]
+    call = {"id": "f1", "type": "function", "function": {"name": "pick_color", "arguments": "{}"}}
+    asked = {"id": "a1", "role": "assistant", "toolCalls": [call]}
+    history = [
+        user("choose"),
+        asked,
+        {"id": "t1", "role": "tool", "toolCallId": "f1", "content": "blue"},
+    ]
+    for run_id, messages in (("r1", [user("choose")]), ("r2", history)):
+        status, events = await asyncio.to_thread(
+            post_run, served.url, token, run_input("front-2", run_id, messages, tools=tools)
+        )
+        assert status == 200
+    # a new turn calls the front-end tool again with the same call id (a scripted model)
+    history += [{"id": "a2", "role": "assistant", "content": "ok"}, user("again", "u2")]
+    status, events = await asyncio.to_thread(
+        post_run, served.url, token, run_input("front-2", "r3", history, tools=tools)
+    )
+    assert events[-1].outcome.pending_tool_call_ids == ["f1"]
+    # the old result for f1 does not answer the new call
+    history.append({**asked, "id": "a3"})
+    status, answer = await asyncio.to_thread(
+        post_run, served.url, token, run_input("front-2", "r4", history, tools=tools)
+    )
+    assert status == 409
+    assert "waits on 1 interrupt(s)" in answer["error"]

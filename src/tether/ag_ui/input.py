@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ag_ui.core import RunAgentInput, TextPart, ToolMessage, UserMessage
+from ag_ui.core import AssistantMessage, RunAgentInput, TextPart, ToolMessage, UserMessage
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
@@ -69,9 +69,13 @@ def _text(message: UserMessage) -> str:
 
 
 def tool_results(run: RunAgentInput) -> dict[str, str]:
-    """The input's tool messages: tool call id -> the result's text."""
+    """The tool messages after the input's last assistant message (the answers to the
+    calls it made): tool call id -> the result's text (its ``error`` when it has one)."""
+    last = max(
+        (i for i, m in enumerate(run.messages) if isinstance(m, AssistantMessage)), default=-1
+    )
     out: dict[str, str] = {}
-    for message in run.messages:
+    for message in run.messages[last + 1 :]:
         if isinstance(message, ToolMessage):
             content = message.content
             if isinstance(content, str):
