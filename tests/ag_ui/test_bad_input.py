@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from ag_ui_app import post_run, run_input, user
+from ag_ui_app import SECRET, post_run, run_input, user
 
 from tether.ops.server.request_input import MAX_BODY
 
@@ -188,3 +188,25 @@ async def test_an_app_agent_without_a_store_is_refused_clearly(served):
     )
     assert code == 500
     assert "without a store" in answer["error"]
+
+
+async def test_a_failing_factory_is_a_500_naming_it_without_its_secrets(served):
+    code, answer = await asyncio.to_thread(
+        post_run, served.url, served.tokens["caller"], run_input("broken-1", "r1", [user("hi")])
+    )
+    assert code == 500
+    assert "could not build the agent of thread 'broken-1'" in answer["error"]
+    assert "RuntimeError: cannot reach the model" in answer["error"]
+    assert SECRET not in answer["error"]
+
+
+async def test_an_unreadable_journal_is_a_422_and_nothing_runs(served):
+    store = served.store()
+    await store.create("text-odd")
+    await store.append("text-odd", 0, [("message", {"bogus": 1})])  # JSON, not a message
+    code, answer = await asyncio.to_thread(
+        post_run, served.url, served.tokens["admin"], run_input("text-odd", "r1", [user("hi")])
+    )
+    assert code == 422
+    assert "journal entry tether cannot read" in answer["error"]
+    assert len((await served.store().load("text-odd")).entries) == 1

@@ -44,8 +44,8 @@ def _last_tool_text(messages: list[Any]) -> str:
 
 def factory(store: Store, ran: list[Any]) -> Any:
     """The ``--app`` factory: ``text-*``, ``tools-*``, ``pay-*``, ``front-*``,
-    ``frontdeny-*``, ``tree-*``, ``fail-*`` (no turns), ``cancel-*``, ``limit-*`` and
-    ``leak-*`` threads (``ran`` records side effects)."""
+    ``frontdeny-*``, ``tree-*``, ``fail-*`` (no turns), ``cancel-*``, ``limit-*``,
+    ``leak-*``, ``nostore-*`` (no store) and ``broken-*`` (the factory fails) threads (``ran`` records side effects)."""
 
     @tool
     def transfer(to: str, amount: int, api_token: str) -> str:
@@ -132,6 +132,8 @@ def factory(store: Store, ran: list[Any]) -> Any:
             )
             helper = child.as_tool("helper", "Pays people")
             return Agent(model=ScriptedModel(parent_turn), tools=[helper], **common)
+        if kind == "broken":
+            raise RuntimeError(f"cannot reach the model with api_key={SECRET}")
         if kind == "nostore":
             return Agent(model=ScriptedModel(text_turn), store=None, session_id=session_id)
         if kind == "fail":

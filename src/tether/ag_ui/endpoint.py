@@ -35,10 +35,10 @@ from tether.ag_ui.events import EventMapper
 from tether.ag_ui.frontend import frontend_tools
 from tether.ag_ui.input import new_user_messages, read_input, tool_results
 from tether.ag_ui.interrupts import answers, is_frontend, to_ag_ui
-from tether.durable.errors import SessionBusy, StoreError
+from tether.durable.errors import CorruptEntry, SessionBusy, StoreError
 from tether.errors import AgentBusyError, AnswerError, ConfigurationError, SessionStateError
 from tether.events import FinalResult, StreamEvent
-from tether.governance.masks import Masker
+from tether.governance.masks import Masker, redact_text
 from tether.governance.redaction import redactor_of
 from tether.ops.server.request_input import read_body
 
@@ -84,7 +84,7 @@ class AgUiEndpoint:
         exists, pending = await self._pending(run.thread_id)
         owner = await thread_owner(self.run, run.thread_id) if exists else approver.name
         owns = owner == approver.name or "admin" in approver.roles
-        agent = await asyncio.to_thread(self.factory, session_id=run.thread_id)
+        agent = await self._build(run.thread_id)
         try:
             if agent.session_id != run.thread_id:
                 raise HTTPException(
@@ -116,14 +116,35 @@ class AgUiEndpoint:
         body = self._sse(agent, run, first, events)
         return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
 
+    async def _build(self, thread: str) -> Agent:
+        """The thread's agent from the factory (in a thread: a factory may block); a
+        failing factory is a 500 naming it, its message redacted."""
+        try:
+            return await asyncio.to_thread(self.factory, session_id=thread)
+        except Exception as exc:
+            log.error("the --app factory failed for thread %s: %r", thread, exc)
+            detail = redact_text(f"{type(exc).__name__}: {exc}")[:MAX_ERROR]
+            raise HTTPException(
+                500,
+                f"the --app factory could not build the agent of thread {thread[:80]!r}: {detail}",
+            ) from None
+
     async def _pending(self, thread: str) -> tuple[bool, dict[str, Interrupt]]:
-        """Whether the thread's session exists, and the interrupts it waits on."""
+        """Whether the thread's session exists, and the interrupts it waits on (422: its
+        journal cannot be read, as the sessions API says)."""
         from tether.session import fold
 
-        record = await self.run(self.store.load, thread)
-        if record is None:
-            return False, {}
-        view = fold(record)
+        try:
+            record = await self.run(self.store.load, thread)
+            if record is None:
+                return False, {}
+            view = fold(record)
+        except (CorruptEntry, KeyError, ValueError, TypeError) as exc:
+            raise HTTPException(
+                422,
+                f"thread {thread[:80]!r} has a journal entry tether cannot read "
+                f"({type(exc).__name__}); it cannot be continued until the entry is repaired",
+            ) from None
         if view.suspension is None:
             return True, {}
         return True, {i.id: i for i in view.suspension.interrupts if i.id not in view.answers}
