@@ -320,3 +320,20 @@ async def test_only_tool_messages_after_the_last_assistant_message_answer_calls(
     )
     assert status == 409
     assert "waits on 1 interrupt(s)" in answer["error"]
+
+
+async def test_a_confirm_asks_before_a_front_end_tool_call_is_handed_over(served):
+    tools = [{"name": "send_email", "description": "Send an email from the user's client"}]
+    body = run_input("front-3", "r1", [user("mail it")], tools=tools)
+    status, events = await asyncio.to_thread(post_run, served.url, served.tokens["caller"], body)
+    [asked] = events[-1].outcome.interrupts  # the policy first: nothing handed over yet
+    assert asked.message == "send the email?"
+    assert asked.tool_call_id == "f1"
+    resume = [{"interruptId": asked.id, "status": "resolved"}]
+    body = run_input("front-3", "r2", [user("mail it")], tools=tools, resume=resume)
+    status, events = await asyncio.to_thread(post_run, served.url, served.tokens["boss"], body)
+    assert status == 403  # boss may approve transfers, not emails
+    status, events = await asyncio.to_thread(post_run, served.url, served.tokens["admin"], body)
+    assert status == 200, events
+    assert events[-1].outcome.type == "success"
+    assert events[-1].outcome.pending_tool_call_ids == ["f1"]  # now it is the front end's

@@ -27,7 +27,7 @@ EVENT = TypeAdapter(Event)
 
 
 class Policy(InterventionHandler):
-    """Confirm every transfer; deny the front end's ``wipe_screen`` outright."""
+    """Confirm every transfer and the front end's ``send_email``; deny its ``wipe_screen``."""
 
     def before_tool_call(self, event: BeforeToolCall) -> Confirm | Deny | None:
         call = event.tool_call
@@ -35,6 +35,8 @@ class Policy(InterventionHandler):
             return Confirm(f"send {call.arguments.get('amount')} to {call.arguments.get('to')}?")
         if call.name == "wipe_screen":
             return Deny("wiping the screen is not allowed")
+        if call.name == "send_email":
+            return Confirm("send the email?")
         return None
 
 
@@ -100,7 +102,7 @@ def factory(store: Store, ran: list[Any]) -> Any:
         names = [s["name"] for s in specs]
         if messages[-1].role == "tool":
             return f"the user chose: {_last_tool_text(messages)} (tools: {','.join(names)})"
-        wanted = "wipe_screen" if "wipe_screen" in names else "pick_color"
+        wanted = next((n for n in ("wipe_screen", "send_email") if n in names), "pick_color")
         return {"tool_calls": [{"id": "f1", "name": wanted, "args": {"options": ["red", "blue"]}}]}
 
     def child_turn(messages: list[Any], specs: list[Any]) -> Any:
