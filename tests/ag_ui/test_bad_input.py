@@ -210,3 +210,29 @@ async def test_an_unreadable_journal_is_a_422_and_nothing_runs(served):
     assert code == 422
     assert "journal entry tether cannot read" in answer["error"]
     assert len((await served.store().load("text-odd")).entries) == 1
+
+
+async def test_a_thread_busy_with_a_run_refuses_another_with_409(served):
+    from ag_ui_app import GATE
+
+    GATE.clear()
+    token = served.tokens["caller"]
+    first = asyncio.ensure_future(
+        asyncio.to_thread(post_run, served.url, token, run_input("slow-1", "r1", [user("go")]))
+    )
+    try:
+        for _ in range(200):  # until the first run is inside its tool
+            record = await served.store().load("slow-1")
+            if record is not None and any(e.kind == "tool_intent" for e in record.entries):
+                break
+            await asyncio.sleep(0.05)
+        code, answer = await asyncio.to_thread(
+            post_run, served.url, token, run_input("slow-1", "r2", [user("again", "u2")])
+        )
+        assert code == 409
+        assert "busy" in answer["error"]
+    finally:
+        GATE.set()
+    status, events = await first
+    assert status == 200
+    assert events[-1].result["text"] == "done: waited"

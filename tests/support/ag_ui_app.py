@@ -5,6 +5,7 @@ with the ``ag_ui.core`` models."""
 from __future__ import annotations
 
 import json
+import threading
 import urllib.request
 from typing import Any
 
@@ -23,6 +24,8 @@ from tether.durable import Store
 from tether.models import ScriptedModel
 
 SECRET = "sk-live-4f9a8b7c6d5e"
+GATE = threading.Event()
+"""Set by a test to let a ``slow-*`` thread's tool return."""
 EVENT = TypeAdapter(Event)
 
 
@@ -47,7 +50,7 @@ def _last_tool_text(messages: list[Any]) -> str:
 def factory(store: Store, ran: list[Any]) -> Any:
     """The ``--app`` factory: ``text-*``, ``tools-*``, ``pay-*``, ``front-*``,
     ``frontdeny-*``, ``tree-*``, ``fail-*`` (no turns), ``cancel-*``, ``limit-*``,
-    ``leak-*``, ``nostore-*`` (no store) and ``broken-*`` (the factory fails) threads (``ran`` records side effects)."""
+    ``leak-*``, ``slow-*`` (waits for GATE), ``nostore-*`` (no store) and ``broken-*`` (the factory fails) threads (``ran`` records side effects)."""
 
     @tool
     def transfer(to: str, amount: int, api_token: str) -> str:
@@ -60,6 +63,12 @@ def factory(store: Store, ran: list[Any]) -> Any:
         """Remember a note."""
         ctx.state.setdefault("notes", []).append(text)
         return f"noted {text}"
+
+    @tool
+    def wait() -> str:
+        """Wait until the test lets the run go on."""
+        GATE.wait(timeout=20)
+        return "waited"
 
     @tool
     def stop(ctx: ToolContext) -> str:
@@ -75,10 +84,15 @@ def factory(store: Store, ran: list[Any]) -> Any:
     def text_turn(messages: list[Any], specs: list[Any]) -> Any:
         return {"reasoning": "the user greets me", "text": f"hello, {messages[-1].text}"}
 
-    def tools_turn(messages: list[Any], specs: list[Any]) -> Any:
-        if messages[-1].role == "tool":
-            return "done: " + _last_tool_text(messages)
-        return {"tool_calls": [{"id": "n1", "name": "note", "args": {"text": "milk"}}]}
+    def tools_turn_for(name: str, args: dict[str, Any] | None = None) -> Any:
+        def turn(messages: list[Any], specs: list[Any]) -> Any:
+            if messages[-1].role == "tool":
+                return "done: " + _last_tool_text(messages)
+            return {"tool_calls": [{"id": "n1", "name": name, "args": args or {}}]}
+
+        return turn
+
+    tools_turn = tools_turn_for("note", {"text": "milk"})
 
     def pay_turn(messages: list[Any], specs: list[Any]) -> Any:
         if messages[-1].role == "tool":
@@ -142,6 +156,8 @@ def factory(store: Store, ran: list[Any]) -> Any:
             return Agent(model=ScriptedModel([]), **common)
         if kind == "cancel":
             return Agent(model=ScriptedModel(loop_turn), tools=[stop], **common)
+        if kind == "slow":
+            return Agent(model=ScriptedModel(tools_turn_for("wait")), tools=[wait], **common)
         if kind == "limit":
             return Agent(
                 model=ScriptedModel(loop_turn), tools=[note], limits=Limits(turns=2), **common
