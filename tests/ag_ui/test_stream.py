@@ -337,3 +337,49 @@ async def test_a_confirm_asks_before_a_front_end_tool_call_is_handed_over(served
     assert status == 200, events
     assert events[-1].outcome.type == "success"
     assert events[-1].outcome.pending_tool_call_ids == ["f1"]  # now it is the front end's
+
+
+async def test_a_client_that_goes_away_cancels_the_run_and_loses_nothing(served):
+    import json
+    import socket
+
+    from ag_ui_app import GATE
+
+    GATE.clear()
+    host, port = served.url.removeprefix("http://").split(":")
+    body = json.dumps(run_input("slow-2", "r1", [user("go")])).encode()
+    head = (
+        f"POST /ag-ui HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {served.tokens['caller']}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    conn = await asyncio.to_thread(socket.create_connection, (host, int(port)), 10)
+    try:
+        await asyncio.to_thread(conn.sendall, head + body)
+        for _ in range(200):  # until the run is inside its tool
+            record = await served.store().load("slow-2")
+            if record is not None and any(e.kind == "tool_intent" for e in record.entries):
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        conn.close()  # the client goes away mid-run
+    await asyncio.sleep(0.3)
+    GATE.set()  # the tool returns; the run, cancelled, ends as any cancelled run does
+    for _ in range(200):
+        record = await served.store().load("slow-2")
+        if record.status != "running":
+            break
+        await asyncio.sleep(0.05)
+    assert record.status == "cancelled"
+    from tether.session import fold
+
+    [answered] = [m for m in fold(record).messages if m.role == "tool"]
+    assert [r.tool_call_id for r in answered.tool_results] == ["n1"]  # every call answered
+    # the thread goes on: a new turn runs
+    status, events = await asyncio.to_thread(
+        post_run,
+        served.url,
+        served.tokens["caller"],
+        run_input("slow-2", "r2", [user("go"), user("again", "u2")]),
+    )
+    assert status == 200, events
+    assert events[-1].outcome.type == "success"

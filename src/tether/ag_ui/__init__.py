@@ -3,7 +3,8 @@ docs/design.md). Needs ``pip install 'tether[ag-ui]'`` (the ``ag-ui-protocol`` m
 
 ``events`` maps tether's stream events to AG-UI events, ``interrupts`` interrupts and
 resume entries, ``input`` reads a RunAgentInput, ``frontend`` makes its tools,
-``access`` checks callers, ``endpoint`` serves it all.
+``access`` checks callers, ``pump`` runs a run apart from its response, ``endpoint``
+serves it all.
 """
 
 from __future__ import annotations

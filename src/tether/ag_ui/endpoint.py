@@ -12,7 +12,6 @@ with RUN_ERROR.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
@@ -35,6 +34,7 @@ from tether.ag_ui.events import EventMapper
 from tether.ag_ui.frontend import frontend_tools
 from tether.ag_ui.input import new_user_messages, read_input, tool_results
 from tether.ag_ui.interrupts import answers, is_frontend, to_ag_ui
+from tether.ag_ui.pump import Pump, Raised
 from tether.durable.errors import CorruptEntry, SessionBusy, StoreError
 from tether.errors import AgentBusyError, AnswerError, ConfigurationError, SessionStateError
 from tether.events import FinalResult, StreamEvent
@@ -109,11 +109,16 @@ class AgUiEndpoint:
                 {"approver": approver.name, "run_id": run.run_id[:200]},
                 session_id=run.thread_id,
             )
-            first = await _first(events)
         except BaseException:
             await asyncio.to_thread(agent.close)
             raise
-        body = self._sse(agent, run, first, events)
+        pump = Pump(events, agent.cancel, lambda: asyncio.to_thread(agent.close))
+        try:
+            first = await _first(pump)
+        except BaseException:
+            pump.detach()  # a refusal: the run is over already; a request cancelled: cancel it
+            raise
+        body = self._sse(agent, run, first, pump)
         return StreamingResponse(body, media_type="text/event-stream", headers=SSE_HEADERS)
 
     async def _build(self, thread: str) -> Agent:
@@ -196,12 +201,13 @@ class AgUiEndpoint:
         self,
         agent: Agent,
         run: RunAgentInput,
-        first: StreamEvent | _Failed | None,
-        events: AsyncGenerator[StreamEvent, None],
+        first: StreamEvent | Raised | None,
+        pump: Pump,
     ) -> AsyncIterator[str]:
         redactor = redactor_of(agent)
         masker = Masker(redactor, {}, agent.runtime.hidden)
         mapper = EventMapper(run.run_id[:200], masker)
+        reading = True  # False once the run is over: nothing to cancel when we stop
         try:
             yield _sse(
                 RunStartedEvent(
@@ -209,29 +215,30 @@ class AgUiEndpoint:
                 )
             )
             yield _sse(mapper.state(agent.state))
-            if isinstance(first, _Failed):
-                raise first.error
-            pending = [] if first is None else [first]
-            async with contextlib.aclosing(events) as stream:
-                while True:
-                    event = pending.pop() if pending else await anext(stream, None)
-                    if event is None:
-                        break
-                    if isinstance(event, FinalResult):
-                        for out in await self._finish(agent, run, mapper, masker, event.result):
-                            yield _sse(out)
-                        return
-                    for out in mapper.map(event):
+            item = first
+            while True:
+                if item is None:
+                    raise RuntimeError("the run ended without a result")
+                if isinstance(item, Raised):
+                    raise item.error
+                if isinstance(item, FinalResult):
+                    reading = False
+                    for out in await self._finish(agent, run, mapper, masker, item.result):
                         yield _sse(out)
-            raise RuntimeError("the run ended without a result")
+                    return
+                for out in mapper.map(item):
+                    yield _sse(out)
+                item = await pump.next()
         except Exception as exc:
+            reading = False
             log.warning("ag-ui run %s of thread %s failed: %r", run.run_id, run.thread_id, exc)
             for out in mapper.close([]):
                 yield _sse(out)
             message = masker.scrub(str(exc) or type(exc).__name__)[:MAX_ERROR]
             yield _sse(RunErrorEvent(message=message, code=type(exc).__name__))
         finally:
-            await asyncio.to_thread(agent.close)
+            if reading:  # the client went away mid-run: cancel it, let it end unread
+                pump.detach()
 
     async def _finish(
         self, agent: Agent, run: RunAgentInput, mapper: EventMapper, masker: Masker, result: Result
@@ -273,29 +280,24 @@ class AgUiEndpoint:
         return out
 
 
-async def _first(events: AsyncGenerator[StreamEvent, None]) -> StreamEvent | _Failed | None:
-    """The run's first event, so that what refuses the run is an HTTP error."""
-    try:
-        return await anext(events, None)
-    except AnswerError as exc:
-        raise HTTPException(400, str(exc)) from None
-    except (AgentBusyError, SessionBusy) as exc:
-        raise HTTPException(409, f"the thread is busy with another run: {exc}") from None
-    except SessionStateError as exc:
-        raise HTTPException(409, str(exc)) from None
-    except StoreError:
-        raise
-    except ConfigurationError as exc:
-        raise HTTPException(400, str(exc)) from None
-    except Exception as exc:  # the run started and failed: the stream says so (RUN_ERROR)
-        return _Failed(exc)
-
-
-class _Failed:
-    """The run failed at its first event (reported in the stream, after RUN_STARTED)."""
-
-    def __init__(self, error: Exception) -> None:
-        self.error = error
+async def _first(pump: Pump) -> StreamEvent | Raised | None:
+    """The run's first event, so that what refuses the run is an HTTP error (a run that
+    starts and fails is a :class:`Raised`, reported in the stream after RUN_STARTED)."""
+    item = await pump.next()
+    if not isinstance(item, Raised):
+        return item
+    exc = item.error
+    if isinstance(exc, AnswerError):
+        raise HTTPException(400, str(exc))
+    if isinstance(exc, AgentBusyError | SessionBusy):
+        raise HTTPException(409, f"the thread is busy with another run: {exc}")
+    if isinstance(exc, SessionStateError):
+        raise HTTPException(409, str(exc))
+    if isinstance(exc, StoreError):
+        raise exc
+    if isinstance(exc, ConfigurationError):
+        raise HTTPException(400, str(exc))
+    return item
 
 
 def _usage(result: Result) -> TokenUsage:
