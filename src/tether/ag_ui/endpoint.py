@@ -218,7 +218,7 @@ class AgUiEndpoint:
             item = first
             while True:
                 if item is None:
-                    raise RuntimeError("the run ended without a result")
+                    raise SessionStateError("the run ended without a result")
                 if isinstance(item, Raised):
                     raise item.error
                 if isinstance(item, FinalResult):
