@@ -383,3 +383,20 @@ async def test_a_client_that_goes_away_cancels_the_run_and_loses_nothing(served)
     )
     assert status == 200, events
     assert events[-1].outcome.type == "success"
+
+
+async def test_a_question_to_the_user_is_the_callers_to_answer(served):
+    token = served.tokens["caller"]  # invoke only
+    status, events = await asyncio.to_thread(
+        post_run, served.url, token, run_input("ask-1", "r1", [user("paint it")])
+    )
+    [question] = events[-1].outcome.interrupts
+    assert question.reason == "clarify"
+    assert question.message == "which colour?"
+    assert question.response_schema["type"] == "string"
+    resume = [{"interruptId": question.id, "status": "resolved", "payload": "green"}]
+    status, events = await asyncio.to_thread(
+        post_run, served.url, token, run_input("ask-1", "r2", [], resume=resume)
+    )
+    assert status == 200, events
+    assert events[-1].result["text"] == "you said green"

@@ -22,6 +22,7 @@ from tether.control import (
 )
 from tether.durable import Store
 from tether.models import ScriptedModel
+from tether.tools import clarify
 
 SECRET = "sk-live-4f9a8b7c6d5e"
 GATE = threading.Event()
@@ -50,7 +51,7 @@ def _last_tool_text(messages: list[Any]) -> str:
 def factory(store: Store, ran: list[Any]) -> Any:
     """The ``--app`` factory: ``text-*``, ``tools-*``, ``pay-*``, ``front-*``,
     ``frontdeny-*``, ``tree-*``, ``fail-*`` (no turns), ``cancel-*``, ``limit-*``,
-    ``leak-*``, ``slow-*`` (waits for GATE), ``nostore-*`` (no store) and ``broken-*`` (the factory fails) threads (``ran`` records side effects)."""
+    ``leak-*``, ``slow-*`` (waits for GATE), ``ask-*`` (clarify), ``nostore-*`` (no store) and ``broken-*`` (the factory fails) threads (``ran`` records side effects)."""
 
     @tool
     def transfer(to: str, amount: int, api_token: str) -> str:
@@ -80,6 +81,13 @@ def factory(store: Store, ran: list[Any]) -> Any:
         name = specs[0]["name"]
         call = {"name": name, "args": {"text": "again"} if name == "note" else {}}
         return {"text": "working", "tool_calls": [call]}
+
+    def ask_turn(messages: list[Any], specs: list[Any]) -> Any:
+        if messages[-1].role == "tool":
+            return "you said " + _last_tool_text(messages)
+        return {
+            "tool_calls": [{"id": "q1", "name": "clarify", "args": {"question": "which colour?"}}]
+        }
 
     def text_turn(messages: list[Any], specs: list[Any]) -> Any:
         return {"reasoning": "the user greets me", "text": f"hello, {messages[-1].text}"}
@@ -156,6 +164,8 @@ def factory(store: Store, ran: list[Any]) -> Any:
             return Agent(model=ScriptedModel([]), **common)
         if kind == "cancel":
             return Agent(model=ScriptedModel(loop_turn), tools=[stop], **common)
+        if kind == "ask":
+            return Agent(model=ScriptedModel(ask_turn), tools=[clarify()], **common)
         if kind == "slow":
             return Agent(model=ScriptedModel(tools_turn_for("wait")), tools=[wait], **common)
         if kind == "limit":
