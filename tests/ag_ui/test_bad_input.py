@@ -4,6 +4,7 @@ lost (the thread still waits and a right answer still continues it)."""
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 from ag_ui_app import SECRET, post_run, run_input, user
@@ -236,3 +237,17 @@ async def test_a_thread_busy_with_a_run_refuses_another_with_409(served):
     status, events = await first
     assert status == 200
     assert events[-1].result["text"] == "done: waited"
+
+
+async def test_front_end_tools_without_a_schema_validator_say_what_to_install(served, monkeypatch):
+    monkeypatch.setitem(sys.modules, "jsonschema", None)  # as with only tether[ag-ui]
+    tools = [{"name": "pick_color", "description": "Pick"}]
+    code, answer = await asyncio.to_thread(
+        post_run,
+        served.url,
+        served.tokens["caller"],
+        run_input("front-9", "r1", [user("choose")], tools=tools),
+    )
+    assert code == 500
+    assert "pip install 'tether[mcp]'" in answer["error"]
+    assert await served.store().load("front-9") is None

@@ -100,6 +100,12 @@ class AgUiEndpoint:
                 extra = frontend_tools(run.tools, {t.name for t in agent.tools})
             except ConfigurationError as exc:
                 raise HTTPException(400, str(exc)) from None
+            except ImportError as exc:  # jsonschema / regex: pyproject's ag-ui extra lacks them
+                raise HTTPException(
+                    500,
+                    f"front-end tools need the JSON-schema validation tether[mcp] installs "
+                    f"({exc.name} is missing): pip install 'tether[mcp]'",
+                ) from None
             if extra:
                 agent.tools = [*agent.tools, *extra]  # type: ignore[misc]  # __setattr__ rebuilds
             events = await self._events(agent, run, pending, approver, owns, owner)
