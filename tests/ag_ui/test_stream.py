@@ -400,3 +400,18 @@ async def test_a_question_to_the_user_is_the_callers_to_answer(served):
     )
     assert status == 200, events
     assert events[-1].result["text"] == "you said green"
+
+
+async def test_the_server_log_escapes_what_the_client_chose(served, caplog):
+    caplog.set_level("WARNING", logger="tether.server")
+    run_id = "r\x1b[31m\u202eevil"
+    status, events = await asyncio.to_thread(
+        post_run, served.url, served.tokens["caller"], run_input("fail-2", run_id, [user("go")])
+    )
+    assert status == 200
+    assert events[-1].type.value == "RUN_ERROR"
+    assert events[0].run_id == run_id  # the protocol echoes it as sent
+    [line] = [r.getMessage() for r in caplog.records if "ag-ui run" in r.getMessage()]
+    assert "\x1b" not in line
+    assert "\u202e" not in line
+    assert "fail-2" in line

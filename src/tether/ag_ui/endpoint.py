@@ -34,6 +34,7 @@ from tether.ag_ui.events import EventMapper
 from tether.ag_ui.frontend import frontend_tools
 from tether.ag_ui.input import new_user_messages, read_input, tool_results
 from tether.ag_ui.interrupts import answers, is_frontend, to_ag_ui
+from tether.ag_ui.logs import logged
 from tether.ag_ui.pump import Pump, Raised
 from tether.durable.errors import CorruptEntry, SessionBusy, StoreError
 from tether.errors import AgentBusyError, AnswerError, ConfigurationError, SessionStateError
@@ -133,7 +134,7 @@ class AgUiEndpoint:
         try:
             return await asyncio.to_thread(self.factory, session_id=thread)
         except Exception as exc:
-            log.error("the --app factory failed for thread %s: %r", thread, exc)
+            log.error("the --app factory failed for thread %s: %s", logged(thread), logged(exc))
             detail = redact_text(f"{type(exc).__name__}: {exc}")[:MAX_ERROR]
             raise HTTPException(
                 500,
@@ -237,7 +238,12 @@ class AgUiEndpoint:
                 item = await pump.next()
         except Exception as exc:
             reading = False
-            log.warning("ag-ui run %s of thread %s failed: %r", run.run_id, run.thread_id, exc)
+            log.warning(
+                "ag-ui run %s of thread %s failed: %s",
+                logged(run.run_id),
+                logged(run.thread_id),
+                logged(exc),
+            )
             for out in mapper.close([]):
                 yield _sse(out)
             message = masker.scrub(str(exc) or type(exc).__name__)[:MAX_ERROR]

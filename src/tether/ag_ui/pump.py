@@ -16,9 +16,11 @@ import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Final
 
+from tether.ag_ui.logs import logged
 from tether.events import StreamEvent
 
 log = logging.getLogger("tether.server")
+
 
 DEPTH: Final = 64
 """Events queued ahead of a slow client before the run waits for it."""
@@ -68,12 +70,12 @@ class Pump:
                         await self._queue.put(event)
         except Exception as exc:
             if self._detached:
-                log.warning("a run its client left failed: %r", exc)
+                log.warning("a run its client left failed: %s", logged(exc))
             last = Raised(exc)
         finally:
             try:
                 await self._done()
             except Exception as exc:  # closing the agent: log, the run is over anyway
-                log.error("closing a run's agent failed: %r", exc)
+                log.error("closing a run's agent failed: %s", logged(exc))
         if not self._detached:
             await self._queue.put(last)
