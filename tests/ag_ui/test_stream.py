@@ -415,3 +415,42 @@ async def test_the_server_log_escapes_what_the_client_chose(served, caplog):
     assert "\x1b" not in line
     assert "\u202e" not in line
     assert "fail-2" in line
+
+
+async def test_a_server_stopping_mid_run_ends_it_as_a_cancelled_run(private_tmp):
+    import http.client
+
+    from ag_ui_app import factory
+    from live_server import live_server
+
+    from tether.durable import SQLiteStore
+    from tether.ops.server import create_app
+    from tether.session import fold
+
+    path = private_tmp / "stop.db"
+    store = SQLiteStore(path)
+    token = (await store.approvers.add("caller", ["invoke"])).token
+    await store.close()
+    shared = SQLiteStore(path)  # the agents use the server's own store
+    app = create_app(shared, app_factory=factory(shared, []), close_store=True)
+
+    def read(url: str) -> str:
+        try:
+            post_run(url, token, run_input("linger-1", "r1", [user("go")]))
+        except http.client.IncompleteRead:  # the stopping server cut the stream: expected
+            return "cut"
+        return "whole"
+
+    with live_server(app) as url:
+        going = asyncio.ensure_future(asyncio.to_thread(read, url))
+        for _ in range(200):  # until the run is inside its tool
+            record = await SQLiteStore(path).load("linger-1")
+            if record is not None and any(e.kind == "tool_intent" for e in record.entries):
+                break
+            await asyncio.sleep(0.05)
+    # uvicorn cut the stream after its 2 s of grace; the run, cancelled, took 1 s more
+    assert await going == "cut"
+    record = await SQLiteStore(path).load("linger-1")
+    assert record.status == "cancelled"  # ended as a cancelled run, not cut off mid-step
+    [answered] = [m for m in fold(record).messages if m.role == "tool"]
+    assert [r.tool_call_id for r in answered.tool_results] == ["n1"]

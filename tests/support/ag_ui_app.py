@@ -4,6 +4,7 @@ with the ``ag_ui.core`` models."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import urllib.request
@@ -51,7 +52,7 @@ def _last_tool_text(messages: list[Any]) -> str:
 def factory(store: Store, ran: list[Any]) -> Any:
     """The ``--app`` factory: ``text-*``, ``tools-*``, ``pay-*``, ``front-*``,
     ``frontdeny-*``, ``tree-*``, ``fail-*`` (no turns), ``cancel-*``, ``limit-*``,
-    ``leak-*``, ``slow-*`` (waits for GATE), ``ask-*`` (clarify), ``nostore-*`` (no store) and ``broken-*`` (the factory fails) threads (``ran`` records side effects)."""
+    ``leak-*``, ``slow-*`` (waits for GATE), ``linger-*`` (slow to cancel), ``ask-*`` (clarify), ``nostore-*`` (no store) and ``broken-*`` (the factory fails) threads (``ran`` records side effects)."""
 
     @tool
     def transfer(to: str, amount: int, api_token: str) -> str:
@@ -70,6 +71,16 @@ def factory(store: Store, ran: list[Any]) -> Any:
         """Wait until the test lets the run go on."""
         GATE.wait(timeout=20)
         return "waited"
+
+    @tool
+    async def linger() -> str:
+        """Take long; when cancelled, take a second more to clean up."""
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            await asyncio.sleep(1.0)
+            raise
+        return "lingered"
 
     @tool
     def stop(ctx: ToolContext) -> str:
@@ -166,6 +177,8 @@ def factory(store: Store, ran: list[Any]) -> Any:
             return Agent(model=ScriptedModel(loop_turn), tools=[stop], **common)
         if kind == "ask":
             return Agent(model=ScriptedModel(ask_turn), tools=[clarify()], **common)
+        if kind == "linger":
+            return Agent(model=ScriptedModel(tools_turn_for("linger")), tools=[linger], **common)
         if kind == "slow":
             return Agent(model=ScriptedModel(tools_turn_for("wait")), tools=[wait], **common)
         if kind == "limit":
