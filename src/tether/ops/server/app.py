@@ -15,6 +15,8 @@ Routes (all ``/api/*`` and ``/openapi.json`` need a bearer token, see auth.py):
   /api/audit/export?session=`` (JSONL: the chain status, then the records)
 * ``GET /api/me`` - the caller's name, roles and the views they may open
 * ``GET /api/events?since=&wait=`` - long poll for inbox changes
+* ``POST /ag-ui`` - with ``app_factory`` and the extra tether[ag-ui]: the agent over AG-UI
+  (tether.ag_ui; role invoke)
 """
 
 from __future__ import annotations
@@ -82,6 +84,14 @@ def create_app(
         Route("/api/me", api.me, methods=["GET"]),
         Route("/api/events", api.events, methods=["GET"]),
     ]
+    if app_factory is not None:
+        try:
+            from tether.ag_ui import AgUiEndpoint
+        except ImportError as exc:  # the extra tether[ag-ui] is not installed
+            log.info("no AG-UI endpoint (pip install 'tether[ag-ui]'): %s", exc)
+        else:
+            ag_ui = AgUiEndpoint(api.run, api.policy, app_factory)
+            routes.append(Route("/ag-ui", ag_ui.handle, methods=["POST"]))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
