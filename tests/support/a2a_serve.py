@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -18,8 +19,8 @@ from typing import Any
 import httpx
 from a2a.client import ClientConfig, ClientFactory
 from a2a.client.client import Client
-from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest
-from google.protobuf.json_format import ParseDict
+from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest, TaskState
+from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.struct_pb2 import Value
 from live_server import call
 
@@ -34,6 +35,7 @@ ROLES = {
     "approver": ["approve:append_line"],
     "admin": ["admin"],
     "viewer": ["viewer"],
+    "nobody": ["deploy-bot"],
 }
 
 
@@ -151,3 +153,41 @@ def answer_message(task_id: str, answers: dict[str, Any]) -> SendMessageRequest:
 async def send(a2a: Client, request: SendMessageRequest) -> list[Any]:
     """Every StreamResponse of one send (one, the final Task, when not streaming)."""
     return [event async for event in a2a.send_message(request)]
+
+
+def rpc(
+    url: str,
+    token: str | None,
+    body: Any,
+    *,
+    raw: bytes | None = None,
+    version: str | None = "1.0",
+) -> tuple[int, Any]:
+    """One raw JSON-RPC POST to ``url``/a2a: (HTTP status, parsed JSON body or text)."""
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    if version is not None:
+        headers["A2A-Version"] = version
+    content = raw if raw is not None else json.dumps(body).encode()
+    with httpx.Client(timeout=60, trust_env=False) as http:
+        response = http.post(url + "/a2a", content=content, headers=headers)
+    try:
+        return response.status_code, response.json()
+    except ValueError:
+        return response.status_code, response.text
+
+
+def interrupts_of(task: Any) -> list[dict[str, Any]]:
+    """The interrupt data parts of a task's status message."""
+    parts = task.status.message.parts
+    return [MessageToDict(p.data) for p in parts if p.HasField("data")]
+
+
+async def waiting(server: Served, text: str, token: str = "caller") -> tuple[Any, dict[str, Any]]:
+    """A new task on ``text`` that stops at one interrupt: (the Task, its data part)."""
+    async with client(server.url, server.tokens[token]) as a2a:
+        [final] = await send(a2a, text_message(text))
+    assert final.task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, final
+    [interrupt] = interrupts_of(final.task)
+    return final.task, interrupt
