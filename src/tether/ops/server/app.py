@@ -55,12 +55,12 @@ def create_app(
     public_url: str | None = None,
 ) -> Starlette:
     """The server for ``store``. ``policy(approver, approval) -> bool`` decides who may
-        decide what (default: roles, see :func:`~tether.ops.server.auth.default_policy`);
-        ``app_factory(session_id=...)`` builds the session's Agent to validate edited
-        arguments and redact views (once per session, kept and closed on shutdown: agents.py;
-        without it, edits are refused; with it, the agent is also served over A2A: tether.a2a,
-    ``public_url`` the base URL its card names, else the request's). ``close_store``
-    closes the store on shutdown."""
+    decide what (default: roles, see :func:`~tether.ops.server.auth.default_policy`);
+    ``app_factory(session_id=...)`` builds the session's Agent to validate edited
+    arguments and redact views (once per session, kept and closed on shutdown: agents.py;
+    without it, edits are refused; with it, the agent is also served over A2A, see
+    tether.a2a: ``public_url`` is the base URL its card names, else the request's).
+    ``close_store`` closes the store on shutdown."""
     api = Api(store, policy, app_factory)
     index, static = make_inbox(title)
     spec = document()
