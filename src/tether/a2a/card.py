@@ -25,7 +25,8 @@ DESCRIPTION_MAX: Final = 1000
 
 def build_card(agent: Agent, url: str, *, version: str) -> AgentCard:
     """The card of ``agent`` served at ``url`` (the server's base URL): one skill per
-    tool, the JSON-RPC interface at ``url + /a2a``, streaming, bearer tokens."""
+    tool (one ``respond`` skill without tools), the JSON-RPC interface at ``url + /a2a``,
+    streaming, bearer tokens."""
     name = agent.name or "tether agent"
     prompt = (agent.system_prompt or "").strip()
     description = prompt[:DESCRIPTION_MAX] or f"{name}: a governed tether agent"
@@ -40,6 +41,8 @@ def build_card(agent: Agent, url: str, *, version: str) -> AgentCard:
                 tags=["tool"],
             )
         )
+    if not skills:  # the card needs one skill: the agent's own answer
+        skills.append(AgentSkill(id="respond", name=name, description=description, tags=["chat"]))
     requirement = SecurityRequirement()
     requirement.schemes[SCHEME]  # present with no scopes: the bearer scheme is required
     return AgentCard(

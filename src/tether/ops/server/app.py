@@ -15,6 +15,8 @@ Routes (all ``/api/*`` and ``/openapi.json`` need a bearer token, see auth.py):
   /api/audit/export?session=`` (JSONL: the chain status, then the records)
 * ``GET /api/me`` - the caller's name, roles and the views they may open
 * ``GET /api/events?since=&wait=`` - long poll for inbox changes
+* with ``app_factory`` (``--app``): ``GET /.well-known/agent-card.json`` and ``POST /a2a``,
+  the agent over A2A (tether.a2a)
 """
 
 from __future__ import annotations
