@@ -113,7 +113,10 @@ def tether_server(tmp: Path) -> Iterator[tuple[str, str | None]]:
 @asynccontextmanager
 async def _client(url: str, token: str | None, limit: int) -> AsyncIterator[Client]:
     headers = {} if token is None else {"Authorization": f"Bearer {token}"}
-    limits = httpx.Limits(max_connections=limit, max_keepalive_connections=limit)
+    # idle connections are dropped before the server's 5 s keep-alive closes them
+    limits = httpx.Limits(
+        max_connections=limit, max_keepalive_connections=limit, keepalive_expiry=2.0
+    )
     async with httpx.AsyncClient(
         headers=headers, timeout=120, trust_env=False, limits=limits
     ) as http:

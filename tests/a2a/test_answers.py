@@ -164,3 +164,28 @@ def _rpc(task_id: str, answers: dict[str, Any]) -> dict[str, Any]:
             }
         },
     }
+
+
+async def test_a_secret_the_masks_hid_is_scrubbed_from_the_texts_sent(server: Served):
+    task, it = await waiting(server, "secret")
+    async with client(server.url, server.tokens["approver"], streaming=True) as a2a:
+        events = await send(a2a, answer_message(task.id, {it["id"]: True}))
+        final = await a2a.get_task(GetTaskRequest(id=task.id))
+    assert final.status.state == TaskState.TASK_STATE_COMPLETED
+    assert final.artifacts[-1].parts[0].text.startswith("done with ")
+    streamed = [
+        e.artifact_update.artifact.parts[0].text for e in events if e.HasField("artifact_update")
+    ]
+    assert streamed == [final.artifacts[-1].parts[0].text]
+    assert "sk-live" not in str(final)
+    assert "sk-live" not in str(events)
+
+
+async def test_a_streamed_run_ends_input_required_with_the_interrupts(server: Served):
+    async with client(server.url, server.tokens["caller"], streaming=True) as a2a:
+        events = await send(a2a, text_message("append streamed-wait"))
+    last = events[-1].status_update
+    assert last.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    [it] = interrupts_of(last)
+    assert it["tool"] == "append_line"
+    assert it["arguments"] == {"text": "streamed-wait"}

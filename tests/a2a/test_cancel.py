@@ -6,7 +6,7 @@ import asyncio
 import time
 
 import pytest
-from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, TaskState
+from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, SubscribeToTaskRequest, TaskState
 from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError
 from a2a_serve import Served, answer_message, client, send, text_message, waiting
 
@@ -59,3 +59,19 @@ async def test_only_the_caller_or_an_admin_cancels(server: Served):
             await a2a.cancel_task(CancelTaskRequest(id=task.id))
         again = await a2a.get_task(GetTaskRequest(id=task.id))
     assert again.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+
+
+async def test_a_subscriber_of_a_running_task_sees_its_cancel(server: Served):
+    request = text_message("sleep")
+    request.configuration.return_immediately = True
+    async with client(server.url, server.tokens["caller"]) as a2a:
+        [first] = await send(a2a, request)
+    task_id = first.task.id
+    async with client(server.url, server.tokens["caller"], streaming=True) as a2a:
+        events = a2a.subscribe(SubscribeToTaskRequest(id=task_id))
+        opening = await anext(events)
+        assert opening.task.id == task_id
+        async with client(server.url, server.tokens["caller"]) as other:
+            await other.cancel_task(CancelTaskRequest(id=task_id))
+        states = [e.status_update.status.state async for e in events if e.HasField("status_update")]
+    assert states[-1] == TaskState.TASK_STATE_CANCELED

@@ -9,7 +9,8 @@ appends one line per real execution). The scripted model reads the task's first 
 * ``sleep`` - calls ``nap(seconds=30)`` (a task to cancel);
 * ``delegate TEXT`` - calls the sub-agent ``helper``, whose ``append_line`` asks for
   approval deep in the tree (the interrupt carries its path);
-* ``secret`` - appends a line holding an api key (redacted in every view).
+* ``secret`` - appends a line with an api key, then repeats the key in its reply (the key
+  is redacted in every view).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def _last_result(messages: list[Any]) -> str:
 def script(messages: list[Any], tools: list[dict[str, Any]]) -> Any:
     words = _first_text(messages).split(maxsplit=1)
     verb, rest = (words[0] if words else ""), (words[1] if len(words) > 1 else "")
+    if messages[-1].role == "tool" and verb == "secret":  # the model repeats the secret
+        return "done with sk-live-0123456789abcdef0123"
     if messages[-1].role == "tool":
         return f"done: {_last_result(messages)}"
     if verb == "append":
