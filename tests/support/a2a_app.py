@@ -6,7 +6,7 @@ appends one line per real execution). The scripted model reads the task's first 
 * ``hello ...`` - replies at once;
 * ``append TEXT`` - calls ``append_line(TEXT)``, which asks for approval (a Confirm);
 * ``ask`` - calls ``clarify("which colour?")`` and replies with the answer;
-* ``sleep`` - calls ``nap(seconds=30)`` (a task to cancel);
+* ``sleep [N]`` - calls ``nap(seconds=N)`` (default 30: a task to cancel);
 * ``delegate TEXT`` - calls the sub-agent ``helper``, whose ``append_line`` asks for
   approval deep in the tree (the interrupt carries its path);
 * ``secret`` - appends a line with an api key, then repeats the key in its reply (the key
@@ -65,7 +65,8 @@ def script(messages: list[Any], tools: list[dict[str, Any]]) -> Any:
             "tool_calls": [{"id": "c1", "name": "clarify", "args": {"question": "which colour?"}}]
         }
     if verb == "sleep":
-        return {"tool_calls": [{"id": "c1", "name": "nap", "args": {"seconds": 30}}]}
+        seconds = float(rest) if rest else 30.0
+        return {"tool_calls": [{"id": "c1", "name": "nap", "args": {"seconds": seconds}}]}
     if verb == "delegate":
         return {"tool_calls": [{"id": "d1", "name": "helper", "args": {"task": rest}}]}
     return f"hi: {_first_text(messages)}"
