@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from tether.durable import Store
     from tether.events import StreamEvent
     from tether.ops.app_loader import AppFactory
+    from tether.ops.server.offload import StoreRunner
 
 log = logging.getLogger("tether.a2a")
 
@@ -88,8 +89,9 @@ class ActiveRun:
 class ServedRuns:
     """The runs of the served tasks of one server (see the module)."""
 
-    def __init__(self, store: Store, factory: AppFactory) -> None:
-        self.store = store
+    def __init__(self, run: StoreRunner, factory: AppFactory) -> None:
+        self.run = run
+        self.store: Store = run.store
         self.factory = factory
         self.active: dict[str, ActiveRun] = {}
         self._closed = False
@@ -100,7 +102,7 @@ class ServedRuns:
     async def start(self, task_id: str, context_id: str, caller: str, text: str) -> ActiveRun:
         """A new task: its session (with the A2A metadata), then its first run on ``text``."""
         meta = {META_KEY: {"context_id": context_id, "caller": caller}}
-        await self.store.create(task_id, metadata=meta)
+        await self.run(self.store.create, task_id, metadata=meta)
         agent = await self._agent(task_id)
         return await self._launch(task_id, context_id, agent, agent.stream(text))
 
@@ -109,7 +111,7 @@ class ServedRuns:
     ) -> ActiveRun:
         """Continue a waiting task with ``answers`` (None: a paused one, or answers the
         approval rows already hold)."""
-        record = await self.store.load(task_id)
+        record = await self.run(self.store.load, task_id)
         meta = None if record is None else task_meta(record)
         context_id = str((meta or {}).get("context_id") or task_id)
         agent = await self._agent(task_id)
@@ -199,7 +201,7 @@ class ServedRuns:
             with contextlib.suppress(Exception):
                 await events.aclose()
             try:
-                task = await load_task(self.store, run.task_id, redactor)
+                task = await self.run(load_task, self.store, run.task_id, redactor)
                 if task is not None:
                     await run.publish(
                         TaskStatusUpdateEvent(
@@ -224,11 +226,16 @@ class ServedRuns:
             return
         from tether.governance import decide_approval
 
-        await self.store.set_status(task_id, "cancelled")
-        for row in await self.store.approvals.find(session_id=task_id, status="pending"):
+        await self.run(self.store.set_status, task_id, "cancelled")
+        for row in await self.run(self.store.approvals.find, session_id=task_id, status="pending"):
             try:
-                await decide_approval(
-                    self.store, row.id, "deny", decided_by=by, note="the A2A task was canceled"
+                await self.run(
+                    decide_approval,
+                    self.store,
+                    row.id,
+                    "deny",
+                    decided_by=by,
+                    note="the A2A task was canceled",
                 )
             except TetherError as exc:  # decided meanwhile: the task is closed either way
                 log.info("task %s: approval %s left as it is: %s", task_id, row.id, exc)
@@ -251,13 +258,13 @@ class ServedRuns:
     async def resume_ready(self) -> list[str]:
         """Resume the served tasks whose every interrupt was answered elsewhere (the
         inbox, the CLI) or expired; the task ids started."""
-        await self.store.approvals.expire_due()
+        await self.run(self.store.approvals.expire_due)
         started = []
-        for summary in await self.store.list_sessions(status="ready", limit=100):
+        for summary in await self.run(self.store.list_sessions, status="ready", limit=100):
             sid = summary.session_id
             if task_meta(summary) is None or sid in self.active:
                 continue
-            answers = await self.store.approvals.answers_for(sid)
+            answers = await self.run(self.store.approvals.answers_for, sid)
             try:
                 await self.resume(sid, answers or None, None)
             except Exception as exc:  # busy (a worker has it) or refused: log, not ours now

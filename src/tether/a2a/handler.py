@@ -75,10 +75,9 @@ def approver_of(context: ServerCallContext) -> Approver:
 class TetherRequestHandler(RequestHandler):
     """The JSON-RPC methods of ``/a2a`` over one store and the ``--app`` runs."""
 
-    def __init__(
-        self, store: Store, runs: ServedRuns, tasks: SessionTaskStore, policy: Policy
-    ) -> None:
-        self.store = store
+    def __init__(self, runs: ServedRuns, tasks: SessionTaskStore, policy: Policy) -> None:
+        self.run = runs.run
+        self.store: Store = runs.store
         self.runs = runs
         self.tasks = tasks
         self.policy = policy
@@ -106,7 +105,7 @@ class TetherRequestHandler(RequestHandler):
     async def _record(
         self, task_id: str, context: ServerCallContext
     ) -> tuple[SessionRecord, dict[str, Any]]:
-        record = await self.store.load(task_id) if task_id else None
+        record = await self.run(self.store.load, task_id) if task_id else None
         meta = None if record is None else task_meta(record)
         if record is None or meta is None or not self.tasks.reader(context, meta):
             raise TaskNotFoundError(message=f"no task {task_id[:80]!r} (or not yours)")
@@ -132,7 +131,8 @@ class TetherRequestHandler(RequestHandler):
             yield event
 
     async def _task(self, task_id: str) -> Task:
-        task = await load_task(self.store, task_id, await self.tasks.redactors(task_id))
+        redactor = await self.tasks.redactors(task_id)
+        task = await self.run(load_task, self.store, task_id, redactor)
         if task is None:
             raise TaskNotFoundError(message=f"task {task_id} is gone")
         return task
@@ -191,7 +191,7 @@ class TetherRequestHandler(RequestHandler):
                 "send a data part mapping each interrupt id to its answer"
             )
         rows: dict[str, Approval] = {}
-        for row in await self.store.approvals.find(session_id=task_id, limit=10_000):
+        for row in await self.run(self.store.approvals.find, session_id=task_id, limit=10_000):
             rows[row.interrupt_id] = row  # oldest first: the newest request wins
         check_answers(answers, pending, rows, approver, own=own, policy=self.policy)
         return await self.runs.resume(task_id, answers, approver.name)
@@ -224,7 +224,7 @@ class TetherRequestHandler(RequestHandler):
             if run is not None:
                 async for event in run.follow():
                     yield event
-            latest = await self.store.load(params.id, known_version=seen[1])
+            latest = await self.run(self.store.load, params.id, known_version=seen[1])
             if latest is None:
                 return
             now = (state_of(latest.status), latest.version)

@@ -61,7 +61,7 @@ def a2a_routes(
 ) -> tuple[list[Route], ServedRuns]:
     """The card and JSON-RPC routes over ``api``'s store and the ``--app`` factory, and
     the runs (start :meth:`ServedRuns.watch` in the server's lifespan, close it after)."""
-    runs = ServedRuns(api.store, factory)
+    runs = ServedRuns(api.run, factory)
 
     async def redactors(session_id: str) -> Redactor | None:
         from tether.governance.redaction import redactor_of
@@ -74,8 +74,8 @@ def a2a_routes(
         approver = approver_of(context)
         return meta.get("caller") == approver.name or allowed(approver, "sessions")
 
-    tasks = SessionTaskStore(api.store, redactors, reader)
-    handler = TetherRequestHandler(api.store, runs, tasks, api.policy)
+    tasks = SessionTaskStore(api.run, redactors, reader)
+    handler = TetherRequestHandler(runs, tasks, api.policy)
     dispatcher = JsonRpcDispatcher(request_handler=handler, context_builder=_Context())
     described: dict[str, Any] = {}
     lock = asyncio.Lock()

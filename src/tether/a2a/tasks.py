@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from tether.durable import Approval, Store
     from tether.durable.approval_types import Redactor
     from tether.durable.store import SessionRecord
+    from tether.ops.server.offload import StoreRunner
     from tether.session import SessionView
 
 Redactors = Callable[[str], Awaitable["Redactor | None"]]
@@ -166,8 +167,9 @@ class SessionTaskStore(TaskStore):
     the sessions; nothing is saved beside the journal (``save`` records nothing: a task
     changes only by its session's runs), and tasks are never deleted over the protocol."""
 
-    def __init__(self, store: Store, redactors: Redactors, reader: Reader) -> None:
-        self.store = store
+    def __init__(self, run: StoreRunner, redactors: Redactors, reader: Reader) -> None:
+        self.run = run
+        self.store: Store = run.store
         self.redactors = redactors
         self.reader = reader
 
@@ -175,11 +177,12 @@ class SessionTaskStore(TaskStore):
         return None  # the session journal is the record of a task
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
-        record = await self.store.load(task_id)
+        record = await self.run(self.store.load, task_id)
         meta = None if record is None else task_meta(record)
         if meta is None or not self.reader(context, meta):
             return None  # another caller's task is as unknown as a missing one
-        return await load_task(self.store, task_id, await self.redactors(task_id))
+        redactor = await self.redactors(task_id)
+        return await self.run(load_task, self.store, task_id, redactor)
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
         size = params.page_size if params.HasField("page_size") else PAGE_DEFAULT
@@ -190,7 +193,7 @@ class SessionTaskStore(TaskStore):
                 message=f"page_token {params.page_token[:40]!r} is not one this server gave"
             ) from None
         ids: list[str] = []
-        for summary in await self.store.list_sessions(limit=LIST_SCAN):
+        for summary in await self.run(self.store.list_sessions, limit=LIST_SCAN):
             meta = task_meta(summary)
             if meta is None or not self.reader(context, meta):
                 continue
@@ -201,7 +204,8 @@ class SessionTaskStore(TaskStore):
             ids.append(summary.session_id)
         tasks = []
         for sid in ids[offset : offset + size]:
-            task = await load_task(self.store, sid, await self.redactors(sid))
+            redactor = await self.redactors(sid)
+            task = await self.run(load_task, self.store, sid, redactor)
             if task is not None:
                 tasks.append(task)
         following = offset + size
