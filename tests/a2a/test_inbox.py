@@ -10,6 +10,7 @@ from a2a.types.a2a_pb2 import GetTaskRequest, SubscribeToTaskRequest, TaskState
 from a2a.utils.errors import InvalidParamsError
 from a2a_serve import Served, answer_message, client, send, waiting
 from live_server import call
+from ops_cli import cli
 
 
 def decide(server: Served, approval_id: str, decision: str, token: str = "approver") -> int:
@@ -58,3 +59,19 @@ async def test_an_inbox_answer_after_the_callers_is_refused(server: Served):
     assert final.task.status.state == TaskState.TASK_STATE_COMPLETED
     assert decide(server, it["approval_id"], "deny", token="admin") == 409
     assert server.lines().count("caller-first") == 1
+
+
+async def test_an_approval_from_the_cli_resumes_the_task_too(server: Served):
+    task, it = await waiting(server, "append from-cli")
+    approved = await asyncio.to_thread(
+        cli, "approvals", "approve", it["approval_id"], "--as", "oncall", "--store", str(server.db)
+    )
+    assert approved.exit_code == 0, approved.output
+    async with client(server.url, server.tokens["caller"]) as a2a:
+        deadline = time.monotonic() + 20
+        while (now := await a2a.get_task(GetTaskRequest(id=task.id))).status.state != (
+            TaskState.TASK_STATE_COMPLETED
+        ):
+            assert time.monotonic() < deadline, now
+            await asyncio.sleep(0.2)
+    assert server.lines().count("from-cli") == 1
