@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 from a2a.types.a2a_pb2 import GetTaskRequest, ListTasksRequest, Role, TaskState
-from a2a.utils.errors import TaskNotFoundError
+from a2a.utils.errors import InvalidParamsError, TaskNotFoundError
 from a2a_serve import Served, client, send, text_message
 from google.protobuf.json_format import MessageToDict
 
@@ -80,3 +80,26 @@ async def test_many_concurrent_tasks_each_complete(server: Served):
         finals = await asyncio.gather(*(send(a2a, text_message(f"hello {i}")) for i in range(8)))
     assert {f[-1].task.status.state for f in finals} == {TaskState.TASK_STATE_COMPLETED}
     assert len({f[-1].task.id for f in finals}) == 8
+
+
+async def test_list_tasks_filters_by_state_and_pages(server: Served):
+    async with client(server.url, server.tokens["caller"]) as a2a:
+        for i in range(3):
+            await send(a2a, text_message(f"hello page {i}", context_id="ctx-pages"))
+        await send(a2a, text_message("append paged-wait", context_id="ctx-pages"))
+        waiting = await a2a.list_tasks(
+            ListTasksRequest(context_id="ctx-pages", status=TaskState.TASK_STATE_INPUT_REQUIRED)
+        )
+        assert [t.status.state for t in waiting.tasks] == [TaskState.TASK_STATE_INPUT_REQUIRED]
+        first = await a2a.list_tasks(ListTasksRequest(context_id="ctx-pages", page_size=3))
+        assert (len(first.tasks), first.total_size) == (3, 4)
+        assert all(not t.artifacts for t in first.tasks)  # artifacts only when asked for
+        rest = await a2a.list_tasks(
+            ListTasksRequest(context_id="ctx-pages", page_size=3, page_token=first.next_page_token)
+        )
+        assert len(rest.tasks) == 1
+        assert not rest.next_page_token
+        ids = {t.id for t in first.tasks} | {t.id for t in rest.tasks}
+        assert len(ids) == 4
+        with pytest.raises(InvalidParamsError, match="page_size"):
+            await a2a.list_tasks(ListTasksRequest(page_size=1000))
