@@ -12,10 +12,12 @@ def test_the_card_names_the_agent_its_tools_the_rpc_url_streaming_and_bearer(ser
     assert card["name"] == "appender"
     assert card["description"] == "A test agent that appends lines to a file."
     assert {s["id"] for s in card["skills"]} == {"append_line", "nap", "clarify", "helper"}
-    [interface] = card["supportedInterfaces"]
-    assert interface["url"] == server.url + "/a2a"
-    assert interface["protocolBinding"] == "JSONRPC"
-    assert interface["protocolVersion"] == "1.0"
+    rpc, rest = card["supportedInterfaces"]
+    assert rpc["url"] == server.url + "/a2a"
+    assert rpc["protocolBinding"] == "JSONRPC"
+    assert rpc["protocolVersion"] == "1.0"
+    assert rest["url"] == server.url + "/a2a/rest"
+    assert rest["protocolBinding"] == "HTTP+JSON"
     assert card["capabilities"]["streaming"] is True
     scheme = card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]
     assert scheme["scheme"] == "Bearer"

@@ -115,11 +115,16 @@ def served(tmp: Path) -> Iterator[Served]:
 
 
 @asynccontextmanager
-async def client(url: str, token: str | None, *, streaming: bool = False) -> AsyncIterator[Client]:
-    """An a2a-sdk client of the server at ``url`` with a bearer token."""
+async def client(
+    url: str, token: str | None, *, streaming: bool = False, binding: str = "JSONRPC"
+) -> AsyncIterator[Client]:
+    """An a2a-sdk client of the server at ``url`` with a bearer token (``binding``:
+    JSONRPC or HTTP+JSON)."""
     headers = {} if token is None else {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(headers=headers, timeout=60, trust_env=False) as http:
-        config = ClientConfig(httpx_client=http, streaming=streaming)
+        config = ClientConfig(
+            httpx_client=http, streaming=streaming, supported_protocol_bindings=[binding]
+        )
         a2a = await ClientFactory(config).create_from_url(url)
         try:
             yield a2a

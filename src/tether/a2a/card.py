@@ -19,14 +19,16 @@ if TYPE_CHECKING:
     from tether.agent import Agent
 
 RPC_PATH: Final = "/a2a"
+REST_PATH: Final = "/a2a/rest"
 SCHEME: Final = "bearer"
 DESCRIPTION_MAX: Final = 1000
 
 
 def build_card(agent: Agent, url: str, *, version: str) -> AgentCard:
     """The card of ``agent`` served at ``url`` (the server's base URL): one skill per
-    tool (one ``respond`` skill without tools), the JSON-RPC interface at ``url + /a2a``,
-    streaming, bearer tokens."""
+    tool (one ``respond`` skill without tools), the JSON-RPC interface at ``url + /a2a``
+    (first: preferred) and the HTTP+JSON one at ``url + /a2a/rest``, streaming, bearer
+    tokens."""
     name = agent.name or "tether agent"
     prompt = (agent.system_prompt or "").strip()
     description = prompt[:DESCRIPTION_MAX] or f"{name}: a governed tether agent"
@@ -54,7 +56,12 @@ def build_card(agent: Agent, url: str, *, version: str) -> AgentCard:
                 url=url.rstrip("/") + RPC_PATH,
                 protocol_binding="JSONRPC",
                 protocol_version=PROTOCOL_VERSION_CURRENT,
-            )
+            ),
+            AgentInterface(
+                url=url.rstrip("/") + REST_PATH,
+                protocol_binding="HTTP+JSON",
+                protocol_version=PROTOCOL_VERSION_CURRENT,
+            ),
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         security_schemes={

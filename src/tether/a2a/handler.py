@@ -11,8 +11,9 @@ streams (its JSON-RPC dispatcher and SSE), and its models and errors are the pro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 from a2a.server.request_handlers.request_handler import RequestHandler
@@ -72,6 +73,19 @@ def approver_of(context: ServerCallContext) -> Approver:
     return approver  # type: ignore[no-any-return]
 
 
+@contextlib.contextmanager
+def noted(context: ServerCallContext) -> Iterator[None]:
+    """A 401/403 raised inside is also noted for the route (routes.py), which answers
+    it as HTTP: the SDK's REST dispatcher would turn it into a 500."""
+    try:
+        yield
+    except HTTPException as exc:
+        refusals = context.state.get("refusals")
+        if isinstance(refusals, list):
+            refusals.append(exc)
+        raise
+
+
 class TetherRequestHandler(RequestHandler):
     """The JSON-RPC methods of ``/a2a`` over one store and the ``--app`` runs."""
 
@@ -116,7 +130,8 @@ class TetherRequestHandler(RequestHandler):
     async def on_message_send(
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> Task | Message:
-        run = await self._send(params, context)
+        with noted(context):
+            run = await self._send(params, context)
         if not params.configuration.return_immediately:
             await run.done.wait()
         task = await self._task(run.task_id)
@@ -125,7 +140,8 @@ class TetherRequestHandler(RequestHandler):
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event, None]:
-        run = await self._send(params, context)
+        with noted(context):
+            run = await self._send(params, context)
         yield await self._task(run.task_id)
         async for event in run.follow():
             yield event
@@ -202,7 +218,8 @@ class TetherRequestHandler(RequestHandler):
         approver = approver_of(context)
         record, meta = await self._record(params.id, context)
         if meta.get("caller") != approver.name and "admin" not in approver.roles:
-            raise HTTPException(403, f"task {params.id} is not yours to cancel")
+            with noted(context):
+                raise HTTPException(403, f"task {params.id} is not yours to cancel")
         if is_final(state_of(record.status)):
             raise TaskNotCancelableError(message=f"task {params.id} is already {record.status}")
         await self.runs.cancel(params.id, f"{approver.name} (A2A CancelTask)")

@@ -1,9 +1,10 @@
-"""Mounting A2A into ``tether serve``: the card route, ``/a2a`` and the served-runs loop.
+"""Mounting A2A into ``tether serve``: the card, ``/a2a`` and the served-runs loop.
 
-``/a2a`` takes the inbox's bearer tokens: no valid token is 401, a token whose roles
+``/a2a`` (JSON-RPC) and ``/a2a/rest/...`` (HTTP+JSON, the SDK's REST routes over the
+same handler) take the inbox's bearer tokens: no valid token is 401, a token whose roles
 give nothing here (``invoke``, ``admin``, or a role that reads sessions) is 403, both
-before the JSON-RPC body is read; the body is read within the inbox's cap
-(``MAX_BODY``: 413 past it) and handed to the SDK's JSON-RPC dispatcher.
+before the body is read; the body is read within the inbox's cap (``MAX_BODY``: 413 past
+it) and handed to the SDK's dispatcher.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes.common import DefaultServerCallContextBuilder
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+from a2a.server.routes.rest_routes import create_rest_routes
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tether.a2a.card import RPC_PATH, build_card
+from tether.a2a.card import REST_PATH, RPC_PATH, build_card
 from tether.a2a.executor import ServedRuns
 from tether.a2a.handler import TetherRequestHandler, approver_of
 from tether.a2a.tasks import SessionTaskStore
@@ -53,6 +55,7 @@ class _Context(DefaultServerCallContextBuilder):
             k: v for k, v in headers.items() if k.lower() not in ("authorization", "cookie")
         }
         context.state["approver"] = request.scope.get("tether.approver")
+        context.state["refusals"] = request.scope.get("tether.refusals")
         return context
 
 
@@ -90,17 +93,27 @@ def a2a_routes(
         shown = build_card(described["agent"], base, version=_version())
         return JSONResponse(agent_card_to_dict(shown))
 
-    async def rpc(request: Request) -> Response:
-        approver = await authenticate(request, api.run, "invoke")
-        raw = await _capped(request)
-        scope = dict(request.scope)
-        scope["tether.approver"] = approver
-        return await dispatcher.handle_requests(Request(scope, _replay(raw, request.receive)))
+    def guarded(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[..., Any]:
+        async def guard(request: Request) -> Response:
+            approver = await authenticate(request, api.run, "invoke")
+            raw = await _capped(request)
+            refusals: list[HTTPException] = []  # a 401/403 of the handler (handler.noted)
+            scope = {**request.scope, "tether.approver": approver, "tether.refusals": refusals}
+            response = await endpoint(Request(scope, _replay(raw, request.receive)))
+            if refusals:
+                raise refusals[0]
+            return response
+
+        return guard
 
     routes = [
         Route(AGENT_CARD_WELL_KNOWN_PATH, card, methods=["GET"]),
-        Route(RPC_PATH, rpc, methods=["POST"]),
+        Route(RPC_PATH, guarded(dispatcher.handle_requests), methods=["POST"]),
     ]
+    rest = create_rest_routes(handler, context_builder=_Context(), path_prefix=REST_PATH)
+    for route in rest:
+        if isinstance(route, Route):
+            routes.append(Route(route.path, guarded(route.endpoint), methods=route.methods))
     return routes, runs
 
 
