@@ -88,3 +88,20 @@ async def test_a_reader_cannot_start_a_task(server: Served):
     status, answer = rpc(server.url, server.tokens["viewer"], body)
     assert status == 403
     assert "invoke or admin" in answer["error"]
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "words"),
+    [
+        ("CreateTaskPushNotificationConfig", {"taskId": "t", "url": "http://x"}, "not supported"),
+        ("ListTaskPushNotificationConfigs", {"taskId": "t"}, "not supported"),
+        ("GetExtendedAgentCard", {}, "not configured"),
+        ("SubscribeToTask", {"id": "a2a-missing"}, "a2a-missing"),
+        ("CancelTask", {"id": "a2a-missing"}, "a2a-missing"),
+    ],
+)
+def test_methods_not_offered_and_unknown_tasks_say_so(server: Served, method, params, words):
+    body = {"jsonrpc": "2.0", "id": 3, "method": method, "params": params}
+    status, answer = rpc(server.url, server.tokens["admin"], body)
+    assert status == 200
+    assert words in answer["error"]["message"].lower() or words in str(answer).lower(), answer
