@@ -101,9 +101,13 @@ class ServedRuns:
 
     async def start(self, task_id: str, context_id: str, caller: str, text: str) -> ActiveRun:
         """A new task: its session (with the A2A metadata), then its first run on ``text``."""
+        agent = await self._agent(task_id)  # first: a factory that fails leaves no task
         meta = {META_KEY: {"context_id": context_id, "caller": caller}}
-        await self.run(self.store.create, task_id, metadata=meta)
-        agent = await self._agent(task_id)
+        try:
+            await self.run(self.store.create, task_id, metadata=meta)
+        except BaseException:
+            await asyncio.to_thread(agent.close)
+            raise
         return await self._launch(task_id, context_id, agent, agent.stream(text))
 
     async def resume(
