@@ -4,9 +4,10 @@ Its executor reads the task text: ``fail ...`` fails the task, ``reject ...`` re
 ``cancel ...`` cancels it; anything else asks for input once (a data part
 ``{"id": "color", "name": "color", "reason": "Which color?"}`` in the input-required
 status) and completes with ``done: <task> in <answer>`` when the caller's next message on
-the task carries ``{"color": <answer>}`` in a data part. ``hold ...`` first waits until
-``GET /release`` (the crash tests kill the caller meanwhile). ``GET /stats`` counts the
-messages received: ``{"messages": n, "new_tasks": n, "continued": n}``.
+the task carries ``{"color": <answer>}`` in a data part. ``hold ...`` makes the task, then waits
+until ``GET /release``; ``quiet ...`` waits before it makes the task (the crash tests kill
+the caller meanwhile). ``GET /stats`` counts what it received and did:
+``{"messages": n, "new_tasks": n, "continued": n, "asked": n}``.
 
 Run as a script (``python a2a_sdk_server.py PORT``) to serve on 127.0.0.1:PORT in its own
 process; ``serve()`` serves in a thread of the test process.
@@ -59,6 +60,7 @@ class Stats:
         self.messages = 0
         self.new_tasks = 0
         self.continued = 0
+        self.asked = 0
         self.release = asyncio.Event()
 
 
@@ -73,6 +75,8 @@ class PaintExecutor(AgentExecutor):
         assert message is not None
         self.stats.messages += 1
         task = context.current_task
+        if task is None and get_message_text(message).startswith("quiet"):
+            await self.stats.release.wait()  # says nothing (no task yet) until released
         if task is None:
             self.stats.new_tasks += 1
             task = new_task_from_user_message(message)
@@ -101,6 +105,7 @@ class PaintExecutor(AgentExecutor):
             await updater.cancel(self._say(task.id, task.context_id, "the painter left"))
         else:
             await updater.requires_input(self._ask(task.id, task.context_id))
+            self.stats.asked += 1
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         task = context.current_task
@@ -152,7 +157,12 @@ def build_app(base_url: str) -> tuple[Starlette, Stats]:
 
     async def stats_route(request: Request) -> JSONResponse:
         return JSONResponse(
-            {"messages": stats.messages, "new_tasks": stats.new_tasks, "continued": stats.continued}
+            {
+                "messages": stats.messages,
+                "new_tasks": stats.new_tasks,
+                "continued": stats.continued,
+                "asked": stats.asked,
+            }
         )
 
     async def release_route(request: Request) -> JSONResponse:
