@@ -58,8 +58,11 @@ async def finish(run: RunState, outcome: Outcome) -> list[StreamEvent]:
 
         outcome.reason = provider_text(outcome.reason, runtime.model)
     if outcome.stop_reason in ("interrupt", "paused"):
+        # a call that raised an in_doubt interrupt itself (a RemoteAgent that cannot ask its
+        # remote) is in doubt now, as after a crash: the answer settles it on resume
+        doubted = [i.tool_call.id for i in run.interrupts if i.source == "in_doubt" and i.tool_call]
         conversation.suspension = Suspension(
-            list(run.interrupts), run.pending, run.batch_position, outcome.stop_reason
+            list(run.interrupts), run.pending, run.batch_position, outcome.stop_reason, doubted
         )
     else:
         closing = run.close_open_calls(

@@ -126,3 +126,32 @@ def _script() -> object:
     from remote_agents import script
 
     return script("paint it")
+
+
+def test_a_remote_lost_mid_call_puts_the_call_in_doubt_and_the_answer_settles_it() -> None:
+    import threading
+    import time
+
+    results: list[object] = []
+    with serve() as base:
+        agent = caller(base, "hold the ladder")
+        worker = threading.Thread(target=lambda: results.append(agent("go")))
+        worker.start()
+        deadline = time.monotonic() + 30
+        while stats(base)["messages"] == 0 or "task" not in _note(agent):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    # the remote went away while it held the task: nobody can say whether it ran
+    worker.join(timeout=60)
+    [first] = results
+    assert first.stop_reason == "interrupt"  # type: ignore[attr-defined]
+    [doubt] = first.interrupts  # type: ignore[attr-defined]
+    assert (doubt.source, doubt.point, doubt.tool_call.id) == ("in_doubt", "in_doubt", "c1")
+    done = agent.resume({doubt.id: {"skip": "held by hand"}})
+    assert done.stop_reason == "end_turn"
+    assert done.text == "caller got (ok): held by hand"
+
+
+def _note(agent: Agent) -> dict[str, object]:
+    notes = agent.conversation.state.get("__tether_remote_calls__") or {}
+    return dict(next(iter(notes.values()), {}))

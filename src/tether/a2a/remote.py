@@ -135,6 +135,9 @@ class RemoteAgent(Tool):
                         f"could not reach the remote agent {self.name!r}: {exc}"
                     ) from None
                 raise InterruptSignal(_in_doubt(context)) from None
+            except RemoteAgentError:
+                drop_note(context)  # the remote answered: the call ends here, for good
+                raise
 
     async def _task(
         self, remote: Remote, context: ToolContext, note: dict[str, Any] | None, cid: str, text: str

@@ -29,8 +29,9 @@ POLL_FIRST, POLL_MAX = 0.05, 1.0
 MOVING = frozenset({"submitted", "working", "unspecified"})
 
 
-class Unreachable(Exception):
-    """The remote could not be asked (``sent``: whether the request may have reached it)."""
+class Unreachable(RemoteAgentError):
+    """The remote could not be asked (``sent``: whether the request may have reached it).
+    Never leaves the call: it becomes a tool error or an in-doubt interrupt."""
 
     def __init__(self, detail: str, *, sent: bool) -> None:
         super().__init__(detail)
@@ -47,7 +48,7 @@ class _Capped(httpx.AsyncByteStream):
         async for chunk in self._inner:
             total += len(chunk)
             if total > MAX_RESPONSE_BYTES:
-                raise httpx.DecodingError(
+                raise RemoteAgentError(
                     f"the response from {self._url} is over {MAX_RESPONSE_BYTES} bytes"
                 )
             yield chunk
