@@ -48,6 +48,8 @@ from a2a.types.a2a_pb2 import (
     TaskState,
 )
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -134,8 +136,9 @@ class PaintExecutor(AgentExecutor):
         )
 
 
-def build_app(base_url: str) -> tuple[Starlette, Stats]:
-    """The Starlette app serving the card at the well-known path and JSON-RPC at /a2a."""
+def build_app(base_url: str, token: str | None = None) -> tuple[Starlette, Stats]:
+    """The Starlette app serving the card at the well-known path and JSON-RPC at /a2a
+    (with ``token``: every route but /stats and /release wants ``Bearer <token>``)."""
     stats = Stats()
     card = AgentCard(
         name="painter",
@@ -175,7 +178,19 @@ def build_app(base_url: str) -> tuple[Starlette, Stats]:
         Route("/stats", stats_route),
         Route("/release", release_route),
     ]
-    return Starlette(routes=routes), stats
+    if token is None:
+        return Starlette(routes=routes), stats
+
+    async def bearer(request: Request, call_next: Any) -> Any:
+        if request.url.path in ("/stats", "/release") or request.headers.get("authorization") == (
+            f"Bearer {token}"
+        ):
+            return await call_next(request)
+        return JSONResponse({"error": "unauthorized"}, status_code=401)
+
+    return Starlette(
+        routes=routes, middleware=[Middleware(BaseHTTPMiddleware, dispatch=bearer)]
+    ), stats
 
 
 def free_port() -> int:
@@ -186,13 +201,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve() -> Iterator[str]:
+def serve(token: str | None = None) -> Iterator[str]:
     """Serve the agent in a thread on a free 127.0.0.1 port; yields its base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    app, _ = build_app(base)
+    app, _ = build_app(base, token)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
