@@ -155,3 +155,24 @@ def test_a_remote_lost_mid_call_puts_the_call_in_doubt_and_the_answer_settles_it
 def _note(agent: Agent) -> dict[str, object]:
     notes = agent.conversation.state.get("__tether_remote_calls__") or {}
     return dict(next(iter(notes.values()), {}))
+
+
+def test_cancelling_the_caller_cancels_the_remote_task() -> None:
+    import threading
+    import time
+
+    results: list[object] = []
+    with serve() as base:
+        agent = caller(base, "hold the brush")
+        worker = threading.Thread(target=lambda: results.append(agent("go")))
+        worker.start()
+        deadline = time.monotonic() + 30
+        while "task" not in _note(agent):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        agent.cancel()
+        worker.join(timeout=60)
+        assert stats(base)["canceled"] == 1
+    [result] = results
+    assert result.stop_reason == "cancelled"  # type: ignore[attr-defined]
+    assert agent.conversation.state == {}

@@ -105,7 +105,13 @@ def test_a_caller_killed_mid_call_reattaches_and_the_remote_sees_one_message(
         done = step(db, base, f"{task} the door", "resume", json.dumps({asked["id"]: "green"}))
         assert done["stop_reason"] == "end_turn", done
         assert done["text"] == f"caller got (ok): done: {task} the door in green"
-        assert get(base, "/stats") == {"messages": 2, "new_tasks": 1, "continued": 1, "asked": 1}
+        assert get(base, "/stats") == {
+            "messages": 2,
+            "new_tasks": 1,
+            "continued": 1,
+            "asked": 1,
+            "canceled": 0,
+        }
 
 
 def test_a_remote_that_cannot_be_asked_after_the_crash_puts_the_call_in_doubt(

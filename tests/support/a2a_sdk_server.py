@@ -7,7 +7,7 @@ status) and completes with ``done: <task> in <answer>`` when the caller's next m
 the task carries ``{"color": <answer>}`` in a data part. ``hold ...`` makes the task, then waits
 until ``GET /release``; ``quiet ...`` waits before it makes the task (the crash tests kill
 the caller meanwhile). ``GET /stats`` counts what it received and did:
-``{"messages": n, "new_tasks": n, "continued": n, "asked": n}``.
+``{"messages": n, "new_tasks": n, "continued": n, "asked": n, "canceled": n}``.
 
 Run as a script (``python a2a_sdk_server.py PORT``) to serve on 127.0.0.1:PORT in its own
 process; ``serve()`` serves in a thread of the test process.
@@ -63,6 +63,7 @@ class Stats:
         self.new_tasks = 0
         self.continued = 0
         self.asked = 0
+        self.canceled = 0
         self.release = asyncio.Event()
 
 
@@ -110,6 +111,7 @@ class PaintExecutor(AgentExecutor):
             self.stats.asked += 1
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        self.stats.canceled += 1
         task = context.current_task
         if task is not None:
             await TaskUpdater(event_queue, task.id, task.context_id).cancel()
@@ -165,6 +167,7 @@ def build_app(base_url: str, token: str | None = None) -> tuple[Starlette, Stats
                 "new_tasks": stats.new_tasks,
                 "continued": stats.continued,
                 "asked": stats.asked,
+                "canceled": stats.canceled,
             }
         )
 

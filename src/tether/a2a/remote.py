@@ -138,6 +138,13 @@ class RemoteAgent(Tool):
             except RemoteAgentError:
                 drop_note(context)  # the remote answered: the call ends here, for good
                 raise
+            except asyncio.CancelledError:
+                if context.cancel.cancelled:  # the caller's run was cancelled: so is the task
+                    task_id = (note_of(context) or {}).get("task")
+                    if isinstance(task_id, str):
+                        await asyncio.shield(remote.cancel(task_id))
+                    drop_note(context)
+                raise
 
     async def _task(
         self, remote: Remote, context: ToolContext, note: dict[str, Any] | None, cid: str, text: str
@@ -194,10 +201,6 @@ class RemoteAgent(Tool):
                         drop_note(context)
                         raise RemoteAgentError(_ended(self.name, task, state))
                     task = await self._answer(remote, context, task, cid)
-        except asyncio.CancelledError:
-            if context.cancel.cancelled:
-                await asyncio.shield(remote.cancel(task.id))
-            raise
         except TimeoutError:
             await remote.cancel(task.id)
             drop_note(context)
