@@ -129,3 +129,34 @@ def test_a_remote_that_cannot_be_asked_after_the_crash_puts_the_call_in_doubt(
     done = step(db, base, "hold the roof", "resume", json.dumps(answer))
     assert done["stop_reason"] == "end_turn", done
     assert done["text"] == "caller got (ok): painted by hand"
+
+
+def test_a_caller_killed_after_forwarding_an_answer_does_not_forward_it_again(
+    tmp_path: Path,
+) -> None:
+    import threading
+
+    db = str(tmp_path / "caller.db")
+    with serve() as base:
+        first = step(db, base, "paint the window", "start")
+        [asked] = first["interrupts"]
+        answer = json.dumps({asked["id"]: "slow red"})
+        proc = subprocess.Popen(
+            [*CALLER, db, base, "paint the window", "resume", answer],
+            env=_env(),
+            stdout=subprocess.PIPE,
+        )
+        try:
+            wait_for(lambda: get(base, "/stats")["continued"] == 1, "the remote got it", proc)
+            assert "answered" in note(db)
+            os.kill(proc.pid, signal.SIGKILL)
+        finally:
+            proc.wait(timeout=30)
+        time.sleep(1.2)
+        # the remote still asks (it holds the answer) when the caller comes back
+        threading.Timer(1.5, lambda: get(base, "/release")).start()
+        done = step(db, base, "paint the window", "resume", "{}")
+        assert done["stop_reason"] == "end_turn", done
+        assert done["text"] == "caller got (ok): done: paint the window in slow red"
+        assert get(base, "/stats")["continued"] == 1
+        assert get(base, "/stats")["new_tasks"] == 1

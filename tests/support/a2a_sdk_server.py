@@ -5,7 +5,7 @@ Its executor reads the task text: ``fail ...`` fails the task, ``reject ...`` re
 ``{"id": "color", "name": "color", "reason": "Which color?"}`` in the input-required
 status) and completes with ``done: <task> in <answer>`` when the caller's next message on
 the task carries ``{"color": <answer>}`` in a data part. ``hold ...`` makes the task, then waits
-until ``GET /release``; ``quiet ...`` waits before it makes the task (the crash tests kill
+until ``GET /release``; ``quiet ...`` waits before it makes the task, an answer ``slow ...`` before it completes (the crash tests kill
 the caller meanwhile). ``GET /stats`` counts what it received and did:
 ``{"messages": n, "new_tasks": n, "continued": n, "asked": n, "canceled": n}``.
 
@@ -94,6 +94,8 @@ class PaintExecutor(AgentExecutor):
             if color is None:
                 await updater.requires_input(self._ask(task.id, task.context_id))
                 return
+            if str(color).startswith("slow"):  # takes the answer, completes once released
+                await self.stats.release.wait()
             first = get_message_text(task.history[0]) if task.history else "?"
             await updater.complete(self._say(task.id, task.context_id, f"done: {first} in {color}"))
             return

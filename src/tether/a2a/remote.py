@@ -54,6 +54,9 @@ IN_DOUBT_REMOTE = (
 )
 MAX_ROUNDS = 100
 """Answers forwarded to one remote task at most (each round a human answered)."""
+ANSWER_LANDS = 10.0
+"""Seconds an answer sent before a crash is given to reach the remote before it is resent
+(the remote still asking the same question means it never got it)."""
 
 
 class RemoteAgent(Tool):
@@ -225,8 +228,11 @@ class RemoteAgent(Tool):
             raise InterruptSignal(*missing)
         note = note_of(context) or {"context": cid, "task": task.id}
         round_key = status_id or str(task.status.timestamp.seconds)
-        if note.get("answered") == round_key:  # sent before a crash: only wait for it
-            return await remote.get(task.id)
+        if note.get("answered") == round_key:  # sent before a crash: wait for it to land
+            moved = await _moved_on(remote, task, status_id)
+            if moved is not None:
+                return moved
+            # still the same question after a while: the answer never reached it; resend
         await write_note(context, {**note, "task": task.id, "answered": round_key})
         from a2a.helpers.proto_helpers import new_data_part
         from a2a.types.a2a_pb2 import Message, Role
@@ -287,6 +293,23 @@ def _in_doubt(context: ToolContext) -> Interrupt:
     position = run.batch_position if run is not None else 0
     iid = interrupt_id(IN_DOUBT, position, call.id, IN_DOUBT, context.agent.session_id)
     return Interrupt(iid, IN_DOUBT, IN_DOUBT_REMOTE, "in_doubt", IN_DOUBT, call)
+
+
+async def _moved_on(remote: Remote, task: Task, status_id: str) -> Task | None:
+    """The task once it no longer asks the question of ``status_id`` (None: it still
+    does after :data:`ANSWER_LANDS` seconds)."""
+    delay = 0.05
+    try:
+        async with asyncio.timeout(ANSWER_LANDS):
+            while True:
+                task = await remote.get(task.id)
+                asking = task.status.message.message_id if task.status.HasField("message") else ""
+                if state_of(task) != "input-required" or asking != status_id:
+                    return task
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+    except TimeoutError:
+        return None
 
 
 def _message_id(context_id: str, what: str) -> str:
