@@ -176,3 +176,22 @@ def test_cancelling_the_caller_cancels_the_remote_task() -> None:
     [result] = results
     assert result.stop_reason == "cancelled"  # type: ignore[attr-defined]
     assert agent.conversation.state == {}
+
+
+def test_a_remote_question_asked_inside_a_sub_agent_reaches_the_top_with_its_path(
+    remote: str,
+) -> None:
+    child = caller(remote, "paint the bench")
+
+    def top(messages: list[object], specs: list[dict[str, object]]) -> object:
+        last = messages[-1]
+        if getattr(last, "role", None) == "tool":
+            return "top got: " + last.tool_results[0].content  # type: ignore[attr-defined]
+        return {"tool_calls": [{"name": "helper", "args": {"task": "paint"}, "id": "h1"}]}
+
+    parent = Agent(model=ScriptedModel(top), tools=[child.as_tool("helper", "Helps.")])
+    first = parent("go")
+    [asked] = first.interrupts
+    assert asked.point == "helper#h1/painter#c1/color"
+    done = parent.resume({asked.id: "teal"})
+    assert done.text == "top got: caller got (ok): done: paint the bench in teal"
