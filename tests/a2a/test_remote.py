@@ -195,3 +195,14 @@ def test_a_remote_question_asked_inside_a_sub_agent_reaches_the_top_with_its_pat
     assert asked.point == "helper#h1/painter#c1/color"
     done = parent.resume({asked.id: "teal"})
     assert done.text == "top got: caller got (ok): done: paint the bench in teal"
+
+
+def test_a_remote_without_streaming_is_called_with_plain_send_message() -> None:
+    with serve(streaming=False) as base:
+        agent = caller(base, "paint the pot")
+        first = agent("go")
+        [asked] = first.interrupts
+        assert asked.point == "painter#c1/color"
+        done = agent.resume({asked.id: "ochre"})
+        assert done.text == "caller got (ok): done: paint the pot in ochre"
+        assert stats(base)["new_tasks"] == 1

@@ -140,7 +140,9 @@ class PaintExecutor(AgentExecutor):
         )
 
 
-def build_app(base_url: str, token: str | None = None) -> tuple[Starlette, Stats]:
+def build_app(
+    base_url: str, token: str | None = None, *, streaming: bool = True
+) -> tuple[Starlette, Stats]:
     """The Starlette app serving the card at the well-known path and JSON-RPC at /a2a
     (with ``token``: every route but /stats and /release wants ``Bearer <token>``)."""
     stats = Stats()
@@ -153,7 +155,7 @@ def build_app(base_url: str, token: str | None = None) -> tuple[Starlette, Stats
                 url=f"{base_url}/a2a", protocol_binding="JSONRPC", protocol_version="1.0"
             )
         ],
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=AgentCapabilities(streaming=streaming),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="paint", name="paint", description="Paint a thing.", tags=["paint"])],
@@ -206,13 +208,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(token: str | None = None) -> Iterator[str]:
+def serve(token: str | None = None, *, streaming: bool = True) -> Iterator[str]:
     """Serve the agent in a thread on a free 127.0.0.1 port; yields its base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    app, _ = build_app(base, token)
+    app, _ = build_app(base, token, streaming=streaming)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
