@@ -67,6 +67,7 @@ def test_input_required_is_an_interrupt_whose_answer_reaches_the_remote(remote: 
         ("fail the fence", "failed", "the paint ran out"),
         ("reject the fence", "rejected", "I do not paint that"),
         ("cancel the fence", "canceled", "the painter left"),
+        ("login the fence", "auth-required", "sign in first"),
     ],
 )
 def test_a_remote_task_that_does_not_complete_is_a_tool_error_naming_its_state(
@@ -206,3 +207,18 @@ def test_a_remote_without_streaming_is_called_with_plain_send_message() -> None:
         done = agent.resume({asked.id: "ochre"})
         assert done.text == "caller got (ok): done: paint the pot in ochre"
         assert stats(base)["new_tasks"] == 1
+
+
+def test_a_call_past_its_timeout_is_a_tool_error_and_the_remote_task_is_cancelled() -> None:
+    from remote_agents import script
+
+    with serve() as base:
+        tool = RemoteAgent(base, timeout=1.0)
+        agent = Agent(model=ScriptedModel(script("hold the line")), tools=[tool])
+        result = agent("go")
+        assert stats(base)["canceled"] == 1
+    assert result.text.startswith("caller got (error): Error: RemoteAgentError: ")
+    assert "the remote agent 'painter' did not finish within 1 s (asked it to cancel task " in (
+        result.text
+    )
+    assert agent.conversation.state == {}

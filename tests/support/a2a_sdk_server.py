@@ -1,7 +1,7 @@
 """An A2A agent built only from a2a-sdk's own classes (no tether code), for RemoteAgent tests.
 
 Its executor reads the task text: ``fail ...`` fails the task, ``reject ...`` rejects it,
-``cancel ...`` cancels it; anything else asks for input once (a data part
+``cancel ...`` cancels it, ``login ...`` wants authorization; anything else asks for input once (a data part
 ``{"id": "color", "name": "color", "reason": "Which color?"}`` in the input-required
 status) and completes with ``done: <task> in <answer>`` when the caller's next message on
 the task carries ``{"color": <answer>}`` in a data part. ``hold ...`` makes the task, then waits
@@ -106,6 +106,8 @@ class PaintExecutor(AgentExecutor):
             await updater.failed(self._say(task.id, task.context_id, "the paint ran out"))
         elif text.startswith("reject"):
             await updater.reject(self._say(task.id, task.context_id, "I do not paint that"))
+        elif text.startswith("login"):
+            await updater.requires_auth(self._say(task.id, task.context_id, "sign in first"))
         elif text.startswith("cancel"):
             await updater.cancel(self._say(task.id, task.context_id, "the painter left"))
         else:

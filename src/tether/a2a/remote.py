@@ -32,7 +32,7 @@ from tether.a2a.remote_journal import (
     remote_context_id,
     write_note,
 )
-from tether.a2a.remote_task import ENDED_BADLY, Question, answer_of, questions_of, state_of
+from tether.a2a.remote_task import Question, answer_of, questions_of, state_of
 from tether.agents.addresses import SEPARATOR, step
 from tether.control.interrupts import Interrupt, InterruptSignal, interrupt_id
 from tether.errors import ConfigurationError
@@ -129,8 +129,18 @@ class RemoteAgent(Tool):
             raise InterruptSignal(_in_doubt(context)) from None
         async with Remote(card, self._headers) as remote:
             try:
-                task = await self._task(remote, context, note, cid, text)
-                return await self._settle(remote, context, task, cid)
+                async with asyncio.timeout(self._wait):
+                    task = await self._task(remote, context, note, cid, text)
+                    return await self._settle(remote, context, task, cid)
+            except TimeoutError:
+                task_id = (note_of(context) or {}).get("task")
+                if isinstance(task_id, str):
+                    await remote.cancel(task_id)
+                drop_note(context)
+                raise RemoteAgentError(
+                    f"the remote agent {self.name!r} did not finish within {self._wait:g} s"
+                    + (f" (asked it to cancel task {task_id})" if isinstance(task_id, str) else "")
+                ) from None
             except Unreachable as exc:
                 if not exc.sent and note is None:  # nothing reached the remote: say so
                     drop_note(context)
@@ -189,28 +199,17 @@ class RemoteAgent(Tool):
             from tether.a2a.remote_task import message_text
 
             return message_text(task)
-        try:
-            async with asyncio.timeout(self._wait):
-                for _ in range(MAX_ROUNDS):
-                    task = await remote.wait(task)
-                    state = state_of(task)
-                    if state == "completed":
-                        drop_note(context)
-                        return answer_of(task)
-                    if state in ENDED_BADLY:
-                        drop_note(context)
-                        raise RemoteAgentError(_ended(self.name, task, state))
-                    if state != "input-required":
-                        drop_note(context)
-                        raise RemoteAgentError(_ended(self.name, task, state))
-                    task = await self._answer(remote, context, task, cid)
-        except TimeoutError:
-            await remote.cancel(task.id)
-            drop_note(context)
-            raise RemoteAgentError(
-                f"the remote agent {self.name!r} did not finish task {task.id} within "
-                f"{self._wait:g} s (asked it to cancel)"
-            ) from None
+        for _ in range(MAX_ROUNDS):
+            task = await remote.wait(task)
+            state = state_of(task)
+            if state == "completed":
+                drop_note(context)
+                return answer_of(task)
+            # failed, rejected, canceled, auth-required (tether cannot sign in), or unnamed
+            if state != "input-required":
+                drop_note(context)
+                raise RemoteAgentError(_ended(self.name, task, state))
+            task = await self._answer(remote, context, task, cid)
         drop_note(context)
         raise RemoteAgentError(
             f"the remote agent {self.name!r} asked more than {MAX_ROUNDS} questions on task "

@@ -20,9 +20,6 @@ MAX_REPLY = 64_000
 MAX_QUESTIONS = 20
 MAX_QUESTION_JSON = 8_000
 
-ENDED_BADLY = frozenset({"failed", "canceled", "rejected", "auth-required"})
-"""States that end the call with a tool error (auth-required: tether has no way to log in)."""
-
 
 def state_of(task: Task) -> str:
     """The task's state as A2A names it (``input-required``, ``completed``, ...)."""
