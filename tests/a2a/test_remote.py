@@ -55,6 +55,8 @@ def test_input_required_is_an_interrupt_whose_answer_reaches_the_remote(remote: 
     done = agent.resume({asked.id: "red"})
     assert done.stop_reason == "end_turn"
     assert done.text == "caller got (ok): done: paint the fence in red"
+    with urllib.request.urlopen(f"{remote}/answers", timeout=10) as response:
+        assert json.loads(response.read())[-1] == {"color": "red"}  # remote id -> answer
     after = stats(remote)
     assert after["new_tasks"] - before["new_tasks"] == 1
     assert after["continued"] - before["continued"] == 1

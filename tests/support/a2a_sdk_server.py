@@ -7,7 +7,8 @@ status) and completes with ``done: <task> in <answer>`` when the caller's next m
 the task carries ``{"color": <answer>}`` in a data part. ``hold ...`` makes the task, then waits
 until ``GET /release``; ``quiet ...`` waits before it makes the task, an answer ``slow ...`` before it completes (the crash tests kill
 the caller meanwhile). ``GET /stats`` counts what it received and did:
-``{"messages": n, "new_tasks": n, "continued": n, "asked": n, "canceled": n}``.
+``{"messages": n, "new_tasks": n, "continued": n, "asked": n, "canceled": n}``; ``GET
+/answers`` lists the data parts of the answers it got.
 
 Run as a script (``python a2a_sdk_server.py PORT``) to serve on 127.0.0.1:PORT in its own
 process; ``serve()`` serves in a thread of the test process.
@@ -64,6 +65,7 @@ class Stats:
         self.continued = 0
         self.asked = 0
         self.canceled = 0
+        self.answers: list[dict[str, Any]] = []
         self.release = asyncio.Event()
 
 
@@ -90,6 +92,7 @@ class PaintExecutor(AgentExecutor):
         text = get_message_text(message)
         if task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
             answers = [d for d in get_data_parts(message.parts) if isinstance(d, dict)]
+            self.stats.answers.extend(answers)
             color = next((a["color"] for a in answers if "color" in a), None)
             if color is None:
                 await updater.requires_input(self._ask(task.id, task.context_id))
@@ -177,6 +180,9 @@ def build_app(
             }
         )
 
+    async def answers_route(request: Request) -> JSONResponse:
+        return JSONResponse(stats.answers)
+
     async def release_route(request: Request) -> JSONResponse:
         stats.release.set()
         return JSONResponse({"released": True})
@@ -186,14 +192,15 @@ def build_app(
         *create_jsonrpc_routes(handler, "/a2a"),
         Route("/stats", stats_route),
         Route("/release", release_route),
+        Route("/answers", answers_route),
     ]
     if token is None:
         return Starlette(routes=routes), stats
 
     async def bearer(request: Request, call_next: Any) -> Any:
-        if request.url.path in ("/stats", "/release") or request.headers.get("authorization") == (
-            f"Bearer {token}"
-        ):
+        if request.url.path in ("/stats", "/release", "/answers") or request.headers.get(
+            "authorization"
+        ) == (f"Bearer {token}"):
             return await call_next(request)
         return JSONResponse({"error": "unauthorized"}, status_code=401)
 
