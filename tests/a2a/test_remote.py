@@ -224,3 +224,28 @@ def test_a_call_past_its_timeout_is_a_tool_error_and_the_remote_task_is_cancelle
         result.text
     )
     assert agent.conversation.state == {}
+
+
+def test_the_remote_question_answered_in_the_inbox_reaches_the_remote(
+    remote: str, tmp_path: Path
+) -> None:
+    import asyncio
+
+    db = str(tmp_path / "caller.db")
+    first = caller(remote, "paint the wall", store=SQLiteStore(db), session_id="job-2")("go")
+    [asked] = first.interrupts
+
+    async def decide() -> dict[str, object]:
+        store = SQLiteStore(db)
+        try:
+            [row] = await store.approvals.pending(session_id="job-2")
+            await store.approvals.decide(row.id, "respond", decided_by="alice", response="navy")
+            return await store.approvals.answers_for("job-2")
+        finally:
+            await store.close()
+
+    answers = asyncio.run(decide())
+    assert answers == {asked.id: "navy"}
+    again = caller(remote, "paint the wall", store=SQLiteStore(db), session_id="job-2")
+    done = again.resume(answers)
+    assert done.text == "caller got (ok): done: paint the wall in navy"
