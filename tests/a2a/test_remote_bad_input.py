@@ -117,3 +117,25 @@ def test_a_remote_that_refuses_the_token_mid_call_is_a_tool_error_and_nothing_is
     assert "caller got (error): Error: RemoteAgentError: " in result.text
     assert "answered HTTP 401" in result.text
     assert agent.conversation.state == {}
+
+
+def test_an_oversized_remote_response_ends_the_call_with_a_tool_error() -> None:
+    from tether.a2a.remote_client import MAX_RESPONSE_BYTES
+
+    async def card(request: Request) -> Response:
+        body = a_card(f"{request.base_url}a2a")
+        return Response(body, media_type="application/json")
+
+    async def rpc(request: Request) -> Response:
+        return Response(b" " * (MAX_RESPONSE_BYTES + 1), media_type="application/json")
+
+    routes = [Route("/.well-known/agent-card.json", card), Route("/a2a", rpc, methods=["POST"])]
+    with live_server(Starlette(routes=routes)) as base:
+        agent = Agent(
+            model=ScriptedModel(script("paint it")), tools=[RemoteAgent(base, name="painter")]
+        )
+        result = agent("go")
+    assert result.stop_reason == "end_turn"
+    assert result.text.startswith("caller got (error): Error: RemoteAgentError: ")
+    assert f"is over {MAX_RESPONSE_BYTES} bytes" in result.text
+    assert agent.conversation.state == {}
