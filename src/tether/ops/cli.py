@@ -79,7 +79,11 @@ def serve(
     app_spec: str | None = typer.Option(
         None,
         "--app",
-        help="module:factory building a session's Agent (validates edited arguments).",
+        help="module:factory building a session's Agent (validates edited arguments; "
+        "served over A2A at /a2a).",
+    ),
+    public_url: str | None = typer.Option(
+        None, "--public-url", help="Base URL the A2A agent card names (default: the request's)."
     ),
 ) -> None:
     """Serve the approvals inbox (web page at /) and its HTTP API (needs the server extra:
@@ -100,7 +104,7 @@ def serve(
     from tether.errors import TetherError
 
     try:
-        run_server(store, host=host, port=port, app_spec=app_spec)
+        run_server(store, host=host, port=port, app_spec=app_spec, public_url=public_url)
     except TetherError as exc:
         _fail(str(exc))
 
