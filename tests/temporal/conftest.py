@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ def temporal_address(private_dir: Path) -> Iterator[str]:
 
 
 @pytest.fixture
-async def temporal_client(temporal_address: str) -> AsyncIterator[Any]:
+async def temporal_client(temporal_address: str) -> Any:
     from temporalio.client import Client
 
-    yield await Client.connect(temporal_address)
+    return await Client.connect(temporal_address)

@@ -78,7 +78,8 @@ async def test_an_approval_decided_with_the_cli_completes_the_workflow(
         )
         assert sent(out) == []
         (row,) = await store.approvals.pending(session_id=wid)
-        cli = subprocess.run(
+        cli = await asyncio.to_thread(
+            subprocess.run,
             [str(Path(sys.executable).parent / "tether"), "approvals", "approve", row.id,
              "--store", f"sqlite:///{private_tmp / 'tether.db'}", "--as", "ops@example.com"],
             capture_output=True, text=True, timeout=60,
@@ -92,7 +93,8 @@ async def test_an_approval_decided_with_the_cli_completes_the_workflow(
     decided = await store.approvals.get(row.id)
     assert (decided.status, decided.decided_by) == ("approved", "ops@example.com")
     record = await store.load(wid)
-    assert record is not None and record.status == "completed"
+    assert record is not None
+    assert record.status == "completed"
     report = await store.audit.verify()
     assert report.ok, report
 
