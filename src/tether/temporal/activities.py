@@ -18,6 +18,7 @@ from tether.temporal.model_proxy import MODEL_ACTIVITY, provider_error_data
 from tether.temporal.store_ops import run_store_call
 from tether.temporal.store_proxy import STORE_ACTIVITY
 from tether.temporal.tool_proxy import TOOL_ACTIVITY
+from tether.temporal.tree import agent_at
 from tether.temporal.wire import decode, encode
 from tether.tools.media import ToolOutput
 
@@ -89,8 +90,9 @@ class TetherActivities:
         session_id = payload.get("session_id")
         if not isinstance(session_id, str):
             raise ApplicationError("no session id", type="BadPayload", non_retryable=True)
+        path = payload.get("path") or []
         try:
-            return await self.agents.get(session_id)
+            return agent_at(await self.agents.get(session_id), [str(p) for p in path])
         except (ConfigurationError, TetherError) as exc:
             raise ApplicationError(str(exc), type="AppError", non_retryable=True) from None
 

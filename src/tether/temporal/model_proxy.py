@@ -20,16 +20,21 @@ class ActivityModel:
     what Temporal lost (a worker that died); a provider's own failure comes back as the
     same :class:`~tether.models.ProviderError`, for the loop's fallback and stop rules."""
 
-    def __init__(self, name: str, session_id: str) -> None:
+    def __init__(self, name: str, session_id: str, path: tuple[str, ...] = ()) -> None:
         self.name = name
         self._session_id = session_id
+        self._path = path
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         from temporalio import workflow
         from temporalio.common import RetryPolicy
         from temporalio.exceptions import ActivityError, ApplicationError
 
-        payload = {"session_id": self._session_id, "request": encode(request)}
+        payload = {
+            "session_id": self._session_id,
+            "path": list(self._path),
+            "request": encode(request),
+        }
         try:
             answer: dict[str, Any] = await workflow.execute_activity(
                 MODEL_ACTIVITY,

@@ -49,7 +49,7 @@ class MayHaveRun(BaseException):
 class ActivityTool(Tool):
     """``original``'s schema, flags and validation; its body runs in an activity."""
 
-    def __init__(self, original: Tool, session_id: str) -> None:
+    def __init__(self, original: Tool, session_id: str, path: tuple[str, ...] = ()) -> None:
         if original.takes_context:
             raise ConfigurationError(
                 f"tool {original.name!r} takes a ToolContext, which a Temporal activity "
@@ -60,6 +60,7 @@ class ActivityTool(Tool):
         self.takes_context = False
         self._original = original
         self._session_id = session_id
+        self._path = path
         self._spec = original.spec()
 
     def prepare(self, arguments: dict[str, Any] | str) -> dict[str, Any]:
@@ -82,12 +83,12 @@ class ActivityTool(Tool):
             raise ConfigurationError(f"tool {self.name!r}: an activity tool needs its call")
         call = context.tool_call
         limit = self.timeout if self.timeout is not None else DEFAULT_TIMEOUT
-        payload = {"session_id": self._session_id, "call": encode(call)}
+        payload = {"session_id": self._session_id, "path": list(self._path), "call": encode(call)}
         try:
             answer: dict[str, Any] = await workflow.execute_activity(
                 TOOL_ACTIVITY,
                 payload,
-                activity_id=f"tool-{call.id}",
+                activity_id=f"tool-{'/'.join((*self._path, call.id))}",
                 start_to_close_timeout=timedelta(seconds=limit + 30),
                 heartbeat_timeout=HEARTBEAT,
                 retry_policy=RetryPolicy(maximum_attempts=3 if self.idempotent else 1),

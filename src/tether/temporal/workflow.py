@@ -61,17 +61,10 @@ def workflow_agent(app: str, session_id: str) -> Any:
     """The factory's agent for ``session_id`` with its store, model and tools moved to
     activities (its policy, unchanged, runs here)."""
     from tether.ops.app_loader import build_agent
-    from tether.temporal.model_proxy import ActivityModel
     from tether.temporal.store_proxy import WorkflowStore
-    from tether.temporal.tool_proxy import ActivityTool
+    from tether.temporal.tree import proxied
 
-    built = build_agent(app, session_id)
-    runtime = built.runtime
-    tools = [ActivityTool(tool, session_id) for tool in runtime.toolset.tools]
-    model = ActivityModel(getattr(runtime.model, "name", "model"), session_id)
-    return built.clone(
-        model=model, tools=tools, store=WorkflowStore(session_id), session_id=session_id
-    )
+    return proxied(build_agent(app, session_id), session_id, store=WorkflowStore(session_id))
 
 
 @workflow.defn(name="tether.AgentWorkflow", sandboxed=False)
@@ -118,7 +111,7 @@ class AgentWorkflow:
                 if recoveries > MAX_RECOVERIES:
                     raise
                 agent = workflow_agent(app, sid)  # as a new process would: from the journal
-                first, answers, ticket = False, None, None
+                first, answers = False, None  # the answer's ticket waits for this outcome
                 continue
             except AnswerError as exc:
                 assert ticket is not None
