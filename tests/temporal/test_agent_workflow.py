@@ -87,8 +87,15 @@ async def test_an_approval_decided_with_the_cli_completes_the_workflow(
         )  # fmt: skip
         assert cli.returncode == 0, cli.stderr
         result = await asyncio.wait_for(handle.result(), 60)
+        events = (await handle.query(PROGRESS_QUERY))["events"]
     assert result["stop_reason"] == "end_turn"
     assert result["text"] == "done: sent to ada@example.com"
+    assert [(e["type"], e.get("tool")) for e in events if e["type"] != "text"] == [
+        ("tool_started", "lookup"), ("tool_finished", "lookup"), ("tool_started", "send"),
+        ("interrupt", None), ("finished", None),  # the Confirm: waiting for the inbox
+        ("tool_started", "send"), ("tool_finished", "send"), ("finished", None),
+    ]  # fmt: skip
+    assert "ada@example.com" not in str([e for e in events if e["type"] != "text"])
     assert sent(out) == [f"{wid} ada@example.com hi"]
     decided = await store.approvals.get(row.id)
     assert (decided.status, decided.decided_by) == ("approved", "ops@example.com")

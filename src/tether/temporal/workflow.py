@@ -18,6 +18,8 @@ from typing import Any, Final
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
+from tether.temporal.progress import Progress
+
 ANSWER_UPDATE: Final = "tether.answer"
 """The Update that answers a waiting run: ``(answers, decided_by=None)``, the shapes
 ``agent.resume`` takes; it returns the outcome of the resumed run."""
@@ -76,6 +78,7 @@ class AgentWorkflow:
         self._pending: dict[str, dict[str, Any]] = {}
         self._status = "starting"
         self._outcome: dict[str, Any] | None = None
+        self._progress = Progress()
 
     @workflow.run
     async def run(self, prompt: str, session_id: str | None = None) -> dict[str, Any]:
@@ -101,11 +104,12 @@ class AgentWorkflow:
         while True:
             try:
                 if first:
-                    result = await agent.invoke_async(prompt)
+                    events = agent.stream(prompt)
                 else:
-                    result = await agent.resume_async(
+                    events = agent.resume_stream(
                         answers, decided_by=ticket.decided_by if ticket else None
                     )
+                result = await self._drive(events)
             except MayHaveRun:
                 recoveries += 1
                 if recoveries > MAX_RECOVERIES:
@@ -127,6 +131,20 @@ class AgentWorkflow:
                 return self._outcome
             self._pending = {item["id"]: item for item in self._outcome["interrupts"]}
             answers, ticket = await self._next_answers()
+
+    async def _drive(self, events: Any) -> Any:
+        from tether.events import FinalResult
+
+        result = None
+        try:
+            async for event in events:
+                self._progress.record(event)
+                if type(event) is FinalResult:
+                    result = event.result
+        finally:
+            await events.aclose()
+        assert result is not None
+        return result
 
     async def _next_answers(self) -> tuple[dict[str, Any], _Ticket]:
         self._status = "waiting"
@@ -161,11 +179,14 @@ class AgentWorkflow:
             raise ValueError(f"no pending interrupt {', '.join(unknown)}; pending: {known}")
 
     @workflow.query(name=PROGRESS_QUERY)
-    def progress(self) -> dict[str, Any]:
+    def progress(self, since: int = 0) -> dict[str, Any]:
         """Where the run is: ``status`` (running, waiting, finished), the pending
-        interrupts (redacted) and the last outcome."""
+        interrupts (redacted), the last outcome, and the events after ``since`` (see
+        :mod:`tether.temporal.progress`; ``seq`` is the last one's number)."""
         return {
             "status": self._status,
             "interrupts": list(self._pending.values()) if self._status == "waiting" else [],
             "outcome": self._outcome,
+            "events": self._progress.since(since),
+            "seq": self._progress.seq,
         }
