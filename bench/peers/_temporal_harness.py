@@ -1,6 +1,7 @@
 """Timing shared by the Temporal benchmark's runners (stdlib only: the peer's venv has no
 tether). The timed unit is one workflow invocation, start to result, through a Client
-to a Worker in the same process, on the dev server at ``--address``."""
+to a Worker in the same process, on the dev server at ``--address``; beside its wall time,
+the process's CPU time per invocation (client, worker and framework; not the server's)."""
 
 from __future__ import annotations
 
@@ -36,10 +37,12 @@ async def measure(invoke: Invoke, invocations: int, warmup: int) -> dict[str, An
     for i in range(warmup):
         await _checked(invoke, i)
     times_ms = []
+    cpu_start = time.process_time_ns()
     for i in range(warmup, warmup + invocations):
         start = time.perf_counter_ns()
         await _checked(invoke, i)
         times_ms.append((time.perf_counter_ns() - start) / 1e6)
+    cpu_ms = (time.process_time_ns() - cpu_start) / 1e6 / invocations
     times_ms.sort()
     return {
         "invocations": invocations,
@@ -49,6 +52,7 @@ async def measure(invoke: Invoke, invocations: int, warmup: int) -> dict[str, An
         "p90_ms": times_ms[min(len(times_ms) - 1, int(len(times_ms) * 0.9))],
         "min_ms": times_ms[0],
         "max_ms": times_ms[-1],
+        "cpu_ms": cpu_ms,
         "python": platform.python_version(),
     }
 
