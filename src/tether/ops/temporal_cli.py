@@ -6,8 +6,9 @@ import asyncio
 import contextlib
 import os
 import signal
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -18,9 +19,6 @@ from tether.ops.safe_io import protect_stdio
 from tether.ops.store_url import describe, open_store
 from tether.ops.terminal import safe
 from tether.ops.worker_cli import load_factory
-
-if TYPE_CHECKING:
-    from tether.durable import Store
 
 EXTRA_HINT = "pip install 'tether[temporal]' (in a checkout: pip install -e '.[temporal]')"
 
@@ -47,54 +45,58 @@ def worker(
     Needs the temporal extra."""
     protect_stdio()
     try:
-        from tether.temporal import TetherPlugin
+        import tether.temporal  # noqa: F401
     except ImportError as exc:
         fail(f"tether temporal worker needs the temporal extra (temporalio): {exc}", EXTRA_HINT)
     if not task_queue.strip():
         raise typer.BadParameter("must not be empty", param_hint="'--task-queue'")
     load_factory(app_spec)  # a bad --app is a usage error before anything connects
-    console = Console()
-    try:
-        the_store = open_store(store, create=True)
-    except Exception as exc:
-        console.print(Text("error: ", style="red") + safe(str(exc)))
-        raise typer.Exit(code=2) from exc
-    plugin = TetherPlugin(app=app_spec, store=the_store)
-    where = f"{address} (namespace {namespace}), task queue {task_queue}, store {describe(store)}"
-    code = asyncio.run(
-        _serve(console, plugin, the_store, address, namespace, task_queue, grace, where)
-    )
-    raise typer.Exit(code=code)
+    options = _Options(app_spec, address, task_queue, store, namespace, grace)
+    raise typer.Exit(code=asyncio.run(_serve(Console(), options)))
 
 
-async def _serve(
-    console: Console,
-    plugin: Any,
-    store: Store,
-    address: str,
-    namespace: str,
-    task_queue: str,
-    grace: float,
-    where: str,
-) -> int:
+@dataclass(frozen=True)
+class _Options:
+    app_spec: str
+    address: str
+    task_queue: str
+    store: str
+    namespace: str
+    grace: float
+
+
+async def _serve(console: Console, options: _Options) -> int:
+    """Connect, open the store (only then: an unreachable server creates nothing), serve."""
     from temporalio.client import Client
     from temporalio.worker import Worker
 
+    from tether.temporal import TetherPlugin
+
     try:
-        try:
-            client = await Client.connect(address, namespace=namespace)
-        except (RuntimeError, ValueError) as exc:
-            _error(console, f"cannot reach Temporal at {address}: {exc}")
-            return 2
+        client = await Client.connect(options.address, namespace=options.namespace)
+    except (RuntimeError, ValueError) as exc:
+        _error(console, f"cannot reach Temporal at {options.address}: {exc}")
+        return 2
+    try:
+        store = open_store(options.store, create=True)
+    except Exception as exc:
+        _error(console, str(exc))
+        return 2
+    try:
         work = Worker(
             client,
-            task_queue=task_queue,
-            plugins=[plugin],
-            graceful_shutdown_timeout=timedelta(seconds=grace),
+            task_queue=options.task_queue,
+            plugins=[TetherPlugin(app=options.app_spec, store=store)],
+            graceful_shutdown_timeout=timedelta(seconds=options.grace),
+        )
+        where = (
+            f"{options.address} (namespace {options.namespace}), task queue "
+            f"{options.task_queue}, store {describe(options.store)}"
         )
         console.print(
             safe(
-                f"temporal worker {os.getpid()} on {where}: until SIGTERM (grace {grace:g} s)",
+                f"temporal worker {os.getpid()} on {where}: until SIGTERM "
+                f"(grace {options.grace:g} s)",
                 "dim",
                 one_line=True,
             ),
