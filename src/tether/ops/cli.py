@@ -14,6 +14,7 @@ from tether.ops.mcp_cli import app as mcp_app
 from tether.ops.policy_cli import app as policy_app
 from tether.ops.sessions import STORE, _fail
 from tether.ops.sessions import app as sessions_app
+from tether.ops.temporal_cli import app as temporal_app
 from tether.ops.worker_cli import load_factory, worker
 
 DEMO_DIR = typer.Option(
@@ -37,6 +38,7 @@ app.add_typer(audit_app, name="audit")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(policy_app, name="policy")
 app.add_typer(eval_app, name="eval")
+app.add_typer(temporal_app, name="temporal")
 app.command()(worker)
 
 
