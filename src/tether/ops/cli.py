@@ -17,6 +17,7 @@ from tether.ops.replay_cli import HELP as REPLAY_HELP
 from tether.ops.replay_cli import replay
 from tether.ops.sessions import STORE, _fail
 from tether.ops.sessions import app as sessions_app
+from tether.ops.temporal_cli import app as temporal_app
 from tether.ops.worker_cli import load_factory, worker
 
 DEMO_DIR = typer.Option(
@@ -41,6 +42,7 @@ app.add_typer(mcp_app, name="mcp")
 app.add_typer(policy_app, name="policy")
 app.add_typer(eval_app, name="eval")
 app.add_typer(memory_app, name="memory")
+app.add_typer(temporal_app, name="temporal")
 app.command()(worker)
 app.command("replay", help=REPLAY_HELP)(replay)
 

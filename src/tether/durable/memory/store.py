@@ -7,7 +7,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from tether.durable.claims import (
-    SUB_SESSION_KEY,
+    NOT_CLAIMED_HERE,
     Candidate,
     WorkerSide,
     claim_lease,
@@ -239,7 +239,7 @@ class MemoryStore(WorkerSide):
         now = time.time()
         rows: list[Candidate] = []
         for sid, row in sorted(self._rows.items(), key=lambda item: (item[1].updated_at, item[0])):
-            if f'"{SUB_SESSION_KEY}":' in row.metadata:
+            if any(f'"{key}":' in row.metadata for key in NOT_CLAIMED_HERE):
                 continue
             cur = row.lease
             rows.append(

@@ -1,0 +1,63 @@
+"""``TetherPlugin``: a temporalio plugin that serves a tether app on a worker."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from temporalio.plugin import SimplePlugin
+from temporalio.worker import ReplayerConfig, Worker, WorkerConfig
+
+from tether.ops.app_loader import load_factory
+from tether.temporal.activities import TetherActivities
+from tether.temporal.forwarder import POLL_EVERY, forward_decisions
+from tether.temporal.workflow import REPLAYING, AgentWorkflow, serve_app
+
+
+class TetherPlugin(SimplePlugin):
+    """Give it to ``Worker(..., plugins=[TetherPlugin(app="module:factory", store=...)])``
+    (or to ``Client.connect``): the worker runs :class:`AgentWorkflow` with the agents
+    the factory builds, their store, model and tool activities, and delivers decisions
+    made in tether's inbox to the workflows waiting for them.
+
+    ``store``: a tether store, or its URL (``sqlite:///path``, ``postgresql://...``).
+    """
+
+    def __init__(self, app: str, store: Any, *, forward_every: float = POLL_EVERY) -> None:
+        if isinstance(store, str):
+            from tether.ops.store_url import open_store
+
+            store = open_store(store, create=True)
+        self.app = app
+        self.store = store
+        self.forward_every = forward_every
+        self.tether_activities = TetherActivities(load_factory(app), store)
+        super().__init__(
+            "tether.TetherPlugin",
+            activities=self.tether_activities.all(),
+            workflows=[AgentWorkflow],
+        )
+
+    def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
+        config = super().configure_worker(config)
+        serve_app(config["task_queue"], self.app)
+        return config
+
+    def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
+        config = super().configure_replayer(config)
+        serve_app(REPLAYING, self.app)
+        return config
+
+    async def run_worker(self, worker: Worker, next: Callable[[Worker], Awaitable[None]]) -> None:
+        forwarding = asyncio.ensure_future(
+            forward_decisions(worker.client, self.store, self.forward_every)
+        )
+        try:
+            await super().run_worker(worker, next)
+        finally:
+            forwarding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await forwarding
+            await self.tether_activities.close()
