@@ -44,8 +44,9 @@ PROTOCOL = {
     "KeyError": "__missing__",  # a dict subclass's lookup protocol (tools/refresh.py)
     "NotImplementedError": None,
     "StopAsyncIteration": "__anext__",
+    "TimeoutError": "invoke",  # Tool.invoke's contract: past the tool's timeout (tether.temporal)
 }
-CONTROL_FLOW = {"StopRun", "InterruptSignal"}
+CONTROL_FLOW = {"StopRun", "InterruptSignal", "MayHaveRun"}  # MayHaveRun: tether.temporal
 
 
 def _raised_names(tree: ast.AST) -> list[tuple[int, str, str | None]]:
@@ -110,6 +111,8 @@ def test_every_raise_in_the_source_is_a_tether_error() -> None:
                 continue
             if name == "HTTPException" and rel.startswith("ag_ui/"):
                 continue  # an HTTP endpoint's refusal, as in ops/server
+            if name == "ApplicationError" and rel.startswith("temporal/"):
+                continue  # how an activity, a workflow or an Update tells Temporal it failed
             if name in PROTOCOL and PROTOCOL[name] in (None, function):
                 continue
             cls = getattr(module, name, None) or getattr(builtins, name, None) or _anywhere(name)

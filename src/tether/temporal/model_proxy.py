@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from tether.events import ModelStreamEvent
 from tether.models.base import ModelRequest
+from tether.models.failover import ProviderError
 from tether.temporal.wire import decode, encode
 
 MODEL_ACTIVITY: Final = "tether.model"
@@ -53,9 +54,9 @@ class ActivityModel:
             yield event
 
 
-def provider_error(data: Any) -> Exception:
+def provider_error(data: Any) -> ProviderError:
     """The :class:`~tether.models.ProviderError` an activity reported as ``data``."""
-    from tether.models.failover import FailoverReason, ProviderError
+    from tether.models.failover import FailoverReason
 
     info = data if isinstance(data, dict) else {}
     try:

@@ -30,6 +30,7 @@ STORE_METHODS: Final = frozenset(
         "set_status",
         "list_sessions",
         "session_page",
+        "search_text",
     }
 )
 

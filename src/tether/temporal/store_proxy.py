@@ -22,6 +22,7 @@ FORWARDED: Final = {
     ),
     "audit": frozenset({"append", "append_many", "head"}),
     "approvers": frozenset(),
+    "memory_entries": frozenset({"entries", "get", "add", "replace", "remove", "scopes"}),
 }
 """The methods of ``store.approvals`` and ``store.audit`` a run calls (others are refused)."""
 
@@ -90,6 +91,7 @@ class WorkflowStore:
         self._approvals = _Approvals(session_id, "approvals")
         self._audit = _Forwarding(session_id, "audit")
         self._approvers = _Forwarding(session_id, "approvers")  # none of its methods
+        self._memory = _Forwarding(session_id, "memory_entries")
 
     @property
     def approvals(self) -> Any:
@@ -102,6 +104,13 @@ class WorkflowStore:
     @property
     def approvers(self) -> Any:
         return self._approvers
+
+    @property
+    def memory_entries(self) -> Any:
+        return self._memory
+
+    async def search_text(self, query: Any) -> Any:
+        return await self._call("search_text", query)
 
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         return await call_store(self._session_id, "store", method, *args, **kwargs)
@@ -160,7 +169,9 @@ class WorkflowStore:
         return await self._call("session_page", **options)
 
     async def delete(self, session_id: str) -> None:
-        raise AttributeError("a Temporal workflow does not delete sessions")
+        from tether.errors import SessionStateError
+
+        raise SessionStateError("a Temporal workflow does not delete sessions")
 
     async def close(self) -> None:
         """Nothing to close: the real store belongs to the worker."""

@@ -15,7 +15,7 @@ from concurrent.futures import Executor
 from datetime import timedelta
 from typing import Any, Final
 
-from tether.errors import ConfigurationError
+from tether.errors import ConfigurationError, TetherError
 from tether.temporal.wire import decode, encode
 from tether.tools.base import Tool
 from tether.tools.context import ToolContext
@@ -108,10 +108,15 @@ class ActivityTool(Tool):
         return value
 
 
-def remote_error(data: Any) -> Exception:
+class ToolRaised(TetherError):
+    """What a tool's body raised in its activity, under the same class name (the model
+    reads ``Error: TypeName: message``, as from a tool run in this process)."""
+
+
+def remote_error(data: Any) -> ToolRaised:
     """The tool's exception as the model will read it (``TypeName: message``)."""
     info = data if isinstance(data, dict) else {}
     name = str(info.get("type", "Exception"))
     name = name if _ERROR_NAME.fullmatch(name) else "Exception"
-    raised: Exception = type(name, (Exception,), {})(str(info.get("message", "")))
+    raised: ToolRaised = type(name, (ToolRaised,), {})(str(info.get("message", "")))
     return raised

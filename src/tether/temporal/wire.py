@@ -48,6 +48,9 @@ def _types() -> dict[str, type]:
     from tether.durable.approval_types import Approval
     from tether.durable.audit import AuditEvent, AuditRecord
     from tether.durable.entries import Entry
+    from tether.durable.memory_entries import MemoryCaps, MemoryEntry, Written
+    from tether.durable.memory_entries import Usage as MemoryUsage
+    from tether.durable.session_search import TextHit, TextQuery
     from tether.durable.store import (
         Lease,
         SessionPage,
@@ -79,9 +82,15 @@ def _types() -> dict[str, type]:
         Approval, AuditEvent, AuditRecord, Entry, Lease, SessionPage, SessionRecord,
         SessionStats, SessionSummary, Sidecar, Image, Message, ReasoningBlock, TextBlock,
         ToolCall, ToolResult, Usage, ModelFallback, ModelRetry, ModelStop, ReasoningDelta,
-        TextDelta, ToolCallDelta, ModelRequest,
+        TextDelta, ToolCallDelta, ModelRequest, MemoryCaps, MemoryEntry, MemoryUsage, Written,
+        TextHit, TextQuery,
     )  # fmt: skip
-    return {cls.__name__: cls for cls in found}
+    return {key(cls): cls for cls in found}
+
+
+def key(cls: type) -> str:
+    """A type's name on the wire: its module and name (two types may share a name)."""
+    return f"{cls.__module__}:{cls.__qualname__}"
 
 
 _TYPES: dict[str, type] = {}
@@ -109,7 +118,7 @@ def encode(value: Any, depth: int = 0) -> Any:
         return {"$tuple": [encode(v, depth + 1) for v in value]}
     if isinstance(value, Decimal):
         return {"$dec": str(value)}
-    name = type(value).__name__
+    name = key(type(value))
     if dataclasses.is_dataclass(value) and types().get(name) is type(value):
         fields = {
             f.name: encode(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)

@@ -170,13 +170,13 @@ class AgentWorkflow:
     @answer.validator
     def _check(self, answers: dict[str, Any], decided_by: str | None = None) -> None:
         if self._status != "waiting" or self._tickets:
-            raise ValueError(f"the run is not waiting for answers (it is {self._status})")
+            raise ApplicationError(f"the run is not waiting for answers (it is {self._status})")
         if not isinstance(answers, dict) or not answers:
-            raise ValueError("answers must be a non-empty object of interrupt id -> answer")
+            raise ApplicationError("answers must be a non-empty object of interrupt id -> answer")
         unknown = sorted(str(key) for key in answers if key not in self._pending)
         if unknown:
             known = ", ".join(sorted(self._pending)) or "(none)"
-            raise ValueError(f"no pending interrupt {', '.join(unknown)}; pending: {known}")
+            raise ApplicationError(f"no pending interrupt {', '.join(unknown)}; pending: {known}")
 
     @workflow.query(name=PROGRESS_QUERY)
     def progress(self, since: int = 0) -> dict[str, Any]:
