@@ -1,0 +1,146 @@
+"""Steps: what a workflow runs at a node (an Agent, another workflow, or a function).
+
+Each step becomes one tool of the workflow's session: an Agent or a workflow is a
+sub-agent tool (each run a child session ``<workflow session>/<node>#<position>.<round>``,
+under the workflow's policy and store), a function is a tool that reads the workflow's
+state and returns its output and state updates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from tether.errors import ConfigurationError
+from tether.tools.base import Tool
+from tether.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from tether.agent import Agent
+    from tether.workflows.workflow import Workflow
+
+StepFunction: TypeAlias = Callable[["StepContext"], Any]
+StepLike: TypeAlias = "Agent | Workflow | StepFunction | tuple[str, Any]"
+"""A step, optionally named: ``("review", agent)``."""
+
+_BAD = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class StepContext:
+    """What a function step sees: its input (the previous output) and the state."""
+
+    input: str
+    state: Mapping[str, Any]
+    node: str
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """A function step's result: its output (None: its input passes on) and state updates."""
+
+    output: str | None = None
+    state: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One step of a combinator, under its (unique, tool-safe) name."""
+
+    name: str
+    tool: Tool
+
+
+def nodes(steps: Iterable[Any], kind: str) -> list[Node]:
+    """The combinator's steps as named nodes (names made unique: ``a``, ``a_2``)."""
+    out: list[Node] = []
+    taken: set[str] = set()
+    for index, given in enumerate(steps):
+        name, step = given if isinstance(given, tuple) and len(given) == 2 else (None, given)
+        base = _safe(name or _default_name(step) or f"step{index + 1}")
+        unique, n = base, 1
+        while unique in taken:
+            n += 1
+            unique = f"{base}_{n}"
+        taken.add(unique)
+        out.append(Node(unique, step_tool(unique, step, kind)))
+    if not out:
+        raise ConfigurationError(f"{kind} needs at least one step")
+    return out
+
+
+def step_tool(name: str, step: Any, kind: str) -> Tool:
+    """The tool that runs ``step`` as node ``name``."""
+    from tether.agent import Agent
+    from tether.agents.subagent import SubAgentTool
+    from tether.workflows.workflow import Workflow
+
+    if isinstance(step, Agent):
+        agent = step
+        return SubAgentTool(agent.clone, name=name, parallel=True)
+    if isinstance(step, Workflow):
+        inner = step
+        return SubAgentTool(inner.child_agent, name=name, parallel=True)
+    if callable(step):
+        return _function_tool(name, step)
+    raise ConfigurationError(
+        f"{kind} step {name!r}: a step is an Agent, a workflow or a function of the step "
+        f"context, got {type(step).__name__}"
+    )
+
+
+def _default_name(step: Any) -> str | None:
+    from tether.agent import Agent
+    from tether.workflows.workflow import Workflow
+
+    if isinstance(step, Agent | Workflow):
+        return step.name
+    name = getattr(step, "__name__", None)
+    return name if isinstance(name, str) and name != "<lambda>" else None
+
+
+def _safe(name: str) -> str:
+    cleaned = _BAD.sub("_", name).strip("_")[:64]
+    return cleaned or "step"
+
+
+def _function_tool(name: str, fn: StepFunction) -> Tool:
+    async def run_step(task: str, context: ToolContext) -> str:
+        """Args:
+        task: The step's input.
+        """
+        step = StepContext(task, dict(context.state), name)
+        if inspect.iscoroutinefunction(fn):
+            value = await fn(step)
+        else:
+            value = await asyncio.to_thread(fn, step)
+            if inspect.isawaitable(value):
+                value = await value
+        return _apply(value, task, context)
+
+    # A function of the state is re-runnable: after a crash it runs again, never asks.
+    return Tool(
+        run_step, name=name, description=f"Workflow step {name}.", idempotent=True, read_only=True
+    )
+
+
+def _apply(value: Any, task: str, context: ToolContext) -> str:
+    """Write a step's state updates into the workflow's state; its output text."""
+    if isinstance(value, Update):
+        context.state.update(value.state)
+        return task if value.output is None else value.output
+    if isinstance(value, Mapping):
+        context.state.update(value)
+        return task
+    if value is None:
+        return task
+    if isinstance(value, str):
+        return value
+    from pydantic_core import to_jsonable_python
+
+    return json.dumps(to_jsonable_python(value), ensure_ascii=False)
