@@ -28,7 +28,7 @@ def test_sequential_hands_each_output_to_the_next_step() -> None:
     assert result.stop_reason == "end_turn"
     assert result.text == "b: A: GO"
     assert wf.node_names == ["a", "shout", "b"]
-    assert set(result.usage.by_agent) == {"a#1", "b#1"}
+    assert set(result.usage.by_agent) == {"a#1", "b#3"}
     assert result.usage.by_agent["a#1"].model_calls == 1
 
 
@@ -87,7 +87,7 @@ def test_a_workflow_is_a_step_of_another_and_a_tool_of_an_agent() -> None:
     outer = Sequential(inner, Agent(echo("z"), name="z"))
     result = outer.run("go")
     assert result.text == "z: y: x: go"
-    assert {"inner#1", "inner#1/x#1", "inner#1/y#1", "z#1"} <= set(result.usage.by_agent)
+    assert {"inner#1", "inner#1/x#1", "inner#1/y#2", "z#2"} <= set(result.usage.by_agent)
 
     def turn(messages: list[Any], specs: list[Any]) -> Any:
         if messages[-1].role == "tool":
@@ -108,7 +108,7 @@ async def test_stream_attributes_each_node_event_to_its_path() -> None:
         if isinstance(event, FinalResult):
             final = event.result
     # each agent's text under its path; the nested workflow's own answer (the join) under its
-    assert paths == {"parallel#1/a#1", "parallel#1/b#1", "parallel#1"}
+    assert paths == {"parallel#1/a#1", "parallel#1/b#2", "parallel#1"}
     assert final is not None
     assert final.text == '["a: go", "b: go"]'
 

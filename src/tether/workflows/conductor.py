@@ -21,10 +21,9 @@ from tether.models.base import ModelRequest
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One node run to start: the node's tool, the call id (its round), its input."""
+    """One node run to start: the node's tool and its input."""
 
     node: str
-    round: int
     task: str
 
 
@@ -35,9 +34,10 @@ class Progress:
     task: str
     steps: list[list[ToolResult]] = field(default_factory=list)
 
-    def rounds(self, node: str) -> int:
-        """How many times ``node`` has run (finished) in this invocation."""
-        return sum(1 for outputs in self.steps for out in outputs if out.name == node)
+    @property
+    def runs(self) -> int:
+        """How many node runs have finished in this invocation."""
+        return sum(len(outputs) for outputs in self.steps)
 
     @property
     def last(self) -> str:
@@ -68,11 +68,6 @@ def progress_of(messages: list[Message]) -> Progress:
     return progress
 
 
-def call_id(call: Call) -> str:
-    """The node's call id: its round, so its path is ``<node>#<round>``."""
-    return str(call.round)
-
-
 class Conductor:
     """The Model of a workflow's session (zero tokens: it never calls a provider)."""
 
@@ -85,14 +80,18 @@ class Conductor:
         return self._name
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
-        decision = self._plan(progress_of(request.messages))
+        progress = progress_of(request.messages)
+        decision = self._plan(progress)
         if isinstance(decision, str):
             if decision:
                 yield TextDelta(decision)
             yield ModelStop("end_turn", Usage())
             return
         for index, call in enumerate(decision):
+            # The call id is the run's ordinal in the invocation (unique in its batch), so
+            # a node's path is ``<node>#<n>``: ``draft#1``, ``review#2``, ``review#2/legal#1``.
+            ordinal = str(progress.runs + index + 1)
             yield ToolCallDelta(
-                index=index, id=call_id(call), name=call.node, arguments={"task": call.task}
+                index=index, id=ordinal, name=call.node, arguments={"task": call.task}
             )
         yield ModelStop("tool_use", Usage())

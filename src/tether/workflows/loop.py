@@ -43,4 +43,4 @@ class Loop(Workflow):
             rounds >= self.max_rounds or (self._until is not None and self._until(progress.last))
         ):
             return progress.last
-        return [Call(self.node_names[0], rounds + 1, progress.last)]
+        return [Call(self.node_names[0], progress.last)]

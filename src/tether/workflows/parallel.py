@@ -37,6 +37,6 @@ class Parallel(Workflow):
 
     def plan(self, progress: Progress) -> list[Call] | str:
         if not progress.steps:
-            return [Call(name, 1, progress.task) for name in self.node_names]
+            return [Call(name, progress.task) for name in self.node_names]
         by_node = {out.name: out.content for out in progress.steps[0]}
         return self._join([by_node[name] for name in self.node_names])

@@ -21,4 +21,4 @@ class Sequential(Workflow):
         names = self.node_names
         if done >= len(names):
             return progress.last
-        return [Call(names[done], 1, progress.last)]
+        return [Call(names[done], progress.last)]

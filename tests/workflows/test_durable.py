@@ -1,0 +1,142 @@
+"""Durable at every node: child sessions, interrupts anywhere, resume in a new process."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tether import AnswerError
+from tether.durable import Store
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+
+import workflow_agents
+from workflow_agents import effects_of, review_workflow
+
+
+async def test_each_node_run_is_a_child_session_of_the_workflow(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    store = stores()
+    wf = review_workflow(store, tmp_path / "effects")
+    result = await wf.invoke_async("the plan")
+    assert result.stop_reason == "interrupt"  # legal's write waits for the workflow's Confirm
+    ids = {s.session_id for s in await store.list_sessions()}
+    assert {"wf-1", "wf-1/review#3.2", "wf-1/review#3.2/legal#1.1"} <= ids
+    record = await store.load("wf-1/review#3.2/legal#1.1")
+    assert record is not None
+    assert record.metadata["tether_subagent"]["agent_path"] == "review#2/legal#1"
+
+
+async def test_an_interrupt_deep_in_a_parallel_branch_suspends_the_workflow_and_resumes_there(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    effects = tmp_path / "effects"
+    wf = review_workflow(stores(), effects)
+    first = await wf.invoke_async("the plan")
+    assert first.stop_reason == "interrupt"
+    [pending] = first.interrupts
+    assert pending.name == "review#2/legal#1/confirm:ConfirmWrites"
+    assert pending.reason == "write 'legal'?"
+    # the branch that did not ask ran to its end while the other waited
+    assert effects_of(effects) == ["draft"]
+    again = review_workflow(stores(), effects)  # a new store object, as a new process
+    assert again.pending_interrupts == [] or again.pending_interrupts[0].id == pending.id
+    done = await again.resume_async({pending.id: "approve"})
+    assert done.stop_reason == "end_turn"
+    assert done.text == ('summary: ["legal wrote (ok legal)", "tech: draft of the plan"]')
+    assert effects_of(effects) == ["draft", "legal"]  # the finished node never ran again
+    # usage per node path, per run: tech ran (and was counted) in the first run only
+    assert "review#2/tech#2" in first.usage.by_agent
+    assert set(done.usage.by_agent) == {"review#2", "review#2/legal#1", "summary#3"}
+
+
+async def test_every_pending_interrupt_of_parallel_branches_comes_back_in_one_result(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    effects = tmp_path / "effects"
+    wf = review_workflow(stores(), effects, tech_asks=True)
+    first = await wf.invoke_async("the plan")
+    assert first.stop_reason == "interrupt"
+    assert sorted(i.name for i in first.interrupts) == [
+        "review#2/legal#1/confirm:ConfirmWrites",
+        "review#2/tech#2/confirm:ConfirmWrites",
+    ]
+    answers = {i.id: "approve" for i in first.interrupts}
+    done = await review_workflow(stores(), effects, tech_asks=True).resume_async(answers)
+    assert done.stop_reason == "end_turn"
+    assert sorted(effects_of(effects)) == ["draft", "legal", "tech"]
+
+
+async def test_answer_ids_matching_no_pending_interrupt_are_refused_and_nothing_runs(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    effects = tmp_path / "effects"
+    first = await review_workflow(stores(), effects).invoke_async("the plan")
+    [pending] = first.interrupts
+    wf = review_workflow(stores(), effects)
+    with pytest.raises(AnswerError, match=r"unknown interrupt id\(s\) \['nope'\]"):
+        await wf.resume_async({"nope": "approve", pending.id: "approve"})
+    assert effects_of(effects) == ["draft"]
+    done = await review_workflow(stores(), effects).resume_async({pending.id: "approve"})
+    assert done.stop_reason == "end_turn"
+    assert effects_of(effects) == ["draft", "legal"]
+
+
+async def test_a_denied_write_deep_in_the_workflow_is_not_run(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    effects = tmp_path / "effects"
+    first = await review_workflow(stores(), effects).invoke_async("the plan")
+    [pending] = first.interrupts
+    done = await review_workflow(stores(), effects).resume_async({pending.id: "deny"})
+    assert done.stop_reason == "end_turn"
+    assert effects_of(effects) == ["draft"]
+    assert "legal wrote" in done.text
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "tether.db")
+    dsn: str = request.getfixturevalue("pg_dsn")
+    return dsn
+
+
+def test_a_workflow_suspended_in_one_process_resumes_in_others(db: str, tmp_path: Path) -> None:
+    effects = tmp_path / "effects"
+    first = workflow_agents.step(db, effects, "start", tech_asks=True)
+    assert first["stop_reason"] == "interrupt"
+    assert sorted(i["name"] for i in first["interrupts"]) == [
+        "review#2/legal#1/confirm:ConfirmWrites",
+        "review#2/tech#2/confirm:ConfirmWrites",
+    ]
+    legal, tech = sorted(first["interrupts"], key=lambda i: i["name"])
+    refused = workflow_agents.step(
+        db, effects, "resume", json.dumps({"bogus": "approve"}), tech_asks=True
+    )
+    assert refused["error"] == "AnswerError"
+    assert "bogus" in refused["message"]
+    answers = json.dumps({legal["id"]: "approve", tech["id"]: "approve"})
+    done = workflow_agents.step(db, effects, "resume", answers, tech_asks=True)
+    assert done["stop_reason"] == "end_turn"
+    assert done["text"] == 'summary: ["legal wrote (ok legal)", "tech wrote (ok tech)"]'
+    assert sorted(effects_of(effects)) == ["draft", "legal", "tech"]
+
+
+def test_a_finished_workflow_session_is_not_run_again(tmp_path: Path) -> None:
+    from tether import SessionStateError
+    from tether.durable import SQLiteStore
+
+    effects = tmp_path / "effects"
+    wf = review_workflow(SQLiteStore(tmp_path / "t.db"), effects)
+    [pending] = wf.run("the plan").interrupts
+    assert wf.resume({pending.id: "approve"}).stop_reason == "end_turn"
+    reloaded = review_workflow(SQLiteStore(tmp_path / "t.db"), effects)
+    with pytest.raises(SessionStateError, match="session wf-1 is not suspended"):
+        reloaded.resume({})
+    assert effects_of(effects) == ["draft", "legal"]
