@@ -6,7 +6,9 @@ the workflow's policy confirms; ``tech`` only when TETHER_WF_TECH_ASKS=1) ->
 ``summary`` (an agent). Its session lives in the store DB under ``wf-1``.
 
 Usage: python workflow_agents.py DB EFFECTS start | resume ANSWERS_JSON
-Prints one JSON line: stop_reason, text, interrupts (id, name, point), or the error.
+Prints one JSON line: stop_reason, text, interrupts (id, name, point, source), or the error.
+With TETHER_WF_CRASH=1 the workflow runs without the Confirm and with 1 s leases, and the
+``write`` of TETHER_WF_HANG hangs after its side effect (the test SIGKILLs it there).
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
-from tether import Agent, TetherError, tool
+from tether import Agent, Execution, TetherError, tool
 from tether.control import BeforeToolCall, Confirm, InterventionHandler
 from tether.durable import PostgresStore, SQLiteStore, Store
 from tether.models import ScriptedModel
@@ -58,13 +61,21 @@ def open_store(db: str) -> Store:
 
 
 def review_workflow(
-    store: Store | None, effects: Path, *, tech_asks: bool = False, **options: Any
+    store: Store | None,
+    effects: Path,
+    *,
+    tech_asks: bool = False,
+    confirm: bool = True,
+    hang_on: str | None = None,
+    **options: Any,
 ) -> Sequential:
     @tool
     def write(text: str) -> str:
         """Write text (a side effect that must happen once)."""
         with effects.open("a", encoding="utf-8") as f:
             f.write(f"{text}\n")
+        if text == hang_on:
+            time.sleep(3600)  # killed here, after the side effect, before its result is saved
         return f"ok {text}"
 
     def draft(step: StepContext) -> Update:
@@ -72,9 +83,12 @@ def review_workflow(
             f.write("draft\n")
         return Update(f"draft of {step.input}", {"drafted": True})
 
-    legal = Agent(writer("legal"), tools=[write], name="legal")
-    tech = Agent(writer("tech") if tech_asks else echo("tech"), tools=[write], name="tech")
-    summary = Agent(echo("summary"), name="summary")
+    run_as = options.get("execution")  # the nodes' leases too (a crash test's 1 s)
+    legal = Agent(writer("legal"), tools=[write], name="legal", execution=run_as)
+    tech = Agent(
+        writer("tech") if tech_asks else echo("tech"), tools=[write], name="tech", execution=run_as
+    )
+    summary = Agent(echo("summary"), name="summary", execution=run_as)
     return Sequential(
         draft,
         ("review", Parallel(legal, tech)),
@@ -82,7 +96,7 @@ def review_workflow(
         name="pipeline",
         store=store,
         session_id="wf-1" if store is not None else None,
-        interventions=[ConfirmWrites()],
+        interventions=[ConfirmWrites()] if confirm else [],
         **options,
     )
 
@@ -97,7 +111,8 @@ def report(result: Any) -> str:
             "stop_reason": result.stop_reason,
             "text": result.text,
             "interrupts": [
-                {"id": i.id, "name": i.name, "point": i.point} for i in result.interrupts
+                {"id": i.id, "name": i.name, "point": i.point, "source": i.source}
+                for i in result.interrupts
             ],
         }
     )
@@ -105,9 +120,18 @@ def report(result: Any) -> str:
 
 def main() -> None:
     db, effects, mode, *rest = sys.argv[1:]
-    wf = review_workflow(
-        open_store(db), Path(effects), tech_asks=os.environ.get("TETHER_WF_TECH_ASKS") == "1"
-    )
+    tech_asks = os.environ.get("TETHER_WF_TECH_ASKS") == "1"
+    if os.environ.get("TETHER_WF_CRASH"):
+        wf = review_workflow(
+            open_store(db),
+            Path(effects),
+            tech_asks=tech_asks,
+            confirm=False,
+            hang_on=os.environ.get("TETHER_WF_HANG") or None,
+            execution=Execution(lease_ttl=1.0),
+        )
+    else:
+        wf = review_workflow(open_store(db), Path(effects), tech_asks=tech_asks)
     try:
         result = wf.run("the plan") if mode == "start" else wf.resume(json.loads(rest[0]))
     except TetherError as exc:
@@ -116,9 +140,13 @@ def main() -> None:
     print(report(result), flush=True)
 
 
-def step(db: str | Path, effects: Path, *args: str, tech_asks: bool = False) -> dict[str, Any]:
+def step(
+    db: str | Path, effects: Path, *args: str, tech_asks: bool = False, crash: bool = False
+) -> dict[str, Any]:
     """Run one step of the review workflow in a fresh process; its JSON line."""
     env = {**os.environ, "TETHER_WF_TECH_ASKS": "1" if tech_asks else "0"}
+    if crash:
+        env["TETHER_WF_CRASH"] = "1"
     done = subprocess.run(
         [sys.executable, __file__, str(db), str(effects), *args],
         capture_output=True,

@@ -140,3 +140,38 @@ def test_a_finished_workflow_session_is_not_run_again(tmp_path: Path) -> None:
     with pytest.raises(SessionStateError, match="session wf-1 is not suspended"):
         reloaded.resume({})
     assert effects_of(effects) == ["draft", "legal"]
+
+
+def test_a_node_killed_inside_a_non_idempotent_call_asks_a_human_on_resume(
+    db: str, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import time
+
+    effects = tmp_path / "effects"
+    env = {**os.environ, "TETHER_WF_CRASH": "1", "TETHER_WF_HANG": "legal"}
+    script = [sys.executable, workflow_agents.__file__, db, str(effects), "start"]
+    proc = subprocess.Popen(script, env=env, stdout=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while "legal" not in effects_of(effects):
+            assert time.monotonic() < deadline
+            assert proc.poll() is None
+            time.sleep(0.05)
+        time.sleep(0.3)  # let the sibling branch finish (or not): both outcomes must hold
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    time.sleep(1.2)  # the dead process's 1 s leases expire
+    recovered = workflow_agents.step(db, effects, "resume", "{}", crash=True)
+    assert recovered["stop_reason"] == "interrupt", recovered
+    [doubt] = recovered["interrupts"]
+    assert doubt["source"] == "in_doubt"
+    assert doubt["point"] == "review#2/legal#1/in_doubt"
+    answers = json.dumps({doubt["id"]: {"skip": "ok legal (done before the crash)"}})
+    done = workflow_agents.step(db, effects, "resume", answers, crash=True)
+    assert done["stop_reason"] == "end_turn", done
+    assert done["text"].startswith('summary: ["legal wrote (ok legal (done before the crash))"')
+    assert effects_of(effects) == ["draft", "legal"]  # each side effect once, draft not re-run
