@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
+from typing import cast
 
 from tether.errors import RunError
 from tether.events import ModelStop, ModelStreamEvent, TextDelta, ToolCallDelta
 from tether.messages import Message, ToolResult, Usage
 from tether.models.base import ModelRequest
+from tether.result import StopReason
+from tether.run_state import StopRun
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,20 +55,42 @@ Plan = Callable[[Progress], "list[Call] | str"]
 
 
 def progress_of(messages: list[Message]) -> Progress:
-    """The current invocation's task and step outputs (from its last user message on)."""
-    start = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
-    task = messages[start].text if start >= 0 else ""
-    progress = Progress(task)
-    for message in messages[start + 1 :]:
+    """The current invocation's task and step outputs: from the first user message after
+    the last final answer (a later user message, such as a budget's wrap-up note, is not
+    a task)."""
+    start = 0
+    for index, message in enumerate(messages):
+        if message.role == "assistant" and not message.tool_calls:
+            start = index + 1
+    first = next((i for i in range(start, len(messages)) if messages[i].role == "user"), None)
+    progress = Progress(messages[first].text if first is not None else "")
+    for message in messages[start:]:
         if message.role != "tool":
             continue
         outputs = [b for b in message.content if isinstance(b, ToolResult)]
         failed = [out for out in outputs if out.is_error]
+        for out in failed:
+            stop = _control_stop(out)
+            if stop is not None:
+                raise StopRun(stop, f"workflow node {out.name}: {out.content}")
         if failed:
             out = failed[0]
             raise RunError(f"workflow node {out.name} failed ({out.status}): {out.content}")
         progress.steps.append(outputs)
     return progress
+
+
+def _control_stop(out: ToolResult) -> StopReason | None:
+    """The control stop reason a node's journaled error result carries, if any."""
+    from tether.workflows.steps import CONTROL_STOPS, STOP_MARK
+
+    if out.status == "cancelled":
+        return "cancelled"
+    head = f"Error: NodeStopped: {STOP_MARK}"
+    if not out.content.startswith(head):
+        return None
+    reason = out.content[len(head) :].split("]", 1)[0]
+    return cast("StopReason", reason) if reason in CONTROL_STOPS else None
 
 
 class Conductor:
@@ -80,7 +105,15 @@ class Conductor:
         return self._name
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
-        progress = progress_of(request.messages)
+        from tether.loop import GRACE_MESSAGE
+
+        messages = request.messages
+        progress = progress_of(messages)  # a node's own stop comes first: it says why
+        if messages and messages[-1].role == "user" and messages[-1].text == GRACE_MESSAGE:
+            raise StopRun(
+                "budget_exhausted",
+                f"the iteration budget is used up; {self._name} stops before its next node",
+            )
         decision = self._plan(progress)
         if isinstance(decision, str):
             if decision:

@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from tether.errors import ConfigurationError
+from tether.agents.subagent import SubAgentTool
+from tether.errors import ConfigurationError, SubAgentError
 from tether.tools.base import Tool
 from tether.tools.context import ToolContext
 
@@ -77,21 +78,61 @@ def nodes(steps: Iterable[Any], kind: str) -> list[Node]:
 def step_tool(name: str, step: Any, kind: str) -> Tool:
     """The tool that runs ``step`` as node ``name``."""
     from tether.agent import Agent
-    from tether.agents.subagent import SubAgentTool
     from tether.workflows.workflow import Workflow
 
     if isinstance(step, Agent):
         agent = step
-        return SubAgentTool(agent.clone, name=name, parallel=True)
+        return NodeTool(agent.clone, name=name, parallel=True)
     if isinstance(step, Workflow):
         inner = step
-        return SubAgentTool(inner.child_agent, name=name, parallel=True)
+        return NodeTool(inner.child_agent, name=name, parallel=True)
     if callable(step):
         return _function_tool(name, step)
     raise ConfigurationError(
         f"{kind} step {name!r}: a step is an Agent, a workflow or a function of the step "
         f"context, got {type(step).__name__}"
     )
+
+
+CONTROL_STOPS = frozenset(
+    {
+        "cancelled",
+        "blocked",
+        "limit_turns",
+        "limit_total_tokens",
+        "limit_output_tokens",
+        "limit_wall_time",
+        "limit_tool_calls",
+        "cost_limit",
+        "budget_exhausted",
+    }
+)
+"""A node's stop reasons that stop the whole workflow with the same reason (control
+outcomes are stop reasons, never errors)."""
+
+STOP_MARK = "[workflow stop: "
+
+
+class NodeStopped(SubAgentError):
+    """A node stopped for a control reason (a limit, the budget, a block): the workflow
+    stops with that reason. Its message, journaled as the node's result, starts with
+    ``[workflow stop: <reason>]`` so a resumed workflow reads the same decision."""
+
+
+class NodeTool(SubAgentTool):
+    """A sub-agent tool running an Agent or a workflow as a node (a child session)."""
+
+    async def run_child(self, context: ToolContext, task: str) -> str:
+        try:
+            return await super().run_child(context, task)
+        except NodeStopped:
+            raise
+        except SubAgentError as error:
+            if error.stop_reason not in CONTROL_STOPS:
+                raise
+            stopped = NodeStopped(f"{STOP_MARK}{error.stop_reason}] {error}")
+            stopped.stop_reason = error.stop_reason
+            raise stopped from error
 
 
 def _default_name(step: Any) -> str | None:

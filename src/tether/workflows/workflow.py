@@ -18,6 +18,7 @@ from tether.workflows.steps import Node, nodes
 
 if TYPE_CHECKING:
     from tether.agent import Agent
+    from tether.control import AfterModelCall, BeforeModelCall
     from tether.control.interrupts import Interrupt
     from tether.events import StreamEvent
     from tether.prompts import Prompt
@@ -94,10 +95,17 @@ class Workflow:
 
     def _build(self, options: dict[str, Any]) -> Agent:
         from tether.agent import Agent
+        from tether.control import AfterModelCall, BeforeModelCall, HookOrder
 
         options.setdefault("limits", None)
         tools: list[Tool] = [node.tool for node in nodes(self._steps, type(self).__name__)]
-        return Agent(Conductor(self.name, self.plan), tools=tools, name=self.name, **options)
+        agent = Agent(Conductor(self.name, self.plan), tools=tools, name=self.name, **options)
+        # The conductor's decisions are not model calls: they give back the budget unit the
+        # loop took for them and are not counted, so an IterationBudget, Limits(turns=...)
+        # and usage.model_calls count the nodes' model calls only.
+        agent.hooks.add(BeforeModelCall, _give_back_the_unit, HookOrder.SDK_FIRST)
+        agent.hooks.add(AfterModelCall, _uncount, HookOrder.SDK_FIRST)
+        return agent
 
     # -- running like an Agent ------------------------------------------------------------
 
@@ -152,3 +160,16 @@ class Workflow:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(self.node_names)})"
+
+
+def _give_back_the_unit(event: BeforeModelCall) -> None:
+    run = event.agent.conversation.run
+    budget = event.agent.runtime.budget
+    if budget is not None and run is not None and not run.grace_used and event.attempt == 1:
+        budget.refund()  # (in the grace turn the loop took none)
+
+
+def _uncount(event: AfterModelCall) -> None:
+    run = event.agent.conversation.run
+    if run is not None:
+        run.usage.model_calls -= 1
