@@ -38,5 +38,5 @@ class Parallel(Workflow):
     def plan(self, progress: Progress) -> list[Call] | str:
         if not progress.steps:
             return [Call(name, progress.task) for name in self.node_names]
-        by_node = {out.name: out.content for out in progress.steps[0]}
+        by_node = {out.name: out.output for out in progress.steps[0]}
         return self._join([by_node[name] for name in self.node_names])

@@ -14,15 +14,16 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from tether.agents.subagent import SubAgentTool
-from tether.errors import ConfigurationError, SubAgentError
+from tether.errors import ConfigurationError, InputError, SubAgentError
 from tether.tools.base import Tool
 from tether.tools.context import ToolContext
 
 if TYPE_CHECKING:
     from tether.agent import Agent
+    from tether.workflows.state import StateSpec
     from tether.workflows.workflow import Workflow
 
 StepFunction: TypeAlias = Callable[["StepContext"], Any]
@@ -37,7 +38,8 @@ class StepContext:
     """What a function step sees: its input (the previous output) and the state."""
 
     input: str
-    state: Mapping[str, Any]
+    state: Any
+    """The state before this step: a dict, or the workflow's pydantic model."""
     node: str
 
 
@@ -49,15 +51,19 @@ class Update:
     state: Mapping[str, Any] = field(default_factory=dict)
 
 
+NodeKind: TypeAlias = Literal["agent", "workflow", "function"]
+
+
 @dataclass(frozen=True, slots=True)
 class Node:
     """One step of a combinator, under its (unique, tool-safe) name."""
 
     name: str
+    kind: NodeKind
     tool: Tool
 
 
-def nodes(steps: Iterable[Any], kind: str) -> list[Node]:
+def nodes(steps: Iterable[Any], kind: str, workflow: Workflow, spec: StateSpec) -> list[Node]:
     """The combinator's steps as named nodes (names made unique: ``a``, ``a_2``)."""
     out: list[Node] = []
     taken: set[str] = set()
@@ -69,25 +75,29 @@ def nodes(steps: Iterable[Any], kind: str) -> list[Node]:
             n += 1
             unique = f"{base}_{n}"
         taken.add(unique)
-        out.append(Node(unique, step_tool(unique, step, kind)))
+        out.append(step_node(unique, step, kind, workflow, spec))
     if not out:
         raise ConfigurationError(f"{kind} needs at least one step")
     return out
 
 
-def step_tool(name: str, step: Any, kind: str) -> Tool:
-    """The tool that runs ``step`` as node ``name``."""
+def step_node(name: str, step: Any, kind: str, workflow: Workflow, spec: StateSpec) -> Node:
+    """Node ``name`` running ``step`` (as a node of ``workflow``, whose state is ``spec``)."""
     from tether.agent import Agent
     from tether.workflows.workflow import Workflow
 
     if isinstance(step, Agent):
         agent = step
-        return NodeTool(agent.clone, name=name, parallel=True)
+        return Node(name, "agent", NodeTool(agent.clone, name=name, parallel=True))
     if isinstance(step, Workflow):
         inner = step
-        return NodeTool(inner.child_agent, name=name, parallel=True)
+
+        def child() -> Agent:
+            return inner.child_agent(spec)
+
+        return Node(name, "workflow", NodeTool(child, name=name, parallel=True))
     if callable(step):
-        return _function_tool(name, step)
+        return Node(name, "function", _function_tool(name, step, workflow))
     raise ConfigurationError(
         f"{kind} step {name!r}: a step is an Agent, a workflow or a function of the step "
         f"context, got {type(step).__name__}"
@@ -150,19 +160,20 @@ def _safe(name: str) -> str:
     return cleaned or "step"
 
 
-def _function_tool(name: str, fn: StepFunction) -> Tool:
+def _function_tool(name: str, fn: StepFunction, workflow: Workflow) -> Tool:
     async def run_step(task: str, context: ToolContext) -> str:
         """Args:
         task: The step's input.
         """
-        step = StepContext(task, dict(context.state), name)
+        state = workflow.state_at(context.agent)  # the state before this step
+        step = StepContext(task, workflow.state_spec.view(state), name)
         if inspect.iscoroutinefunction(fn):
             value = await fn(step)
         else:
             value = await asyncio.to_thread(fn, step)
             if inspect.isawaitable(value):
                 value = await value
-        return _apply(value, task, context)
+        return _result(value, task, name)
 
     # A function of the state is re-runnable: after a crash it runs again, never asks.
     return Tool(
@@ -170,18 +181,27 @@ def _function_tool(name: str, fn: StepFunction) -> Tool:
     )
 
 
-def _apply(value: Any, task: str, context: ToolContext) -> str:
-    """Write a step's state updates into the workflow's state; its output text."""
-    if isinstance(value, Update):
-        context.state.update(value.state)
-        return task if value.output is None else value.output
-    if isinstance(value, Mapping):
-        context.state.update(value)
-        return task
-    if value is None:
-        return task
-    if isinstance(value, str):
-        return value
+def _result(value: Any, task: str, node: str) -> str:
+    """A step's return value as its node's result: the output and the state update."""
     from pydantic_core import to_jsonable_python
 
-    return json.dumps(to_jsonable_python(value), ensure_ascii=False)
+    from tether.workflows.conductor import envelope
+
+    update: Mapping[str, Any] = {}
+    if isinstance(value, Update):
+        output, update = (task if value.output is None else value.output), value.state
+    elif isinstance(value, Mapping):
+        output, update = task, value
+    elif value is None:
+        output = task
+    elif isinstance(value, str):
+        output = value
+    else:
+        output = json.dumps(to_jsonable_python(value), ensure_ascii=False)
+    try:
+        data = to_jsonable_python(dict(update))
+    except Exception as exc:  # pydantic's serialization error: the value is not JSON
+        raise InputError(
+            f"workflow node {node}: its state update is not JSON ({type(exc).__name__}: {exc})"
+        ) from None
+    return envelope(output, data)

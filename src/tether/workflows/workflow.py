@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tether.errors import ConfigurationError
-from tether.workflows.conductor import Call, Conductor, Progress
-from tether.workflows.steps import Node, nodes
+from tether.errors import ConfigurationError, RunError
+from tether.workflows.conductor import Call, Conductor, Progress, progress_of
+from tether.workflows.state import StateSpec
+from tether.workflows.steps import Node, NodeKind, nodes
 
 if TYPE_CHECKING:
     from tether.agent import Agent
+    from tether.agent_ref import AgentRef
     from tether.control import AfterModelCall, BeforeModelCall
     from tether.control.interrupts import Interrupt
     from tether.events import StreamEvent
@@ -35,7 +37,6 @@ _OPTIONS = frozenset(
         "confirm",
         "session_id",
         "store",
-        "state",
         "agent_hooks",
         "approvals",
         "execution",
@@ -46,25 +47,37 @@ _OPTIONS = frozenset(
 class Workflow:
     """Steps run in an order its subclass decides (:meth:`plan`), like one Agent.
 
+    ``state`` (a dict or a pydantic model) is the shared state's initial value and
+    ``reducers`` how parallel branches' updates of a key merge (``state.py``).
     ``options`` are Agent's constructor arguments for the workflow's own session
     (``session_id``, ``store``, ``limits``, ``interventions``, ``confirm``, ``budget``,
-    ``agent_hooks``, ``approvals``, ``hooks``, ``state`` ...): its policy applies to
-    every node (a node's own adds to it). ``limits`` default to none of the workflow's
-    own (each node keeps its own; combinators are bounded by construction).
+    ``agent_hooks``, ``approvals``, ``hooks`` ...): its policy applies to every node (a
+    node's own adds to it). ``limits`` default to none of the workflow's own (each node
+    keeps its own; combinators are bounded by construction).
     """
 
     kind = "workflow"
 
-    def __init__(self, steps: Sequence[Any], *, name: str | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        steps: Sequence[Any],
+        *,
+        name: str | None = None,
+        state: Any = None,
+        reducers: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> None:
         unknown = sorted(set(options) - _OPTIONS)
         if unknown:
             raise ConfigurationError(
-                f"{type(self).__name__}() takes steps and Agent's session and policy "
-                f"arguments ({', '.join(sorted(_OPTIONS))}), got {', '.join(unknown)}"
+                f"{type(self).__name__}() takes steps, state=, reducers= and Agent's session "
+                f"and policy arguments ({', '.join(sorted(_OPTIONS))}), got {', '.join(unknown)}"
             )
         self._steps = list(steps)
-        self._nodes: list[Node] = nodes(self._steps, type(self).__name__)
         self.name = name or self.kind
+        self.state_spec = StateSpec(state, reducers)
+        self._nodes: list[Node] = nodes(self._steps, type(self).__name__, self, self.state_spec)
+        self.node_kinds: dict[str, NodeKind] = {node.name: node.kind for node in self._nodes}
         self._options = options
         self._agent: Agent | None = None
 
@@ -85,26 +98,48 @@ class Workflow:
     def agent(self) -> Agent:
         """The Agent this workflow runs as (built on first use, with its options)."""
         if self._agent is None:
-            self._agent = self._build(dict(self._options))
+            self._agent = self._build(dict(self._options), nested=False, spec=self.state_spec)
         return self._agent
 
-    def child_agent(self) -> Agent:
-        """A fresh Agent for this workflow as a step of another (no store of its own)."""
+    def child_agent(self, outer: StateSpec | None = None) -> Agent:
+        """A fresh Agent for this workflow as a step of another (no store of its own),
+        sharing the state of the outer workflow (``outer``: its state's spec)."""
         options = {k: v for k, v in self._options.items() if k not in ("session_id", "store")}
-        return self._build({**options, "store": None})
+        spec = self.state_spec if outer is None else self.state_spec.under(outer)
+        return self._build({**options, "store": None}, nested=True, spec=spec)
 
-    def _build(self, options: dict[str, Any]) -> Agent:
+    def state_at(self, agent: AgentRef) -> dict[str, Any]:
+        """The shared state in ``agent``'s session (this workflow's) as its messages say."""
+        model = agent.runtime.model
+        assert isinstance(model, Conductor)  # a workflow's session runs its conductor
+        return progress_of(agent.messages, self, model.nested, model.spec, strict=False).state
+
+    def _build(self, options: dict[str, Any], *, nested: bool, spec: StateSpec) -> Agent:
         from tether.agent import Agent
         from tether.control import AfterModelCall, BeforeModelCall, HookOrder
 
         options.setdefault("limits", None)
-        tools: list[Tool] = [node.tool for node in nodes(self._steps, type(self).__name__)]
-        agent = Agent(Conductor(self.name, self.plan), tools=tools, name=self.name, **options)
+        kind = type(self).__name__
+        tools: list[Tool] = [node.tool for node in nodes(self._steps, kind, self, spec)]
+        conductor = Conductor(self, nested, spec)
+        agent = Agent(conductor, tools=tools, name=self.name, state=None, **options)
         # The conductor's decisions are not model calls: they give back the budget unit the
         # loop took for them and are not counted, so an IterationBudget, Limits(turns=...)
         # and usage.model_calls count the nodes' model calls only.
         agent.hooks.add(BeforeModelCall, _give_back_the_unit, HookOrder.SDK_FIRST)
         agent.hooks.add(AfterModelCall, _uncount, HookOrder.SDK_FIRST)
+
+        def mirror(event: BeforeModelCall) -> None:
+            """The session state shows the fold after each step (journaled as a delta)."""
+            try:
+                state = progress_of(event.agent.messages, self, nested, spec, strict=False).state
+            except RunError:  # a conflict: the conductor, called next, fails the run with it
+                return
+            if event.agent.state != state:
+                event.agent.state.clear()
+                event.agent.state.update(state)
+
+        agent.hooks.add(BeforeModelCall, mirror, HookOrder.SDK_FIRST)
         return agent
 
     # -- running like an Agent ------------------------------------------------------------
@@ -115,7 +150,8 @@ class Workflow:
 
     @property
     def state(self) -> dict[str, Any]:
-        """The workflow's state (function steps read it and return updates to it)."""
+        """The shared state as of the last step (function steps read it and return
+        updates; the session state mirrors it)."""
         return self.agent.state
 
     @property
@@ -156,7 +192,11 @@ class Workflow:
         """This workflow as a tool of an agent (each call a child session)."""
         from tether.agents.subagent import SubAgentTool
 
-        return SubAgentTool(self.child_agent, name=name, description=description)
+        def fresh() -> Agent:  # a plain task in, a plain answer out (no state envelope)
+            options = {k: v for k, v in self._options.items() if k not in ("session_id", "store")}
+            return self._build({**options, "store": None}, nested=False, spec=self.state_spec)
+
+        return SubAgentTool(fresh, name=name, description=description)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(self.node_names)})"
