@@ -2,6 +2,7 @@
 loops, each node a durable, governed run (docs/design.md section 16)."""
 
 from tether.workflows.conductor import Call, Progress
+from tether.workflows.graph import Graph
 from tether.workflows.loop import Loop
 from tether.workflows.parallel import Parallel, json_list
 from tether.workflows.sequential import Sequential
@@ -10,6 +11,7 @@ from tether.workflows.workflow import Workflow
 
 __all__ = [
     "Call",
+    "Graph",
     "Loop",
     "Parallel",
     "Progress",

@@ -63,7 +63,9 @@ class Node:
     tool: Tool
 
 
-def nodes(steps: Iterable[Any], kind: str, workflow: Workflow, spec: StateSpec) -> list[Node]:
+def nodes(
+    steps: Iterable[Any], kind: str, workflow: Workflow, spec: StateSpec, *, empty: bool = False
+) -> list[Node]:
     """The combinator's steps as named nodes (names made unique: ``a``, ``a_2``)."""
     out: list[Node] = []
     taken: set[str] = set()
@@ -76,7 +78,7 @@ def nodes(steps: Iterable[Any], kind: str, workflow: Workflow, spec: StateSpec) 
             unique = f"{base}_{n}"
         taken.add(unique)
         out.append(step_node(unique, step, kind, workflow, spec))
-    if not out:
+    if not out and not empty:
         raise ConfigurationError(f"{kind} needs at least one step")
     return out
 
@@ -153,6 +155,15 @@ def _default_name(step: Any) -> str | None:
         return step.name
     name = getattr(step, "__name__", None)
     return name if isinstance(name, str) and name != "<lambda>" else None
+
+
+def valid_node_name(name: Any, what: str) -> str:
+    """A node name given by the user, used as is: 1-64 letters, digits, ``_`` or ``-``."""
+    if not isinstance(name, str) or not name or _safe(name) != name:
+        raise ConfigurationError(
+            f"{what} name {name!r} is not valid: use 1-64 letters, digits, '_' or '-'"
+        )
+    return name
 
 
 def _safe(name: str) -> str:

@@ -73,19 +73,33 @@ class Workflow:
                 f"{type(self).__name__}() takes steps, state=, reducers= and Agent's session "
                 f"and policy arguments ({', '.join(sorted(_OPTIONS))}), got {', '.join(unknown)}"
             )
-        self._steps = list(steps)
         self.name = name or self.kind
         self.state_spec = StateSpec(state, reducers)
-        self._nodes: list[Node] = nodes(self._steps, type(self).__name__, self, self.state_spec)
-        self.node_kinds: dict[str, NodeKind] = {node.name: node.kind for node in self._nodes}
         self._options = options
         self._agent: Agent | None = None
+        self._set_steps(list(steps))
+
+    grows = False
+    """Whether steps are added after construction (a Graph's ``add_node``)."""
+
+    def _set_steps(self, steps: list[Any]) -> None:
+        if self._agent is not None:
+            raise ConfigurationError(
+                f"{type(self).__name__} {self.name!r} has run: its steps are fixed (build a new one)"
+            )
+        kind = type(self).__name__
+        self._nodes: list[Node] = nodes(steps, kind, self, self.state_spec, empty=self.grows)
+        self._steps = steps
+        self.node_kinds: dict[str, NodeKind] = {node.name: node.kind for node in self._nodes}
 
     # -- what subclasses decide ----------------------------------------------------------
 
     def plan(self, progress: Progress) -> list[Call] | str:
         """The next node calls, or the final text (a pure function of the progress)."""
         raise NotImplementedError
+
+    def check(self) -> None:
+        """Refuse an incomplete workflow before it runs (a Graph without an entry)."""
 
     @property
     def node_names(self) -> list[str]:
@@ -119,6 +133,7 @@ class Workflow:
         from tether.control import AfterModelCall, BeforeModelCall, HookOrder
 
         options.setdefault("limits", None)
+        self.check()
         kind = type(self).__name__
         tools: list[Tool] = [node.tool for node in nodes(self._steps, kind, self, spec)]
         conductor = Conductor(self, nested, spec)
