@@ -113,6 +113,8 @@ class SubAgentError(TetherError):
 
     stop_reason: str | None = None
     """The sub-agent's stop reason (``budget_exhausted``, ``limit_turns``, ``error`` ...)."""
+    reason: str | None = None
+    """The sub-agent's ``Result.reason``, as it gave it."""
 
 
 class RunError(TetherError):

@@ -207,7 +207,7 @@ class SubAgentTool(Tool):
                 + (f": {result.reason}" if result.reason else "")
                 + " before it answered"
             )
-            error.stop_reason = result.stop_reason
+            error.stop_reason, error.reason = result.stop_reason, result.reason
             raise error
         return _reply(result)
 

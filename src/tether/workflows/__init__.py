@@ -7,6 +7,7 @@ from tether.workflows.loop import Loop
 from tether.workflows.parallel import Parallel, json_list
 from tether.workflows.sequential import Sequential
 from tether.workflows.steps import StepContext, Update
+from tether.workflows.swarm import Swarm, text_history
 from tether.workflows.workflow import Workflow
 
 __all__ = [
@@ -17,7 +18,9 @@ __all__ = [
     "Progress",
     "Sequential",
     "StepContext",
+    "Swarm",
     "Update",
     "Workflow",
     "json_list",
+    "text_history",
 ]

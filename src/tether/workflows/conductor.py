@@ -47,6 +47,8 @@ class NodeOutput:
     name: str
     output: str
     update: dict[str, Any]
+    handoff: dict[str, Any] | None = None
+    """A swarm agent's handoff (``{"to", "task"}``) instead of an answer."""
 
 
 @dataclass(slots=True)
@@ -152,7 +154,9 @@ def _output(result: ToolResult, kind: str) -> NodeOutput:
     if kind == "agent":
         return NodeOutput(result.name, result.content, {})
     data = json.loads(result.content)  # written by tether: a function's or workflow's envelope
-    return NodeOutput(result.name, str(data["output"]), dict(data.get("update") or {}))
+    update = dict(data.get("update") or {})
+    handoff = data.get("handoff") if kind == "member" else None
+    return NodeOutput(result.name, str(data["output"]), update, handoff)
 
 
 def _control_stop(out: ToolResult) -> StopReason | None:

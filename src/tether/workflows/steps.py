@@ -51,7 +51,7 @@ class Update:
     state: Mapping[str, Any] = field(default_factory=dict)
 
 
-NodeKind: TypeAlias = Literal["agent", "workflow", "function"]
+NodeKind: TypeAlias = Literal["agent", "workflow", "function", "member"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +86,11 @@ def nodes(
 def step_node(name: str, step: Any, kind: str, workflow: Workflow, spec: StateSpec) -> Node:
     """Node ``name`` running ``step`` (as a node of ``workflow``, whose state is ``spec``)."""
     from tether.agent import Agent
+    from tether.workflows.swarm import _MemberStep
     from tether.workflows.workflow import Workflow
 
+    if isinstance(step, _MemberStep):
+        return Node(name, "member", step.tool())
     if isinstance(step, Agent):
         agent = step
         return Node(name, "agent", NodeTool(agent.clone, name=name, parallel=True))
@@ -143,7 +146,7 @@ class NodeTool(SubAgentTool):
             if error.stop_reason not in CONTROL_STOPS:
                 raise
             stopped = NodeStopped(f"{STOP_MARK}{error.stop_reason}] {error}")
-            stopped.stop_reason = error.stop_reason
+            stopped.stop_reason, stopped.reason = error.stop_reason, error.reason
             raise stopped from error
 
 
