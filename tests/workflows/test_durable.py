@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -175,3 +176,112 @@ def test_a_node_killed_inside_a_non_idempotent_call_asks_a_human_on_resume(
     assert done["stop_reason"] == "end_turn", done
     assert done["text"].startswith('summary: ["legal wrote (ok legal (done before the crash))"')
     assert effects_of(effects) == ["draft", "legal"]  # each side effect once, draft not re-run
+
+
+def test_a_nested_approval_is_one_inbox_row_and_the_worker_finishes_the_workflow(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    from tether.durable import SQLiteStore
+    from tether.ops.worker import Worker, WorkerConfig
+
+    db, effects = tmp_path / "tether.db", tmp_path / "effects"
+    first = review_workflow(SQLiteStore(db), effects, tech_asks=True).run("the plan")
+    assert first.stop_reason == "interrupt"
+
+    async def decide_and_work() -> list[Any]:
+        store = SQLiteStore(db)
+        rows = await store.approvals.pending(session_id="wf-1")
+        assert sorted(r.name for r in rows) == [
+            "review#2/legal#1/confirm:ConfirmWrites",
+            "review#2/tech#2/confirm:ConfirmWrites",
+        ]
+        for row in rows:
+            await store.approvals.decide(row.id, "approve", decided_by="alice")
+
+        def factory(session_id: str) -> Any:
+            assert session_id == "wf-1"  # the nodes' sessions are never claimed alone
+            return review_workflow(SQLiteStore(db), effects, tech_asks=True).agent
+
+        worker = Worker(store, factory, WorkerConfig(poll=0.05, listen=False))
+        outcomes = await worker.run(once=True)
+        await store.close()
+        return outcomes
+
+    outcomes = asyncio.run(decide_and_work())
+    assert [(o.session_id, o.outcome) for o in outcomes] == [("wf-1", "completed")]
+    assert sorted(effects_of(effects)) == ["draft", "legal", "tech"]
+
+
+async def test_an_interrupt_in_a_loop_is_asked_once_per_round_and_resumes_once(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    from workflow_agents import ConfirmWrites
+
+    from tether import Agent, tool
+    from tether.models import ScriptedModel
+    from tether.workflows import Loop
+
+    effects = tmp_path / "effects"
+
+    def build(store: Store) -> Loop:
+        @tool
+        def write(text: str) -> str:
+            """Write."""
+            with effects.open("a") as f:
+                f.write(text + "\n")
+            return "ok"
+
+        def turn(messages: list[Any], specs: list[Any]) -> Any:
+            if messages[-1].role == "tool":
+                return messages[0].text + "+"
+            text = messages[0].text
+            return {"tool_calls": [{"id": "w", "name": "write", "args": {"text": text}}]}
+
+        agent = Agent(ScriptedModel(turn), tools=[write], name="w")
+        return Loop(
+            agent, max_rounds=3, store=store, session_id="loop-1", interventions=[ConfirmWrites()]
+        )
+
+    result = await build(stores()).invoke_async("x")
+    asked: list[str] = []
+    while result.stop_reason == "interrupt":
+        [pending] = result.interrupts
+        asked.append(pending.name)
+        result = await build(stores()).resume_async({pending.id: "approve"})
+    assert asked == [
+        "w#1/confirm:ConfirmWrites",
+        "w#2/confirm:ConfirmWrites",
+        "w#3/confirm:ConfirmWrites",
+    ]
+    assert result.text == "x+++"
+    assert effects_of(effects) == ["x", "x+", "x++"]  # each round's write once
+
+
+def test_an_interrupt_three_workflows_deep_resumes_in_another_process(tmp_path: Path) -> None:
+    import subprocess
+
+    db, effects = tmp_path / "t.db", tmp_path / "effects"
+    script = Path(__file__).parents[1] / "support" / "workflow_deep_child.py"
+
+    def step(*args: str) -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, str(script), str(db), str(effects), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        return out
+
+    first = step("start")
+    assert [i["name"] for i in first["interrupts"]] == [
+        "outer#1/middle#1/legal#1/confirm:ConfirmWrites"
+    ]
+    done = step("resume", json.dumps({first["interrupts"][0]["id"]: "approve"}))
+    assert done["stop_reason"] == "end_turn"
+    assert done["text"] == '["legal wrote (ok legal)", "side"]'
+    assert effects_of(effects) == ["legal"]
