@@ -143,3 +143,14 @@ def test_duplicate_step_names_are_made_unique() -> None:
     wf = Sequential(a, a, ("my step!", a))
     assert wf.node_names == ["a", "a_2", "my_step"]
     assert wf.run("go").text == "a: a: a: go"
+
+
+def test_the_workflows_own_conversation_is_never_compressed() -> None:
+    def big(step: StepContext) -> str:
+        return step.input + "x" * 100_000  # eight rounds: far past any context window
+
+    wf = Loop(big, max_rounds=8)
+    result = wf.run("go")
+    assert result.stop_reason == "end_turn"
+    assert result.usage.compressions == 0
+    assert len(result.text) == 2 + 8 * 100_000  # every round's output was read back

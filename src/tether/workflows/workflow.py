@@ -129,10 +129,17 @@ class Workflow:
         return progress_of(agent.messages, self, model.nested, model.spec, strict=False).state
 
     def _build(self, options: dict[str, Any], *, nested: bool, spec: StateSpec) -> Agent:
+        from dataclasses import replace
+
         from tether.agent import Agent
+        from tether.context import KeepAll
         from tether.control import AfterModelCall, BeforeModelCall, HookOrder
+        from tether.execution import Execution
 
         options.setdefault("limits", None)
+        # The session's conversation is the workflow's progress: never compressed (the
+        # conductor reads every step; the nodes' own sessions manage their context).
+        options["execution"] = replace(options.get("execution") or Execution(), context=KeepAll())
         self.check()
         kind = type(self).__name__
         tools: list[Tool] = [node.tool for node in nodes(self._steps, kind, self, spec)]
