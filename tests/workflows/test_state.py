@@ -224,3 +224,19 @@ async def test_the_state_survives_an_interrupt_resumed_in_a_new_process(
     done = await build(stores()).resume_async({pending.id: "approve"})
     assert done.text == "count=1"  # the first step's update, read back from the journal
     assert effects.read_text() == "t\n"
+
+
+def test_a_function_step_lent_to_another_agent_is_refused_naming_its_workflow() -> None:
+    from tether import Agent
+    from tether.models import ScriptedModel
+
+    wf = Sequential(lambda ctx: "x", name="flow")
+    lent = wf.agent.tools[0]
+
+    def turn(messages: list[Any], specs: list[Any]) -> Any:
+        if messages[-1].role == "tool":
+            return messages[-1].tool_results[0].content
+        return {"tool_calls": [{"id": "c", "name": lent.name, "args": {"task": "t"}}]}
+
+    other = Agent(ScriptedModel(turn), tools=[lent], name="other")
+    assert "a step of workflow 'flow' ran outside it" in other.run("go").text

@@ -125,7 +125,11 @@ class Workflow:
     def state_at(self, agent: AgentRef) -> dict[str, Any]:
         """The shared state in ``agent``'s session (this workflow's) as its messages say."""
         model = agent.runtime.model
-        assert isinstance(model, Conductor)  # a workflow's session runs its conductor
+        if not isinstance(model, Conductor):
+            raise ConfigurationError(
+                f"a step of workflow {self.name!r} ran outside it (in agent {agent.path or agent.name!r}): "
+                "a workflow's node tools run only in its own session"
+            )
         return progress_of(agent.messages, self, model.nested, model.spec, strict=False).state
 
     def _build(self, options: dict[str, Any], *, nested: bool, spec: StateSpec) -> Agent:
