@@ -154,3 +154,20 @@ def test_the_workflows_own_conversation_is_never_compressed() -> None:
     assert result.stop_reason == "end_turn"
     assert result.usage.compressions == 0
     assert len(result.text) == 2 + 8 * 100_000  # every round's output was read back
+
+
+def test_an_agent_step_with_a_store_of_its_own_is_refused_when_the_workflow_is_built(
+    tmp_path: Path,
+) -> None:
+    from tether.durable import SQLiteStore
+
+    own = Agent(echo("a"), name="a", store=SQLiteStore(tmp_path / "own.db"), session_id="x")
+    with pytest.raises(ConfigurationError, match="sub-agent 'a' was built with a store"):
+        Sequential(own)
+
+
+def test_one_agent_object_serves_parallel_branches_without_changing_it() -> None:
+    a = Agent(echo("a"), name="a")
+    wf = Parallel(a, ("again", a))
+    assert wf.run("go").text == '["a: go", "a: go"]'
+    assert a.messages == []  # each run had a child conversation of its own

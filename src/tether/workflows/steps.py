@@ -92,13 +92,21 @@ def step_node(name: str, step: Any, kind: str, workflow: Workflow, spec: StateSp
     if isinstance(step, _MemberStep):
         return Node(name, "member", step.tool())
     if isinstance(step, Agent):
+        from tether.inheritance import check_child
+
         agent = step
-        return Node(name, "agent", NodeTool(agent.clone, name=name, parallel=True))
+        check_child(agent.runtime, name)  # its sessions live in the workflow's store
+        # The Agent object serves every run (parallel ones too): each runs the agent's
+        # runtime under the workflow's on a fresh child conversation, never the object's.
+        return Node(name, "agent", NodeTool(lambda: agent, name=name, parallel=True))
     if isinstance(step, Workflow):
         inner = step
+        built: list[Agent] = []
 
-        def child() -> Agent:
-            return inner.child_agent(spec)
+        def child() -> Agent:  # one Agent per node (like an agent step's), built on first use
+            if not built:
+                built.append(inner.child_agent(spec))
+            return built[0]
 
         return Node(name, "workflow", NodeTool(child, name=name, parallel=True))
     if callable(step):

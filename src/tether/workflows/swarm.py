@@ -136,9 +136,16 @@ class MemberTool(NodeTool):
 
     def __init__(self, step: _MemberStep) -> None:
         self._step = step
+        self._with_agent: Agent | None = None
         super().__init__(self._member, name=step.name, parallel=True)
 
     def _member(self) -> Agent:
+        """The agent with the handoff tool (one per swarm node, built on first use)."""
+        if self._with_agent is None:
+            self._with_agent = self._with_handoff()
+        return self._with_agent
+
+    def _with_handoff(self) -> Agent:
         from tether.control import BeforeModelCall, HookOrder
 
         step = self._step
