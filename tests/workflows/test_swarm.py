@@ -135,3 +135,17 @@ def test_after_a_handoff_the_approval_resumes_on_the_new_agent_in_another_proces
     assert done["stop_reason"] == "end_turn"
     assert done["text"] == "billing: refunded 30 (2 tools)"
     assert effects.read_text() == "refund 30\n"
+
+
+def test_history_filters_what_the_next_agent_is_handed() -> None:
+    seen: list[str] = []
+
+    def answer(messages: list[Any], specs: list[Any]) -> str:
+        seen.append(messages[0].text)
+        return "done"
+
+    a = Agent(handing("b", "only this"), name="a")
+    b = Agent(ScriptedModel(answer), name="b")
+    swarm = Swarm([a, b], entry="a", history=lambda messages: "")
+    assert swarm.run("a secret the next agent must not see").text == "done"
+    assert seen == ["a hands off: only this"]

@@ -3,7 +3,7 @@
 Each agent runs as a node of the swarm's session (a child session per turn of control)
 and is offered ``handoff(agent, message)`` naming the others. A handoff ends that
 agent's run (it is recorded in its session state, then its next model call is blocked
-with the handoff as the reason, so a crash in between replays the same handoff), and the
+with the handoff as the reason: a resumed session blocks again with the same one), and the
 swarm runs the named agent on the conversation so far (``history``: a function of the
 messages, by default their user and assistant text) and the message. So after A hands
 off to B, everything B asks (an approval, a clarification) is B's node: it resumes on B,
