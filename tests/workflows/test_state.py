@@ -240,3 +240,16 @@ def test_a_function_step_lent_to_another_agent_is_refused_naming_its_workflow() 
 
     other = Agent(ScriptedModel(turn), tools=[lent], name="other")
     assert "a step of workflow 'flow' ran outside it" in other.run("go").text
+
+
+def test_a_nested_workflows_step_reads_the_outer_typed_state_as_its_model() -> None:
+    seen: list[Any] = []
+
+    def inner_step(ctx: StepContext) -> dict[str, Any]:
+        seen.append(ctx.state)
+        return {"steps": [*ctx.state.steps, "inner"]}
+
+    wf = Sequential(Sequential(inner_step, name="inner"), state=Plan(title="t"))
+    assert wf.run("go").stop_reason == "end_turn"
+    assert seen == [Plan(title="t")]
+    assert wf.state == {"title": "t", "steps": ["inner"]}

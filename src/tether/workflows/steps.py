@@ -1,7 +1,7 @@
 """Steps: what a workflow runs at a node (an Agent, another workflow, or a function).
 
 Each step becomes one tool of the workflow's session: an Agent or a workflow is a
-sub-agent tool (each run a child session ``<workflow session>/<node>#<position>.<round>``,
+sub-agent tool (each run a child session ``<workflow session>/<node>#<position>.<n>``,
 under the workflow's policy and store), a function is a tool that reads the workflow's
 state and returns its output and state updates.
 """
@@ -187,8 +187,7 @@ def _function_tool(name: str, fn: StepFunction, workflow: Workflow) -> Tool:
         """Args:
         task: The step's input.
         """
-        state = workflow.state_at(context.agent)  # the state before this step
-        step = StepContext(task, workflow.state_spec.view(state), name)
+        step = StepContext(task, workflow.view_at(context.agent), name)  # state before it
         if inspect.iscoroutinefunction(fn):
             value = await fn(step)
         else:

@@ -124,13 +124,21 @@ class Workflow:
 
     def state_at(self, agent: AgentRef) -> dict[str, Any]:
         """The shared state in ``agent``'s session (this workflow's) as its messages say."""
+        model = self._conductor_of(agent)
+        return progress_of(agent.messages, self, model.nested, model.spec, strict=False).state
+
+    def view_at(self, agent: AgentRef) -> Any:
+        """What a function step reads there: the state, as its (outer) pydantic model if typed."""
+        return self._conductor_of(agent).spec.view(self.state_at(agent))
+
+    def _conductor_of(self, agent: AgentRef) -> Conductor:
         model = agent.runtime.model
         if not isinstance(model, Conductor):
             raise ConfigurationError(
-                f"a step of workflow {self.name!r} ran outside it (in agent {agent.path or agent.name!r}): "
-                "a workflow's node tools run only in its own session"
+                f"a step of workflow {self.name!r} ran outside it (in agent "
+                f"{agent.path or agent.name!r}): a workflow's node tools run only in its session"
             )
-        return progress_of(agent.messages, self, model.nested, model.spec, strict=False).state
+        return model
 
     def _build(self, options: dict[str, Any], *, nested: bool, spec: StateSpec) -> Agent:
         from dataclasses import replace
