@@ -116,6 +116,11 @@ class ToolArgumentError(TetherError):
 class SubAgentError(TetherError):
     """A sub-agent stopped without an answer; its parent's model gets this as a tool error."""
 
+    stop_reason: str | None = None
+    """The sub-agent's stop reason (``budget_exhausted``, ``limit_turns``, ``error`` ...)."""
+    reason: str | None = None
+    """The sub-agent's ``Result.reason``, as it gave it."""
+
 
 class RunError(TetherError):
     """The run ended with stop reason ``error``; ``result`` holds what was produced."""
