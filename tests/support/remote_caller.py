@@ -1,12 +1,14 @@
 """A durable caller of a remote A2A agent, one step per process (the crash tests kill it).
 
 Usage: python remote_caller.py DB URL TASK start | resume ANSWERS_JSON
+(``TETHER_REMOTE_TOKEN``: the bearer token to call the remote with, if it needs one.)
 Prints one JSON line: stop_reason, text, and the interrupts (id, point, source).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from remote_agents import script
@@ -23,7 +25,14 @@ def main() -> None:
     db, url, task, mode, *rest = sys.argv[1:]
     agent = Agent(
         model=ScriptedModel(script(task)),
-        tools=[RemoteAgent(url, name="painter", description="Paints things.")],
+        tools=[
+            RemoteAgent(
+                url,
+                token=os.environ.get("TETHER_REMOTE_TOKEN"),
+                name="painter",
+                description="Paints things.",
+            )
+        ],
         store=SQLiteStore(db),
         session_id=SESSION,
         execution=Execution(lease_ttl=1.0),
