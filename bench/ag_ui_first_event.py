@@ -81,10 +81,9 @@ def _one(conn: http.client.HTTPConnection, token: str, thread: str) -> tuple[flo
     return first, text, time.perf_counter() - start
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=200)
-    args = parser.parse_args()
+def ag_ui_first_event(runs: int = 200) -> dict[str, dict[str, float]]:
+    """Median and p95 (ms) of the first event, the first text and the whole run, over
+    ``runs`` runs, each a new thread (a new durable SQLite session)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"
         token = asyncio.run(_token(path))
@@ -96,13 +95,30 @@ def main() -> None:
             conn = http.client.HTTPConnection(host, int(port), timeout=30)
             for i in range(5):  # warm up: imports, the first connection, SQLite's first pages
                 _one(conn, token, f"warm-{i}")
-            samples = [_one(conn, token, f"bench-{i}") for i in range(args.runs)]
+            samples = [_one(conn, token, f"bench-{i}") for i in range(runs)]
             conn.close()
+    out: dict[str, dict[str, float]] = {}
     for name, index in (("first event", 0), ("first text", 1), ("whole run", 2)):
         values = sorted(s[index] * 1000 for s in samples)
-        p95 = values[int(len(values) * 0.95) - 1]
-        print(f"{name:12} median {statistics.median(values):7.2f} ms   p95 {p95:7.2f} ms")
-    print(f"({args.runs} runs, each a new thread: a new durable session in SQLite)")
+        out[name] = {
+            "median_ms": statistics.median(values),
+            "p95_ms": values[int(len(values) * 0.95) - 1],
+        }
+    return out
+
+
+def report(runs: int) -> None:
+    for name, value in ag_ui_first_event(runs).items():
+        print(
+            f"AG-UI {name:12} median {value['median_ms']:7.2f} ms   p95 {value['p95_ms']:7.2f} ms"
+        )
+    print(f"({runs} AG-UI runs, each a new thread: a new durable session in SQLite)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=200)
+    report(parser.parse_args().runs)
 
 
 if __name__ == "__main__":

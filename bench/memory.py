@@ -207,7 +207,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--appends", type=int, default=2000)
-    parser.add_argument("--only", choices=["search", "append"], default=None)
+    parser.add_argument("--only", choices=["search", "append", "code"], default=None)
     parser.add_argument("--store", choices=["sqlite", "postgres", "both"], default="both")
     args = parser.parse_args()
     with ExitStack() as stack:
@@ -239,6 +239,15 @@ def main() -> None:
                     f"{r['indexed_p50'] - r['plain_p50']:>7.0f} "
                     f"{r['added']:>14.0f}"
                 )
+    if args.only in (None, "code"):
+        from execute_code import execute_code_overhead  # bench/ is the script's directory
+
+        code = asyncio.run(execute_code_overhead())
+        print("\nexecute_code (µs)")
+        print(f"a program's fixed cost        {code['program_fixed_us']:9.1f}")
+        print(f"one call made by a program    {code['per_call_in_program_us']:9.1f}")
+        print(f"one plain tool call           {code['per_plain_call_us']:9.1f}")
+        print(f"ratio (program call / plain)  {code['ratio']:9.2f}")
 
 
 if __name__ == "__main__":

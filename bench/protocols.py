@@ -12,7 +12,8 @@ own process, both driven by the a2a-sdk client over HTTP on this machine:
 * :func:`a2a_throughput` - ``--total`` tasks sent by ``--callers`` concurrent callers;
   tasks per second.
 
-(The AG-UI host's time to first event joins this file as its own function.)
+AG-UI: ``POST /ag-ui`` on `tether serve --app`, time to the first event, the first text and
+the whole run (bench/ag_ui_first_event.py, ``--ag-ui-runs``; each run a new thread).
 """
 
 from __future__ import annotations
@@ -195,6 +196,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--callers", type=int, default=100)
     parser.add_argument("--total", type=int, default=1000)
+    parser.add_argument("--ag-ui-runs", type=int, default=200)
     args = parser.parse_args()
     latency = a2a_latency(args.tasks)
     print(
@@ -209,6 +211,9 @@ def main() -> None:
         f"{rate['bare_tasks_per_s']:.0f} tasks/s, tether serve {rate['tether_tasks_per_s']:.0f} "
         f"tasks/s (bare / tether x{rate['ratio']:.2f})"
     )
+    from ag_ui_first_event import report  # bench/ is the script's directory
+
+    report(args.ag_ui_runs)
 
 
 if __name__ == "__main__":

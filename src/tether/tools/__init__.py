@@ -13,32 +13,18 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from tether.tools.base import Tool
+from tether.tools.clarify import clarify  # eager, like todo: the module has the same name
 from tether.tools.context import CancelSignal, ToolContext
 from tether.tools.decorator import as_tool, tool
 from tether.tools.execute_code import execute_code  # eager, as todo
 from tether.tools.media import ToolOutput
 from tether.tools.memory import memory  # eager, like todo: the module has the same name
+from tether.tools.session_search import session_search  # eager, like todo
 from tether.tools.source import ToolSource
 from tether.tools.todo import todo  # eager: a lazy import would rebind the name to the module
 
 if TYPE_CHECKING:
     from tether.agents.delegate import DelegateTool
-
-
-def clarify(name: str = "clarify") -> Tool:
-    """The opt-in ``clarify`` tool (``tether.tools.clarify``): the model asks the user a
-    question; the run suspends and the answer is the tool's result."""
-    from tether.tools.clarify import clarify as build
-
-    return build(name)
-
-
-def session_search(**options: Any) -> Tool:
-    """The opt-in ``session_search`` tool (``tether.tools.session_search``): full-text
-    search of past sessions in the agent's store, within the ``scope`` its author sets."""
-    from tether.tools.session_search import session_search as build
-
-    return build(**options)
 
 
 def delegate(**options: Any) -> DelegateTool:
