@@ -148,3 +148,43 @@ async def test_turning_tracing_on_or_off_never_changes_a_workflows_history(
         plugin = TetherPlugin(app=APP, store=store, tracing=tracing, tracer_provider=provider)
         await Replayer(workflows=[], plugins=[plugin]).replay_workflow(history)
     provider.shutdown()
+
+
+async def test_a_tree_in_a_workflow_is_one_trace_each_sub_agent_under_its_tool_call(
+    temporal_address: str, store: SQLiteStore
+) -> None:
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    queue, wid = f"tq-{uuid.uuid4().hex[:8]}", f"wf-tree-{uuid.uuid4().hex[:8]}"
+    plugin = TetherPlugin(
+        app="temporal_tree_app:agent_factory",
+        store=store,
+        forward_every=0.1,
+        tracer_provider=provider,
+    )
+    client = await Client.connect(temporal_address, plugins=[plugin])
+    async with Worker(client, task_queue=queue):
+        handle = await client.start_workflow(AgentWorkflow.run, "plan it", id=wid, task_queue=queue)
+        pending = (await waiting(handle, 60))["interrupts"]
+        for row in await store.approvals.pending(session_id=wid):
+            await store.approvals.decide(row.id, "approve", decided_by="ops@test")
+        result = await asyncio.wait_for(handle.result(), 90)
+    assert len(pending) == 2
+    assert result["stop_reason"] == "end_turn"
+    spans = list(exporter.get_finished_spans())
+    (root,) = [s for s in spans if s.name.startswith("StartWorkflow:")]
+    ours = [s for s in spans if s.name.startswith(TETHER)]
+    assert {s.context.trace_id for s in ours} == {root.context.trace_id}
+    by_id = {s.context.span_id: s for s in spans}
+    invoked = [s for s in ours if s.name.startswith("invoke_agent")]
+    subs = [s for s in invoked if "/" in str((s.attributes or {})["gen_ai.conversation.id"])]
+    assert len(subs) == 6  # researcher and two coders, each run and resumed
+    for sub in subs:  # each under the tool call that ran it, first and resumed
+        assert sub.parent is not None
+        name = str((sub.attributes or {})["gen_ai.conversation.id"]).split("/")[-1]
+        assert by_id[sub.parent.span_id].name == f"execute_tool {name.split('#')[0]}"
+    provider.shutdown()

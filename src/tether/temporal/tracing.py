@@ -94,8 +94,8 @@ def serve_tracing(task_queue: str, provider: TracerProvider | None, traced: bool
 
 
 def trace_agent(agent: AgentRef, task_queue: str) -> None:
-    """Trace a workflow's ``agent`` when its queue's plugin traces (unless it is already:
-    a ``Tracing`` in its hooks)."""
+    """Trace a workflow's ``agent`` and its sub-agents when its queue's plugin traces
+    (each unless it is already: a ``Tracing`` in its hooks)."""
     key = task_queue
     if key not in _PROVIDERS and task_queue.startswith(REPLAYER):
         key = REPLAYER
@@ -103,5 +103,17 @@ def trace_agent(agent: AgentRef, task_queue: str) -> None:
         return
     from tether.observe.tracing import instrument, is_traced
 
-    if not is_traced(agent):
-        instrument(agent, tracer_provider=_PROVIDERS[key])
+    for each in _tree(agent):
+        if not is_traced(each):
+            instrument(each, tracer_provider=_PROVIDERS[key])
+
+
+def _tree(agent: Any) -> list[Any]:
+    """``agent`` and its sub-agents (a workflow's are instances: see ``tree.proxied``)."""
+    from tether.agents.subagent import SubAgentTool
+
+    found = [agent]
+    for tool in agent.runtime.toolset.tools:
+        if isinstance(tool, SubAgentTool):
+            found.extend(_tree(tool.lookup_agent(agent)))
+    return found
