@@ -103,6 +103,8 @@ async def test_one_trace_across_workflow_activities_and_wait_and_no_span_twice_a
     assert first_run.parent.span_id == root.context.span_id
     assert resumed.attributes is not None
     assert resumed.attributes["tether.resumed"] is True
+    assert resumed.parent is not None  # the second worker replayed the first run quietly:
+    assert resumed.parent.span_id == root.context.span_id  # its context is the workflow's
 
     # replaying the whole history (temporalio's Replayer) exports nothing of tether's
     exported = len(spans)
@@ -181,6 +183,14 @@ async def test_a_tree_in_a_workflow_is_one_trace_each_sub_agent_under_its_tool_c
     assert {s.context.trace_id for s in ours} == {root.context.trace_id}
     by_id = {s.context.span_id: s for s in spans}
     invoked = [s for s in ours if s.name.startswith("invoke_agent")]
+    top = sorted(
+        (s for s in invoked if (s.attributes or {})["gen_ai.conversation.id"] == wid),
+        key=lambda s: s.start_time or 0,
+    )
+    assert [s.parent.span_id if s.parent else None for s in top] == [
+        root.context.span_id,
+        top[0].context.span_id,  # the resumed run continues the one it resumes
+    ]
     subs = [s for s in invoked if "/" in str((s.attributes or {})["gen_ai.conversation.id"])]
     assert len(subs) == 6  # researcher and two coders, each run and resumed
     for sub in subs:  # each under the tool call that ran it, first and resumed
