@@ -1,5 +1,5 @@
 """Quiet spells (tether.observe.quiet): a run traced while a registered predicate holds
-records nothing and behaves the same; spans started after it join the parent's trace."""
+records no span and no metric and behaves the same; spans started after it join the parent's trace."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def test_a_run_in_a_quiet_spell_records_no_span_and_the_next_one_does(otel: Any) -> None:
+def test_a_run_in_a_quiet_spell_records_no_span_or_metric_and_the_next_one_does(otel: Any) -> None:
     quiet_when(_quiet)
     quiet_when(_quiet)  # registering twice is registering once
     agent = Agent(model=ScriptedModel([ADD, "3", ADD, "3"]), tools=[add])
@@ -37,7 +37,12 @@ def test_a_run_in_a_quiet_spell_records_no_span_and_the_next_one_does(otel: Any)
     finally:
         _QUIET[0] = False
     assert otel.spans() == []
+    assert otel.points("tether.tool.calls") == []
+    assert otel.points("gen_ai.client.operation.duration") == []
     assert agent("1+2?").text == "3"
+    (calls,) = otel.points("tether.tool.calls")
+    assert calls.value == 1
+    assert [p.count for p in otel.points("gen_ai.client.operation.duration")] == [2]
     assert [s.name for s in otel.spans()] == [
         "chat scripted",
         "execute_tool add",

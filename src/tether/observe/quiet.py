@@ -1,11 +1,12 @@
-"""Quiet spells: while a registered predicate holds, tether's spans are not recorded
-(:func:`quiet_when`), or its tracing keeps off the store (:func:`storeless_when`).
+"""Quiet spells: while a registered predicate holds, tether's spans and metrics are not
+recorded (:func:`quiet_when`), or its tracing keeps off the store (:func:`storeless_when`).
 
 A host that re-executes code it has already run (a Temporal workflow replaying its
 history after a worker restart) registers a predicate with :func:`quiet_when`; the spans a
 :class:`~tether.observe.Tracing` starts meanwhile are non-recording stand-ins carrying
 their parent's context, so the hooks run exactly as before (the same store calls, the
-same bookkeeping) and nothing is exported twice, while a span started afterwards under a
+same bookkeeping) and nothing is exported twice (nor counted twice: see
+:func:`quiet_instruments`), while a span started afterwards under a
 stand-in still joins the parent's trace.
 """
 
@@ -16,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry.metrics import Counter, Histogram
 from opentelemetry.trace import NonRecordingSpan
 
 _PREDICATES: list[Callable[[], bool]] = []
@@ -70,3 +72,31 @@ class QuietTracer(trace.Tracer):
             return
         with self._tracer.start_as_current_span(name, context, *args, **kwargs) as span:
             yield span
+
+
+class _QuietCounter(Counter):
+    def __init__(self, counter: Counter) -> None:  # a wrapper: no instrument of its own
+        self._counter = counter
+
+    def add(self, amount: int | float, attributes: Any = None, context: Any = None) -> None:
+        if not is_quiet():
+            self._counter.add(amount, attributes, context)
+
+
+class _QuietHistogram(Histogram):
+    def __init__(self, histogram: Histogram) -> None:
+        self._histogram = histogram
+
+    def record(self, amount: int | float, attributes: Any = None, context: Any = None) -> None:
+        if not is_quiet():
+            self._histogram.record(amount, attributes, context)
+
+
+def quiet_instruments(instruments: object) -> None:
+    """Make every counter and histogram attribute of ``instruments`` record nothing while
+    :func:`is_quiet`."""
+    for name, value in list(vars(instruments).items()):
+        if isinstance(value, Counter):
+            setattr(instruments, name, _QuietCounter(value))
+        elif isinstance(value, Histogram):
+            setattr(instruments, name, _QuietHistogram(value))

@@ -27,7 +27,7 @@ from tether.observe import continuity, logs
 from tether.observe import governance as G
 from tether.observe import runs as spans
 from tether.observe.metrics import Instruments
-from tether.observe.quiet import QuietTracer, is_storeless
+from tether.observe.quiet import QuietTracer, is_storeless, quiet_instruments
 from tether.observe.runs import RunSpans, end_abandoned
 from tether.observe.steps import StepSpans
 
@@ -102,6 +102,7 @@ class Tracing(StepSpans):
         version = release()
         self.tracer = QuietTracer(trace.get_tracer(SCOPE, version, tracer_provider))
         self.instruments = Instruments(metrics.get_meter(SCOPE, version or "", meter_provider))
+        quiet_instruments(self.instruments)
         self.capture = A.capture_from_env() if capture_content is None else capture_content
         self.resume = resume
         self.agent_name = agent_name
