@@ -198,3 +198,34 @@ async def test_a_tree_in_a_workflow_is_one_trace_each_sub_agent_under_its_tool_c
         name = str((sub.attributes or {})["gen_ai.conversation.id"]).split("/")[-1]
         assert by_id[sub.parent.span_id].name == f"execute_tool {name.split('#')[0]}"
     provider.shutdown()
+
+
+async def test_the_interceptors_spans_name_a_failure_by_its_type_only(
+    temporal_address: str, store: SQLiteStore
+) -> None:
+    """A provider's error text (here quoting a key) never reaches a span unredacted: the
+    activity's span says ApplicationError, nothing of the message."""
+    from temporal_secret_app import SECRET
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    queue, wid = f"tq-{uuid.uuid4().hex[:8]}", f"wf-secret-{uuid.uuid4().hex[:8]}"
+    plugin = TetherPlugin(
+        app="temporal_secret_app:agent_factory", store=store, tracer_provider=provider
+    )
+    client = await Client.connect(temporal_address, plugins=[plugin])
+    async with Worker(client, task_queue=queue):
+        handle = await client.start_workflow(AgentWorkflow.run, "hello", id=wid, task_queue=queue)
+        for _ in range(300):  # the model activity fails for good, once
+            if any(s.name == "RunActivity:tether.model" for s in exporter.get_finished_spans()):
+                break
+            await asyncio.sleep(0.1)
+        await handle.terminate("test over")  # (the run's ProviderError fails its task)
+    spans = list(exporter.get_finished_spans())
+    (failed,) = [s for s in spans if s.name == "RunActivity:tether.model"]
+    assert failed.status.description == "ApplicationError"
+    assert SECRET not in "\n".join(s.to_json() for s in spans)
+    provider.shutdown()

@@ -71,11 +71,14 @@ def in_workflow() -> bool:
 
 
 def interceptor(provider: TracerProvider | None) -> Any:
-    """temporalio's ``TracingInterceptor`` on ``provider`` (None: the global one)."""
+    """temporalio's ``TracingInterceptor`` on ``provider`` (None: the global one); its
+    spans name a failure by its type only (:mod:`tether.temporal.scrubbed`)."""
     from opentelemetry import trace
     from temporalio.contrib.opentelemetry import TracingInterceptor
 
-    return TracingInterceptor(trace.get_tracer(SCOPE, tracer_provider=provider))
+    from tether.temporal.scrubbed import ScrubbedTracer
+
+    return TracingInterceptor(ScrubbedTracer(trace.get_tracer(SCOPE, tracer_provider=provider)))
 
 
 def replaying() -> bool:
