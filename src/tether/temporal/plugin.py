@@ -11,9 +11,9 @@ from temporalio.plugin import SimplePlugin
 from temporalio.worker import ReplayerConfig, Worker, WorkerConfig
 
 from tether.ops.app_loader import load_factory
+from tether.temporal import tracing as traces
 from tether.temporal.activities import TetherActivities
 from tether.temporal.forwarder import POLL_EVERY, forward_decisions
-from tether.temporal.tracing import REPLAYER, serve_tracing
 from tether.temporal.workflow import REPLAYING, AgentWorkflow, serve_app
 
 
@@ -62,13 +62,13 @@ class TetherPlugin(SimplePlugin):
     def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
         config = super().configure_worker(config)
         serve_app(config["task_queue"], self.app)
-        serve_tracing(config["task_queue"], self.tracer_provider, self.tracing)
+        traces.serve_tracing(config["task_queue"], self.tracer_provider, self.tracing)
         return config
 
     def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
         config = super().configure_replayer(config)
         serve_app(REPLAYING, self.app)
-        serve_tracing(REPLAYER, self.tracer_provider, self.tracing)
+        traces.serve_tracing(traces.REPLAYER, self.tracer_provider, self.tracing)
         return config
 
     async def run_worker(self, worker: Worker, next: Callable[[Worker], Awaitable[None]]) -> None:
