@@ -64,9 +64,12 @@ def workflow_agent(app: str, session_id: str) -> Any:
     activities (its policy, unchanged, runs here)."""
     from tether.ops.app_loader import build_agent
     from tether.temporal.store_proxy import WorkflowStore
+    from tether.temporal.tracing import trace_agent
     from tether.temporal.tree import proxied
 
-    return proxied(build_agent(app, session_id), session_id, store=WorkflowStore(session_id))
+    agent = proxied(build_agent(app, session_id), session_id, store=WorkflowStore(session_id))
+    trace_agent(agent, workflow.info().task_queue)
+    return agent
 
 
 @workflow.defn(name="tether.AgentWorkflow", sandboxed=False)
