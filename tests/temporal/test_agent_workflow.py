@@ -200,3 +200,28 @@ async def test_every_history_replays_without_a_nondeterminism_error(
     for wid in ids:
         history = await temporal_client.get_workflow_handle(wid).fetch_history()
         await replayer.replay_workflow(history)
+
+
+async def test_a_run_that_fails_ends_the_workflow_failed_with_a_redacted_reason(
+    temporal_client: Any, store: SQLiteStore
+) -> None:
+    """A provider that fails for good ends the run with stop reason error; the workflow
+    fails once (not a workflow task retried forever), its reason through the redaction."""
+    from temporal_secret_app import SECRET
+    from temporalio.client import WorkflowFailureError
+    from temporalio.worker import Worker
+
+    queue, wid = queue_name(), f"wf-fail-{uuid.uuid4().hex[:8]}"
+    plugin = TetherPlugin(app="temporal_secret_app:agent_factory", store=store)
+    async with Worker(temporal_client, task_queue=queue, plugins=[plugin]):
+        handle = await start(temporal_client, queue, wid)
+        with pytest.raises(WorkflowFailureError) as failed:
+            await asyncio.wait_for(handle.result(), 60)
+    cause = failed.value.cause
+    assert "failed" in str(cause)
+    assert SECRET not in str(cause)
+    history = await handle.fetch_history()
+    assert SECRET not in str(history.to_json())
+    record = await store.load(wid)
+    assert record is not None
+    assert record.status == "failed"

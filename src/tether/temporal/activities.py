@@ -45,6 +45,7 @@ class TetherActivities:
     @activity.defn(name=MODEL_ACTIVITY)
     async def model_call(self, payload: dict[str, Any]) -> dict[str, Any]:
         """One model call: the worker's agent's model streams; its events go back whole."""
+        from tether.governance.masks import redact_text
         from tether.models.failover import ProviderError
 
         agent = await self._agent(payload)
@@ -53,9 +54,11 @@ class TetherActivities:
         try:
             async for event in agent.runtime.model.stream(request):
                 events.append(event)
-        except ProviderError as exc:
+        except ProviderError as exc:  # into the history: through the redaction, as any view
+            data = provider_error_data(exc)
+            data["detail"] = redact_text(str(data["detail"]))
             raise ApplicationError(
-                str(exc), provider_error_data(exc), type="ProviderError", non_retryable=True
+                redact_text(str(exc)), data, type="ProviderError", non_retryable=True
             ) from None
         return {"events": encode(events)}
 

@@ -85,7 +85,8 @@ class AgentWorkflow:
 
     @workflow.run
     async def run(self, prompt: str, session_id: str | None = None) -> dict[str, Any]:
-        from tether.errors import AnswerError
+        from tether.errors import AnswerError, TetherError
+        from tether.governance.masks import redact_text
         from tether.temporal.outcome import outcome
         from tether.temporal.tool_proxy import MayHaveRun
 
@@ -125,6 +126,14 @@ class AgentWorkflow:
                 ticket.error, ticket.done = str(exc), True
                 answers, ticket = await self._next_answers()
                 continue
+            except TetherError as exc:  # the run failed (stop reason error, recorded): once
+                self._status = "failed"
+                reason = redact_text(f"{type(exc).__name__}: {exc}")
+                if ticket is not None:
+                    ticket.error, ticket.done = reason, True
+                raise ApplicationError(
+                    reason, type=type(exc).__name__, non_retryable=True
+                ) from None
             first = False
             self._outcome = outcome(result, agent)
             if ticket is not None:
