@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
@@ -24,16 +24,19 @@ SCHEME: Final = "bearer"
 DESCRIPTION_MAX: Final = 1000
 
 
-def build_card(agent: Agent, url: str, *, version: str) -> AgentCard:
+def build_card(
+    agent: Agent, url: str, *, version: str, given: list[dict[str, Any]] | None = None
+) -> AgentCard:
     """The card of ``agent`` served at ``url`` (the server's base URL): one skill per
     tool (one ``respond`` skill without tools), the JSON-RPC interface at ``url + /a2a``
     (first: preferred) and the HTTP+JSON one at ``url + /a2a/rest``, streaming, bearer
-    tokens."""
+    tokens. ``given`` skills (checked by :func:`tether.a2a.skills.load_skills`) replaces the
+    skills made from the tools."""
     name = agent.name or "tether agent"
     prompt = (agent.system_prompt or "").strip()
     description = prompt[:DESCRIPTION_MAX] or f"{name}: a governed tether agent"
     skills = []
-    for spec in agent.tool_specs:
+    for spec in agent.tool_specs if given is None else ():
         tool_name = str(spec.get("name", ""))
         skills.append(
             AgentSkill(
@@ -43,6 +46,8 @@ def build_card(agent: Agent, url: str, *, version: str) -> AgentCard:
                 tags=["tool"],
             )
         )
+    if given is not None:
+        skills = [AgentSkill(**skill) for skill in given]
     if not skills:  # the card needs one skill: the agent's own answer
         skills.append(AgentSkill(id="respond", name=name, description=description, tags=["chat"]))
     requirement = SecurityRequirement()

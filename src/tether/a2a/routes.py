@@ -60,7 +60,11 @@ class _Context(DefaultServerCallContextBuilder):
 
 
 def a2a_routes(
-    api: Api, factory: AppFactory, *, public_url: str | None = None
+    api: Api,
+    factory: AppFactory,
+    *,
+    public_url: str | None = None,
+    skills: list[dict[str, Any]] | None = None,
 ) -> tuple[list[Route], ServedRuns]:
     """The card and JSON-RPC routes over ``api``'s store and the ``--app`` factory, and
     the runs (start :meth:`ServedRuns.watch` in the server's lifespan, close it after)."""
@@ -90,7 +94,7 @@ def a2a_routes(
                 described["agent"] = agent
                 await asyncio.to_thread(agent.close)
         base = public_url or str(request.base_url)
-        shown = build_card(described["agent"], base, version=_version())
+        shown = build_card(described["agent"], base, version=_version(), given=skills)
         return JSONResponse(agent_card_to_dict(shown))
 
     def guarded(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[..., Any]:

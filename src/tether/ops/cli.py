@@ -87,6 +87,12 @@ def serve(
     public_url: str | None = typer.Option(
         None, "--public-url", help="Base URL the A2A agent card names (default: the request's)."
     ),
+    a2a_skills: str | None = typer.Option(
+        None,
+        "--a2a-skills",
+        help="JSON file: the A2A card's skills ([{id, name, description, tags, examples}]; "
+        "default: one per tool).",
+    ),
 ) -> None:
     """Serve the approvals inbox (web page at /) and its HTTP API (needs the server extra:
     pip install -e '.[server]' in a checkout). Creates the store when it does not exist.
@@ -103,10 +109,25 @@ def serve(
         )
     if app_spec is not None:
         load_factory(app_spec)  # a bad --app is a usage error before anything starts
+    if a2a_skills is not None:
+        from tether.a2a.skills import load_skills
+        from tether.errors import ConfigurationError
+
+        try:
+            load_skills(a2a_skills)  # a bad file is a usage error before anything starts
+        except ConfigurationError as exc:
+            _fail(str(exc))
     from tether.errors import TetherError
 
     try:
-        run_server(store, host=host, port=port, app_spec=app_spec, public_url=public_url)
+        run_server(
+            store,
+            host=host,
+            port=port,
+            app_spec=app_spec,
+            public_url=public_url,
+            a2a_skills=a2a_skills,
+        )
     except TetherError as exc:
         _fail(str(exc))
 

@@ -57,13 +57,15 @@ def create_app(
     title: str = "tether inbox",
     close_store: bool = False,
     public_url: str | None = None,
+    a2a_skills: list[dict[str, Any]] | None = None,
 ) -> Starlette:
     """The server for ``store``. ``policy(approver, approval) -> bool`` decides who may
     decide what (default: roles, see :func:`~tether.ops.server.auth.default_policy`);
     ``app_factory(session_id=...)`` builds the session's Agent to validate edited
     arguments and redact views (once per session, kept and closed on shutdown: agents.py;
     without it, edits are refused; with it, the agent is also served over A2A, see
-    tether.a2a: ``public_url`` is the base URL its card names, else the request's).
+    tether.a2a: ``public_url`` is the base URL its card names, else the request's;
+    ``a2a_skills`` the card's skills, else one per tool).
     ``close_store`` closes the store on shutdown."""
     api = Api(store, policy, app_factory)
     index, static = make_inbox(title)
@@ -96,7 +98,7 @@ def create_app(
         except ImportError as exc:  # the a2a extra is not installed
             log.info("the agent is not served over A2A (pip install 'tether[a2a]'): %s", exc)
         else:
-            a2a, served = a2a_routes(api, app_factory, public_url=public_url)
+            a2a, served = a2a_routes(api, app_factory, public_url=public_url, skills=a2a_skills)
             routes += a2a
     if app_factory is not None:
         try:
