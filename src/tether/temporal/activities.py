@@ -12,13 +12,14 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from tether.errors import ConfigurationError, TetherError
+from tether.governance.masks import redact_text
 from tether.ops.app_loader import AppFactory
 from tether.ops.server.agents import SessionAgents
 from tether.temporal.model_proxy import MODEL_ACTIVITY, provider_error_data
 from tether.temporal.store_ops import run_store_call
 from tether.temporal.store_proxy import STORE_ACTIVITY
-from tether.temporal.tool_proxy import TOOL_ACTIVITY
-from tether.temporal.tree import agent_at
+from tether.temporal.tool_proxy import TOOL_ACTIVITY, spec_of
+from tether.temporal.tree import DESCRIBE_ACTIVITY, agent_at, source_tools
 from tether.temporal.wire import decode, encode
 from tether.tools.media import ToolOutput
 
@@ -35,7 +36,19 @@ class TetherActivities:
 
     def all(self) -> list[Any]:
         """The activity functions to register."""
-        return [self.store_call, self.model_call, self.tool_call]
+        return [self.store_call, self.model_call, self.tool_call, self.describe]
+
+    @activity.defn(name=DESCRIBE_ACTIVITY)
+    async def describe(self, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        """The tools the agent's sources (MCP servers) offer, connected here, in a thread."""
+        agent = await self._agent(payload)
+        try:
+            tools = await asyncio.to_thread(source_tools, agent)
+        except TetherError as exc:
+            raise ApplicationError(
+                redact_text(str(exc)), type="SourceError", non_retryable=False
+            ) from None
+        return [spec_of(tool) for tool in tools]
 
     @activity.defn(name=STORE_ACTIVITY)
     async def store_call(self, payload: dict[str, Any]) -> dict[str, Any]:
@@ -68,7 +81,8 @@ class TetherActivities:
         while it runs, so a lost worker is noticed within the heartbeat timeout."""
         agent = await self._agent(payload)
         call = decode(payload["call"])
-        tool = agent.runtime.toolset.by_name.get(call.name)
+        # a source's tool may need its first listing: blocking, so off the loop
+        tool = await asyncio.to_thread(agent.runtime.toolset.by_name.get, call.name)
         if tool is None:
             raise ApplicationError(
                 f"the worker's agent has no tool {call.name!r}",
@@ -77,7 +91,10 @@ class TetherActivities:
             )
         beating = asyncio.ensure_future(_heartbeat())
         try:
-            kwargs = tool.prepare(call.arguments)
+            if tool.untrusted_schema:  # an outside schema (MCP): checked off the loop
+                kwargs = await asyncio.to_thread(tool.prepare, call.arguments)
+            else:
+                kwargs = tool.prepare(call.arguments)
             value = await tool.invoke(kwargs, None, agent.runtime.threads.get())
         except TimeoutError:
             return {"timeout": True}

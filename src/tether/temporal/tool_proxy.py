@@ -10,6 +10,7 @@ recovers the session like a crashed process, so the call goes to a human (in dou
 
 from __future__ import annotations
 
+import json
 import re
 from concurrent.futures import Executor
 from datetime import timedelta
@@ -88,7 +89,6 @@ class ActivityTool(Tool):
             answer: dict[str, Any] = await workflow.execute_activity(
                 TOOL_ACTIVITY,
                 payload,
-                activity_id=f"tool-{'/'.join((*self._path, call.id))}",
                 start_to_close_timeout=timedelta(seconds=limit + 30),
                 heartbeat_timeout=HEARTBEAT,
                 retry_policy=RetryPolicy(maximum_attempts=3 if self.idempotent else 1),
@@ -111,6 +111,61 @@ class ActivityTool(Tool):
 class ToolRaised(TetherError):
     """What a tool's body raised in its activity, under the same class name (the model
     reads ``Error: TypeName: message``, as from a tool run in this process)."""
+
+
+class SpecTool(ActivityTool):
+    """A tool a source offers (an MCP server's), from its listing on the worker: its name,
+    schema and flags here, its validation and body there (the worker's tool prepares the
+    arguments when it runs, so a call that does not fit is a tool error then)."""
+
+    def __init__(self, spec: dict[str, Any], session_id: str, path: tuple[str, ...] = ()) -> None:
+        self.name = str(spec["name"])
+        self.description = str(spec.get("description") or "")
+        self.input_schema = dict(spec.get("input_schema") or {"type": "object"})
+        self.read_only = bool(spec.get("read_only", False))
+        self.idempotent = bool(spec.get("idempotent", False))
+        self.cheap = bool(spec.get("cheap", False))
+        timeout = spec.get("timeout")
+        self.timeout = float(timeout) if isinstance(timeout, (int, float)) else None
+        self.path_params = ()
+        self.interactive = False
+        self.reconcile = None
+        self.untrusted_schema = False  # nothing to validate here: the worker's tool does
+        self.is_async = True
+        self.takes_context = False
+        self._session_id = session_id
+        self._path = path
+        self._spec = {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+    def prepare(self, arguments: dict[str, Any] | str) -> dict[str, Any]:
+        from tether.errors import ToolArgumentError
+
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError as exc:
+                raise ToolArgumentError(f"tool {self.name!r}: arguments are not JSON") from exc
+        if not isinstance(arguments, dict):
+            raise ToolArgumentError(f"tool {self.name!r}: arguments must be a JSON object")
+        return dict(arguments)
+
+    def check_edit(self, arguments: dict[str, Any], edited: dict[str, Any]) -> dict[str, Any]:
+        return self.prepare({**arguments, **edited})
+
+
+def spec_of(tool: Tool) -> dict[str, Any]:
+    """What :class:`SpecTool` is built from (the worker lists its sources' tools so)."""
+    return {
+        **tool.spec(),
+        "read_only": tool.read_only,
+        "idempotent": tool.idempotent,
+        "cheap": tool.cheap,
+        "timeout": tool.timeout,
+    }
 
 
 def remote_error(data: Any) -> ToolRaised:

@@ -11,6 +11,7 @@ workflow (a new worker, a cache eviction) re-runs the loop: its spans are quiet 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tether.errors import ConfigurationError
@@ -96,27 +97,21 @@ def serve_tracing(task_queue: str, provider: TracerProvider | None, traced: bool
         _PROVIDERS.pop(task_queue, None)
 
 
-def trace_agent(agent: AgentRef, task_queue: str) -> None:
-    """Trace a workflow's ``agent`` and its sub-agents when its queue's plugin traces
-    (each unless it is already: a ``Tracing`` in its hooks)."""
+def tracer_for(task_queue: str) -> Callable[[AgentRef], None] | None:
+    """What traces one agent of a workflow on ``task_queue`` (None: its plugin does not
+    trace). ``tree.proxied`` applies it to every agent of the tree it builds, the fresh
+    children of a parallel sub-agent tool included."""
     key = task_queue
     if key not in _PROVIDERS and task_queue.startswith(REPLAYER):
         key = REPLAYER
     if key not in _PROVIDERS:
-        return
-    from tether.observe.tracing import instrument, is_traced
+        return None
+    provider = _PROVIDERS[key]
 
-    for each in _tree(agent):
-        if not is_traced(each):
-            instrument(each, tracer_provider=_PROVIDERS[key])
+    def trace(agent: AgentRef) -> None:
+        from tether.observe.tracing import instrument, is_traced
 
+        if not is_traced(agent):
+            instrument(agent, tracer_provider=provider)
 
-def _tree(agent: Any) -> list[Any]:
-    """``agent`` and its sub-agents (a workflow's are instances: see ``tree.proxied``)."""
-    from tether.agents.subagent import SubAgentTool
-
-    found = [agent]
-    for tool in agent.runtime.toolset.tools:
-        if isinstance(tool, SubAgentTool):
-            found.extend(_tree(tool.lookup_agent(agent)))
-    return found
+    return trace

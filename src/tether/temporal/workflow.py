@@ -59,17 +59,19 @@ class _Ticket:
     outcome: dict[str, Any] | None = None
 
 
-def workflow_agent(app: str, session_id: str) -> Any:
+async def workflow_agent(app: str, session_id: str) -> Any:
     """The factory's agent for ``session_id`` with its store, model and tools moved to
-    activities (its policy, unchanged, runs here)."""
+    activities (its policy, unchanged, runs here; its tool sources listed by the worker)."""
     from tether.ops.app_loader import build_agent
     from tether.temporal.store_proxy import WorkflowStore
-    from tether.temporal.tracing import trace_agent
-    from tether.temporal.tree import proxied
+    from tether.temporal.tracing import tracer_for
+    from tether.temporal.tree import described, proxied
 
-    agent = proxied(build_agent(app, session_id), session_id, store=WorkflowStore(session_id))
-    trace_agent(agent, workflow.info().task_queue)
-    return agent
+    built = build_agent(app, session_id)
+    sources = await described(built, session_id)
+    trace = tracer_for(workflow.info().task_queue)
+    store = WorkflowStore(session_id)
+    return proxied(built, session_id, store=store, sources=sources, decorate=trace)
 
 
 @workflow.defn(name="tether.AgentWorkflow", sandboxed=False)
@@ -99,7 +101,7 @@ class AgentWorkflow:
                 non_retryable=True,
             )
         sid = session_id or info.workflow_id
-        agent = workflow_agent(app, sid)
+        agent = await workflow_agent(app, sid)
         self._status = "running"
         recoveries = 0
         answers: dict[str, Any] | None = None
@@ -118,7 +120,7 @@ class AgentWorkflow:
                 recoveries += 1
                 if recoveries > MAX_RECOVERIES:
                     raise
-                agent = workflow_agent(app, sid)  # as a new process would: from the journal
+                agent = await workflow_agent(app, sid)  # as a new process would: from the journal
                 first, answers = False, None  # the answer's ticket waits for this outcome
                 continue
             except AnswerError as exc:
