@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 
 import pytest
 from ag_ui_app import SECRET, post_run, run_input, user
@@ -251,3 +252,34 @@ async def test_front_end_tools_without_a_schema_validator_say_what_to_install(se
     assert code == 500
     assert "pip install 'tether[mcp]'" in answer["error"]
     assert await served.store().load("front-9") is None
+
+
+def test_a_broken_store_is_the_inboxs_503_with_its_retry_after(tmp_path: Path) -> None:
+    """One token check for every route (tether.ops.server.auth.authenticate): AG-UI had
+    a copy of it, without the inbox's Retry-After."""
+    from live_server import call, live_server
+
+    from tether import Agent
+    from tether.durable import SQLiteStore
+    from tether.models import ScriptedModel
+    from tether.ops.server import create_app
+
+    junk = tmp_path / "junk.db"
+    junk.write_text("not a database\n" * 100)
+
+    def make_agent(session_id: str) -> Agent:
+        return Agent(model=ScriptedModel(["hi"]), session_id=session_id)
+
+    app = create_app(SQLiteStore(junk), app_factory=make_agent, close_store=True)
+    with live_server(app) as url:
+        headers: dict[str, str] = {}
+        status, body = call(
+            "POST",
+            url + "/ag-ui",
+            body={"threadId": "t-1", "runId": "r-1", "messages": []},
+            authorization="Bearer tether_0123456789abcdef_" + "x" * 43,
+            headers_out=headers,
+        )
+    assert status == 503
+    assert body == {"error": "the store cannot be read; the server log says why"}
+    assert {k.lower(): v for k, v in headers.items()}["retry-after"] == "5"

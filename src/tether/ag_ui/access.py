@@ -17,10 +17,7 @@ import fnmatch
 import logging
 from typing import TYPE_CHECKING, Final
 
-from starlette.exceptions import HTTPException
-
-from tether.durable.errors import StoreBusy, StoreError
-from tether.ops.server.auth import APPROVE_PREFIX, CHALLENGE, bearer
+from tether.ops.server.auth import APPROVE_PREFIX, authenticate
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -33,37 +30,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tether.server")
 
-INVOKE_ROLES: Final = frozenset({"invoke", "admin"})
-
 
 async def invoker(request: Request, run: StoreRunner) -> Approver:
-    """The verified caller of the request, allowed to run the agent; HTTPException 401 /
-    403 otherwise (503 when the store fails: no detail before authentication)."""
-    token = bearer(request)
-    try:
-        approver = None if token is None else await run(run.store.approvers.verify, token)
-    except StoreBusy as exc:
-        log.warning("store busy while checking a token: %s", exc)
-        raise HTTPException(
-            503, "the store is busy; retry in a moment", headers={"Retry-After": "1"}
-        ) from None
-    except StoreError as exc:
-        log.error("store failed while checking a token: %s", exc)
-        raise HTTPException(503, "the store cannot be read; the server log says why") from None
-    if approver is None:
-        raise HTTPException(
-            401,
-            "a valid bearer token is required (Authorization: Bearer tether_...); "
-            "issue one with: tether approvers add NAME --role invoke",
-            headers=CHALLENGE,
-        )
-    if not INVOKE_ROLES & set(approver.roles):
-        raise HTTPException(
-            403,
-            f"approver {approver.name!r} (roles: {', '.join(approver.roles)}) may not run the "
-            "agent; it needs the role invoke or admin",
-        )
-    return approver
+    """The verified caller of the request, allowed to run the agent (``invoke`` or
+    ``admin``); the inbox's HTTPException 401 / 403 / 503 otherwise (one check:
+    :func:`tether.ops.server.auth.authenticate`)."""
+    return await authenticate(request, run, "run")
 
 
 def may_answer(

@@ -20,7 +20,8 @@ Roles (the default policy; pass ``create_app(policy=...)`` to decide approvals y
 * ``admin`` - all of the above, every approval.
 
 Access levels: ``read`` (the inbox: approvals), ``sessions`` (sessions, timelines,
-updates, ``/api/me``, the OpenAPI document: every known role) and ``audit``.
+updates, ``/api/me``, the OpenAPI document: every known role), ``audit``, ``invoke``
+(A2A: the handler decides per task) and ``run`` (AG-UI: ``invoke`` or ``admin``).
 
 Any other role grants nothing. Tokens are never logged or echoed. A store that fails
 while a token is checked gives 503 without any detail (the detail goes to the log).
@@ -48,7 +49,7 @@ log = logging.getLogger("tether.server")
 
 Policy = Callable[["Approver", "Approval"], bool]
 """``policy(approver, approval) -> bool``: may this approver decide this approval?"""
-Access = Literal["read", "sessions", "audit", "invoke"]
+Access = Literal["read", "sessions", "audit", "invoke", "run"]
 
 APPROVE_PREFIX: Final = "approve:"
 READ_ROLES: Final = frozenset({"viewer", "admin"})
@@ -81,6 +82,8 @@ def allowed(approver: Approver, access: Access) -> bool:
     roles = set(approver.roles)
     if access == "invoke":  # A2A: the handler decides per task what the roles allow
         return "invoke" in roles or allowed(approver, "sessions")
+    if access == "run":  # AG-UI: every request runs the agent
+        return bool(roles & {"invoke", "admin"})
     if access == "audit":
         return bool(roles & AUDIT_ROLES)
     inbox = bool(roles & READ_ROLES) or any(r.startswith(APPROVE_PREFIX) for r in roles)
@@ -125,6 +128,7 @@ async def authenticate(request: Request, run: StoreRunner, access: Access) -> Ap
             "read": "viewer, approve:PATTERN or admin",
             "sessions": "viewer, approve:PATTERN, auditor or admin",
             "invoke": "invoke, viewer, approve:PATTERN, auditor or admin",
+            "run": "invoke or admin",
         }[access]
         raise HTTPException(
             403,
