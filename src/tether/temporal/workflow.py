@@ -147,18 +147,9 @@ class AgentWorkflow:
             answers, ticket = await self._next_answers()
 
     async def _drive(self, events: Any) -> Any:
-        from tether.events import FinalResult
+        from tether.running import drive_to_result
 
-        result = None
-        try:
-            async for event in events:
-                self._progress.record(event)
-                if type(event) is FinalResult:
-                    result = event.result
-        finally:
-            await events.aclose()
-        assert result is not None
-        return result
+        return await drive_to_result(events, (self._progress.record,))
 
     async def _next_answers(self) -> tuple[dict[str, Any], _Ticket]:
         self._status = "waiting"

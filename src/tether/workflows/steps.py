@@ -14,10 +14,11 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from tether.agents.subagent import SubAgentTool
 from tether.errors import ConfigurationError, InputError, SubAgentError
+from tether.result import StopReason
 from tether.tools.base import Tool
 from tether.tools.context import ToolContext
 
@@ -117,21 +118,16 @@ def step_node(name: str, step: Any, kind: str, workflow: Workflow, spec: StateSp
     )
 
 
-CONTROL_STOPS = frozenset(
-    {
-        "cancelled",
-        "blocked",
-        "limit_turns",
-        "limit_total_tokens",
-        "limit_output_tokens",
-        "limit_wall_time",
-        "limit_tool_calls",
-        "cost_limit",
-        "budget_exhausted",
-    }
-)
+CONTROL_STOPS = frozenset(get_args(StopReason)) - {
+    "end_turn",
+    "interrupt",
+    "paused",
+    "max_tokens",
+    "error",
+}
 """A node's stop reasons that stop the whole workflow with the same reason (control
-outcomes are stop reasons, never errors)."""
+outcomes are stop reasons, never errors): tether.result's list less the ones a node ends
+or waits with."""
 
 STOP_MARK = "[workflow stop: "
 
