@@ -17,12 +17,13 @@ import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tether.durable import SQLiteStore
+from tether.workflows.swarm import HANDOFF_MARK
 
 CHILD = Path(__file__).parent / "crash_child.py"
 CHILD_TIMEOUT = 60.0
@@ -46,30 +47,13 @@ def run_child(
     args = [sys.executable, str(child), str(db), session, str(effects), mode]
     args += ["-" if answers is None else json.dumps(answers), str(target)]
     err_path = Path(str(effects) + f".stderr{os.getpid()}")
-    run = Run()
     with err_path.open("w+") as err:
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True)
         watchdog = threading.Timer(CHILD_TIMEOUT, proc.kill)
         watchdog.start()
         try:
             assert proc.stdout is not None
-            for line in proc.stdout:
-                head, _, rest = line.rstrip("\n").partition(" ")
-                if head == "ACK":
-                    seq, kind, sid = rest.split(" ")
-                    run.acks.append((int(seq), kind))
-                    run.session_acks.append((sid, int(seq), kind))
-                elif head == "DURABLE":
-                    seq, kind, sid = rest.split(" ")
-                    run.durable.append((sid, int(seq), kind))
-                elif head == "COMMITTED":
-                    run.commits += 1
-                elif head == "AT":
-                    point, where, detail = rest.split(" ", 2)
-                    run.at = (int(point), where, detail)
-                    os.kill(proc.pid, signal.SIGKILL)
-                elif head == "RESULT":
-                    run.result = json.loads(rest)
+            run = read_run(proc.stdout, lambda: os.kill(proc.pid, signal.SIGKILL))
             run.returncode = proc.wait()
         finally:
             watchdog.cancel()
@@ -79,6 +63,30 @@ def run_child(
         err.seek(0)
         run.stderr = err.read()
     err_path.unlink()
+    return run
+
+
+def read_run(lines: Iterable[str], kill: Callable[[], None]) -> Run:
+    """A child's run from its stdout lines (until they end); ``kill`` it (SIGKILL) when it
+    reports its kill point."""
+    run = Run()
+    for line in lines:
+        head, _, rest = line.rstrip("\n").partition(" ")
+        if head == "ACK":
+            seq, kind, sid = rest.split(" ")
+            run.acks.append((int(seq), kind))
+            run.session_acks.append((sid, int(seq), kind))
+        elif head == "DURABLE":
+            seq, kind, sid = rest.split(" ")
+            run.durable.append((sid, int(seq), kind))
+        elif head == "COMMITTED":
+            run.commits += 1
+        elif head == "AT":
+            point, where, detail = rest.split(" ", 2)
+            run.at = (int(point), where, detail)
+            kill()
+        elif head == "RESULT":
+            run.result = json.loads(rest)
     return run
 
 
@@ -130,17 +138,191 @@ def check_audit(db: Path, sessions: list[str], reruns: frozenset[str] = frozense
     return asyncio.run(read())
 
 
+Journals = dict[str, tuple[str, int, list[tuple[int, str, dict[str, Any]]]]]
+
+
+def tree_journals(db: Path, tree: str) -> Journals:
+    """{session: (status, version, entries)} of session ``tree`` and every session under
+    it (its children's ids start with ``tree/``), read through a fresh store object."""
+
+    async def read() -> Journals:
+        store = SQLiteStore(db)
+        try:
+            out: Journals = {}
+            for summary in await store.list_sessions(limit=10_000):
+                sid = summary.session_id
+                if sid != tree and not sid.startswith(tree + "/"):
+                    continue
+                record = await store.load(sid)
+                assert record is not None
+                entries = await store.read_entries(sid)
+                out[sid] = (
+                    record.status,
+                    record.version,
+                    [(e.seq, e.kind, e.data) for e in entries],
+                )
+            return out
+        finally:
+            await store.close()
+
+    return asyncio.run(read())
+
+
+def check_sessions(journals: Journals) -> list[str]:
+    """Every session completed; user, (assistant calls, their results)*, final assistant.
+    A swarm agent that handed off (its last status's reason is the handoff) ends on the
+    handoff's result instead: its next model call was blocked."""
+    problems = []
+    for sid, (status, _, entries) in sorted(journals.items()):
+        if status != "completed":
+            problems.append(f"{sid}: status {status}")
+        messages = [data["message"] for _, kind, data in entries if kind == "message"]
+        roles = [m["role"] for m in messages]
+        ends = [data.get("reason") or "" for _, kind, data in entries if kind == "status"]
+        last = "tool" if ends and str(ends[-1]).startswith(HANDOFF_MARK) else "assistant"
+        if not roles or roles[0] != "user" or roles[-1] != last:
+            problems.append(f"{sid}: roles {roles}")
+            continue
+        turns = messages[1:] if last == "tool" else messages[1:-1]
+        for ask, answer in zip(turns[0::2], turns[1::2], strict=False):
+            calls = sorted(b["id"] for b in ask["content"] if b["type"] == "tool_call")
+            results = sorted(
+                b["tool_call_id"] for b in answer["content"] if b["type"] == "tool_result"
+            )
+            if ask["role"] != "assistant" or answer["role"] != "tool" or calls != results:
+                problems.append(f"{sid}: calls {calls} answered by {results}")
+        if len(turns) % 2 == 1:
+            problems.append(f"{sid}: roles {roles}")
+    return problems
+
+
+@dataclass
+class TreeReport:
+    tree: str
+    kills: list[tuple[str, str]] = field(default_factory=list)  # (where, detail)
+    acked: dict[tuple[str, int], str] = field(default_factory=dict)
+    durable: dict[tuple[str, int], str] = field(default_factory=dict)  # committed (printed)
+    lost: list[str] = field(default_factory=list)
+    unacked: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    in_doubt: Counter[str] = field(default_factory=Counter)
+    runs: int = 0
+    duplicates: int = 0  # side effects that ran more than once
+    first_kill: int = 0
+    sessions: list[str] = field(default_factory=list)
+    final: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class TreeShape:
+    """What a full run of a tree (or workflow) child does: its side effects' ``lines``
+    (each once), the top's ``final`` answer, its number of ``sessions``, and the part of
+    an in_doubt write's point that addresses its node (see :func:`in_doubt_answers`)."""
+
+    lines: list[str]
+    final: str
+    sessions: int
+    point_part: str | Mapping[str, str] | None = None
+
+
+Runner = Callable[[str, Any, int], Run]
+"""Runs one child process: (mode, answers, kill target) -> its Run."""
+
+
+def drive_tree(
+    runner: Runner,
+    db: Path,
+    tree: str,
+    effects: Path,
+    targets: list[int],
+    shape: TreeShape,
+    *,
+    max_runs: int,
+) -> TreeReport:
+    """Run one tree to its end: its n-th run killed at ``targets[n]`` (if any, else not),
+    resumed in fresh runs (in_doubt writes answered like a human, from the effects file).
+
+    Checked after every run: each entry the child printed committed (every acknowledged
+    one is) still there with the same kind, and, at a kill, no session journaled past its
+    last committed entry. At the end: each line once, ``shape.sessions`` sessions, each
+    completed and well formed, the top's answer ``shape.final``."""
+    report = TreeReport(tree)
+    mode, answers = "start", None
+    journals: Journals = {}
+    while report.runs < max_runs:
+        report.runs += 1
+        target = targets[report.runs - 1] if report.runs <= len(targets) else 0
+        run = runner(mode, answers, target)
+        journals = tree_journals(db, tree)
+        report.acked.update({(sid, seq): kind for sid, seq, kind in run.session_acks})
+        report.durable.update({(sid, seq): kind for sid, seq, kind in run.durable})
+        for (sid, seq), kind in report.acked.items():
+            if report.durable.get((sid, seq)) != kind:
+                report.problems.append(f"{sid} seq {seq} ({kind}) acknowledged, never committed")
+        for (sid, seq), kind in report.durable.items():
+            entries = {s: k for s, k, _ in journals.get(sid, ("missing", 0, []))[2]}
+            if entries.get(seq) != kind:
+                report.lost.append(f"{sid} seq {seq} ({kind}): now {entries.get(seq)}")
+        if run.at is not None:
+            # The child's gate: at a kill point no group commit is half done, so every
+            # session's journal ends at its last committed (printed) entry; a commit of
+            # several sessions' appends may hold entries not yet acknowledged.
+            for sid, (_, version, _) in journals.items():
+                newest = max((seq for s, seq in report.durable if s == sid), default=0)
+                if version != newest:
+                    report.unacked.append(f"{sid}: version {version}, committed {newest}, {run.at}")
+            report.kills.append((run.at[1], run.at[2]))
+            if report.runs == 1:
+                report.first_kill = run.at[0]
+            if journals.get(tree, ("missing",))[0] == "completed":
+                break  # killed after the tree's final append was acknowledged
+        elif report.runs == 1 and target:  # (a recovery run may end before its target)
+            report.problems.append(f"the first run never reached kill point {target}")
+
+        def answer(asked: list[dict[str, Any]], seen: Journals = journals) -> dict[str, Any]:
+            intents = {
+                data["call_id"]
+                for _, _, entries in seen.values()
+                for _, kind, data in entries
+                if kind == "tool_intent"
+            }
+            return in_doubt_answers(
+                asked, intents, effects, report.problems, report.in_doubt, shape.point_part
+            )
+
+        step = next_run(run, report, mode, journals.get(tree, ("missing", 0, []))[2], answer)
+        if step is None:
+            break
+        mode, answers = step
+    else:
+        report.problems.append(f"not done after {max_runs} runs")
+    counts = Counter(effects.read_text().splitlines() if effects.exists() else [])
+    report.duplicates = sum(n - 1 for n in counts.values())
+    if set(counts) != set(shape.lines) or any(c != 1 for c in counts.values()):
+        report.problems.append(f"effects {sorted(counts.items())}")
+    report.sessions = sorted(journals)
+    if len(journals) != shape.sessions:
+        report.problems.append(f"sessions {sorted(journals)}")
+    report.problems += check_sessions(journals)
+    final = [d["message"] for _, k, d in journals.get(tree, ("", 0, []))[2] if k == "message"]
+    text = "".join(b.get("text", "") for b in final[-1]["content"]) if final else None
+    if text != shape.final:
+        report.problems.append(f"top answered {text!r}")
+    return report
+
+
 def in_doubt_answers(
     interrupts: list[dict[str, Any]],
     intents: set[str],
     effects: Path,
     problems: list[str],
     in_doubt: Counter[str],
-    point_part: str | None = None,
+    point_part: str | Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The human's job for in_doubt ``write`` calls: skip one whose line is in the effects
     file, else retry. Anything unexpected goes to ``problems``: another interrupt, a call
-    with no journaled intent, a point without ``point_part`` (when given)."""
+    with no journaled intent, a point without ``point_part`` (when given; a mapping gives
+    it per line)."""
     present = set(effects.read_text().splitlines()) if effects.exists() else set()
     answers: dict[str, Any] = {}
     if not interrupts:
@@ -150,11 +332,12 @@ def in_doubt_answers(
         if interrupt["source"] != "in_doubt" or call.get("name") != "write":
             problems.append(f"unexpected interrupt {interrupt}")
             continue
-        if point_part is not None and point_part not in interrupt["point"]:
-            problems.append(f"in_doubt write not addressed to {point_part!r}: {interrupt}")
+        line = call["arguments"]["line"]
+        part = point_part.get(line, "?") if isinstance(point_part, Mapping) else point_part
+        if part is not None and part not in interrupt["point"]:
+            problems.append(f"in_doubt write not addressed to {part!r}: {interrupt}")
         if call["id"] not in intents:
             problems.append(f"in_doubt call {call['id']} has no journaled intent")
-        line = call["arguments"]["line"]
         if line in present:
             answers[interrupt["id"]] = {"skip": f"wrote {line}"}
             in_doubt["skip"] += 1
