@@ -76,7 +76,8 @@ async def journal_end(
         )
         await journal.flush()
     entries.append(("usage", {"usage": usage}))
-    entries.append(("status", {"status": status, "reason": reason}))
+    ended = {} if status == "suspended" else {"stop_reason": stop_reason}
+    entries.append(("status", {"status": status, "reason": reason, **ended}))
     sidecar = None
     if journal.observer is not None and not journal.failed:
         raised = view.interrupts if status == "suspended" else []
@@ -87,6 +88,8 @@ async def journal_end(
     journal.end_recorded = not journal.failed
     if journal.since_snapshot >= SNAPSHOT_EVERY and not journal.failed:
         view.status = status
+        if status != "suspended":
+            view.stop_reason, view.end_reason = stop_reason, reason
         start = await _snapshot_messages(journal)
         await journal.append("snapshot", view.to_snapshot(min(start, len(view.messages))))
         journal.since_snapshot = 0

@@ -36,6 +36,10 @@ class SessionView:
     intents: set[str] = field(default_factory=set)
     interrupts: list[Interrupt] = field(default_factory=list)
     suspended_reason: str | None = None
+    stop_reason: str | None = None
+    """How the last run that ended (not suspended) stopped, and its ``end_reason``: None
+    before one did (or in a journal from before they were written)."""
+    end_reason: str | None = None
     compaction: Compaction | None = None
     system_prompt: str | None = None
     system_prompt_known: bool = False
@@ -108,6 +112,8 @@ class SessionView:
             self.status = data["status"]
             if self.status != "suspended":
                 self.interrupts = []
+            if "stop_reason" in data:  # a run's end
+                self.stop_reason, self.end_reason = data["stop_reason"], data.get("reason")
         elif kind == "compaction":
             self.compaction = Compaction.from_dict(data)
         elif kind == "system_prompt":
@@ -152,6 +158,8 @@ class SessionView:
             "intents": sorted(self.intents),
             "interrupts": [i.to_dict() for i in self.interrupts],
             "suspended_reason": self.suspended_reason,
+            "stop_reason": self.stop_reason,
+            "end_reason": self.end_reason,
             "compaction": None if self.compaction is None else self.compaction.to_dict(),
             "system_prompt": self.system_prompt,
             "system_prompt_known": self.system_prompt_known,
@@ -168,6 +176,7 @@ class SessionView:
         self.intents = set(data["intents"])
         self.interrupts = [Interrupt.from_dict(i) for i in data["interrupts"]]
         self.suspended_reason = data.get("suspended_reason")
+        self.stop_reason, self.end_reason = data.get("stop_reason"), data.get("end_reason")
         compaction = data.get("compaction")
         self.compaction = None if compaction is None else Compaction.from_dict(compaction)
         self.system_prompt = data.get("system_prompt")

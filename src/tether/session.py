@@ -20,7 +20,8 @@ Entry kinds and their data (all JSON, versioned by ``Entry.schema``):
   call's intent; fsync'd on its own only when answers are left pending.
 - ``state``: ``{"state": {...}}`` or, when smaller, ``{"delta": ...}`` (see
   ``tether.state_delta``) when the session state changed.
-- ``status``: ``{"status", "reason"}``; a run's start ``{"status": "running",
+- ``status``: ``{"status", "reason"}``, and ``"stop_reason"`` at the end of a run that
+  did not suspend (a sub-agent's parent, recovering, reads how it stopped); a run's start ``{"status": "running",
   "started_at", "by" (lease holder), "resume", "model" (the agent's model name)}``; ``usage``: ``{"usage": RunUsage.to_dict()}``.
 - ``compaction``: ``Compaction.to_dict()`` plus ``reason``, ``manager`` (its class
   name), ``tokens_before``, ``tokens_after``: the model's view of the transcript from now on (the

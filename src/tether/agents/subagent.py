@@ -13,7 +13,7 @@ import asyncio
 import threading
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tether.agents.addresses import child_session_id, lift, lifted_id, step
 from tether.control.interrupts import InterruptSignal
@@ -28,7 +28,8 @@ from tether.tools.context import ToolContext
 if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.agent_ref import AgentRef
-    from tether.result import Result
+    from tether.journal_fold import SessionView
+    from tether.result import Result, StopReason
     from tether.running import Running
     from tether.runtime import Runtime
 
@@ -172,7 +173,7 @@ class SubAgentTool(Tool):
         parent = context.agent
         call = context.tool_call
         conversation = child.conversation
-        await _load(child, parent)
+        view = await _load(child, parent)
         try:
             if conversation.suspension is not None:
                 answers: dict[str, Any] = {}
@@ -183,7 +184,7 @@ class SubAgentTool(Tool):
                 events = child.resume_stream(answers, output_type=self.output_type)
                 result = await _forward(events, context, where)
             elif conversation.messages:  # finished before a crash lost the parent's record
-                return self._answer_of(child)
+                return self._answer_of(child, where, view)
             else:
                 result = await _forward(
                     child.stream(task, output_type=self.output_type), context, where
@@ -202,18 +203,16 @@ class SubAgentTool(Tool):
             raise InterruptSignal(*lifted)  # every pending one, in one suspension
         self._forget(sid)
         if result.stop_reason != "end_turn":
-            error = SubAgentError(
-                f"sub-agent {where} stopped with {result.stop_reason}"
-                + (f": {result.reason}" if result.reason else "")
-                + " before it answered"
-            )
-            error.stop_reason, error.reason = result.stop_reason, result.reason
-            raise error
+            raise _stopped(where, result.stop_reason, result.reason)
         return _reply(result)
 
-    def _answer_of(self, child: Running) -> str:
+    def _answer_of(self, child: Running, where: str, view: SessionView | None) -> str:
+        """The saved answer of a child session that ended (a crash lost the parent's
+        record of it), or the same error its run's stop gave (``view``: its fold)."""
         self._forget(child.session_id)
         _learn(child)
+        if view is not None and view.stop_reason not in (None, "end_turn"):
+            raise _stopped(where, cast("StopReason", view.stop_reason), view.end_reason)
         last = child.messages[-1]
         if last.role != "assistant" or last.tool_calls:
             raise SubAgentError(
@@ -231,6 +230,17 @@ class SubAgentTool(Tool):
 
     def _forget(self, sid: str) -> None:
         self._live.pop(sid, None)
+
+
+def _stopped(where: str, stop_reason: StopReason, reason: str | None) -> SubAgentError:
+    """A child that stopped without answering (a limit, a block, the budget)."""
+    error = SubAgentError(
+        f"sub-agent {where} stopped with {stop_reason}"
+        + (f": {reason}" if reason else "")
+        + " before it answered"
+    )
+    error.stop_reason, error.reason = stop_reason, reason
+    return error
 
 
 def _learn(child: Running) -> None:
@@ -266,21 +276,24 @@ async def _forward(
     return result
 
 
-async def _load(child: Running, parent: AgentRef) -> None:
+async def _load(child: Running, parent: AgentRef) -> SessionView | None:
     """Bring a child object up to date with its session in the store (if it has one);
-    a new child session is created with its place in the tree as metadata."""
+    a new child session is created with its place in the tree as metadata. The fold
+    read, if any."""
     store = child.runtime.store
     conversation = child.conversation
     if store is None or conversation.synced_version != -1:
-        return
+        return None
     record = await store.load(child.session_id)
     if record is None:
         tree = {"parent_session": parent.session_id, "agent_path": child.path}
         await store.create(child.session_id, metadata={SUB_SESSION_KEY: tree})
-        return
+        return None
     from tether.session import fold
 
-    conversation.adopt(fold(record))
+    view = fold(record)
+    conversation.adopt(view)
+    return view
 
 
 def _reply(result: Result) -> str:
