@@ -1,5 +1,7 @@
-"""What both crash campaigns (tests/reliability) share: run a child that may be killed at a
-point, and check a lane's audit records.
+"""What the crash campaigns (tests/reliability, tests/workflows) share: run a child that
+may be killed at a point (``run_child``; ``read_run`` reads its stdout however it was
+started), drive a tree of sessions through kills and recoveries to its end
+(``drive_tree``), and check the journals and a lane's audit records.
 
 A child prints ``DURABLE <seq> <kind> <session>`` per committed entry (right after its
 group commit), ``ACK <seq> <kind> <session>`` per acknowledged entry, ``COMMITTED <n>``
