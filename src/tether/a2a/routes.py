@@ -91,7 +91,13 @@ def a2a_routes(
     async def card(request: Request) -> Response:
         async with lock:
             if "agent" not in described:
-                agent: Agent = await asyncio.to_thread(app.build, CARD_SESSION)
+                try:
+                    agent: Agent = await asyncio.to_thread(app.build, CARD_SESSION)
+                except Exception as exc:  # the app's: logged, as a task's factory failure is
+                    log.error("the --app factory failed for the agent card: %r", exc)
+                    raise HTTPException(
+                        503, "the agent could not be built; the server log says why"
+                    ) from None
                 described["agent"] = agent
                 await asyncio.to_thread(agent.close)
         base = public_url or str(request.base_url)
