@@ -164,11 +164,15 @@ def _shown_text(agent: Agent, interrupt: Interrupt, text: str) -> str:
 
 
 def _question(agent: Agent, interrupt: Interrupt) -> str:
+    from tether.agents.addresses import address
+
     arguments, reason = _shown(agent, interrupt)
     text = reason if isinstance(reason, str) else json.dumps(reason, ensure_ascii=False)
     call = interrupt.tool_call
     about = "" if call is None else f" (tool {call.name} {json.dumps(arguments)})"
-    return f"session {agent.session_id}, {interrupt.source} {interrupt.id}{about}: {text}"
+    steps = address(interrupt)  # a sub-agent's or a workflow node's: where it was asked
+    where = f" in {'/'.join(steps)}" if steps else ""
+    return f"session {agent.session_id}, {interrupt.source} {interrupt.id}{where}{about}: {text}"
 
 
 def _parsed(text: str) -> Any:
