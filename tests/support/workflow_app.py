@@ -26,6 +26,8 @@ from tether.workflows import Parallel, Sequential, StepContext
 _STORES: dict[str, Store] = {}
 ADDRESS = "review#2/legal#1/confirm:ConfirmWrites"
 """The approval's name: the legal branch's Confirm, lifted to the workflow's session."""
+AGENTS_ADDRESS = "review#1/legal#1/confirm:ConfirmWrites"
+"""The same in ``agents_workflow_factory``'s pipeline (no draft step)."""
 
 
 def _store() -> Store | None:
@@ -36,6 +38,16 @@ def _store() -> Store | None:
 
 
 def workflow_factory(session_id: str, store: Store | None = None) -> Sequential:
+    return _pipeline(session_id, store, draft=True)
+
+
+def agents_workflow_factory(session_id: str, store: Store | None = None) -> Sequential:
+    """The pipeline without the function step (Temporal cannot run a tool that takes a
+    ToolContext yet, design section 17): ``review`` is node 1 (AGENTS_ADDRESS)."""
+    return _pipeline(session_id, store, draft=False)
+
+
+def _pipeline(session_id: str, store: Store | None, *, draft: bool) -> Sequential:
     out = Path(os.environ.get("TETHER_WORKFLOW_OUT", os.devnull))
 
     @tool
@@ -49,14 +61,15 @@ def workflow_factory(session_id: str, store: Store | None = None) -> Sequential:
             f.write(f"{session_id} {text}\n")
         return f"ok {text}"
 
-    def draft(step: StepContext) -> str:
+    def draft_of(step: StepContext) -> str:
         return f"draft of {step.input}"
 
     legal = Agent(writer("legal"), tools=[write], name="legal")
     tech = Agent(echo("tech"), name="tech")
     summary = Agent(echo("summary"), name="summary")
+    first = [("draft", draft_of)] if draft else []
     return Sequential(
-        draft,
+        *first,
         ("review", Parallel(legal, tech)),
         summary,
         name="pipeline",
