@@ -74,3 +74,15 @@ async def test_a_workflow_factory_runs_to_its_end_on_a_temporal_worker(
     assert result["stop_reason"] == "end_turn", result
     assert result["text"].startswith('summary: ["legal wrote (ok legal)", "tech: ')
     assert out.read_text().splitlines() == [f"{wid} legal"]  # once
+
+
+def test_a_factory_of_neither_is_refused_before_the_worker_connects(private_tmp: Path) -> None:
+    from ops_cli import cli
+
+    db = private_tmp / "never.db"
+    done = cli("temporal", "worker", "--app", "workflow_app:not_an_app", "--address",
+               "127.0.0.1:1", "--task-queue", "q", "--store", f"sqlite:///{db}")  # fmt: skip
+    assert done.exit_code == 2, done.output
+    said = " ".join(done.output.split())
+    assert "workflow_app:not_an_app is annotated to return str, not an Agent or a Workflow" in said
+    assert not db.exists()  # nothing created
