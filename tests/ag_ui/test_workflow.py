@@ -11,6 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from ag_ui_app import post_run, run_input, user
 from live_server import live_server
 from workflow_app import ADDRESS
 
@@ -72,3 +73,41 @@ def test_the_http_agent_runs_a_workflow_thread_to_its_interrupt_and_resumes_it(
     assert got["result"]["text"].startswith('summary: ["legal wrote (ok legal)", "tech: ')
     assert got["leftPending"] == 0
     assert out.read_text().splitlines() == ["wf-thread legal"]  # once
+
+
+def test_every_tool_call_id_of_a_workflow_stream_is_unique_in_the_thread(
+    private_tmp: Path, monkeypatch
+) -> None:
+    """Without node: the events themselves (a node call is ``1``, ``2`` at every depth)."""
+    db = private_tmp / "ag-ui.db"
+    monkeypatch.setenv("TETHER_WORKFLOW_STORE", str(db))
+    monkeypatch.setenv("TETHER_WORKFLOW_OUT", str(private_tmp / "out.txt"))
+    tokens = asyncio.run(_tokens(db))
+    app = create_app(
+        SQLiteStore(db), app_factory=load_factory("workflow_app:workflow_factory"), close_store=True
+    )
+    with live_server(app) as url:
+        body = run_input("wf-ids", "r1", [user("the plan")])
+        status, events = post_run(url, tokens["CALLER_TOKEN"], body)
+    assert status == 200
+    starts = [
+        (e.subagent_run_id, e.tool_call_id) for e in events if e.type.value == "TOOL_CALL_START"
+    ]
+    assert starts == [
+        (None, "1"),  # draft
+        (None, "2"),  # review
+        ("review#2", "review#2/1"),  # legal, in the nested workflow's session
+        ("review#2", "review#2/2"),  # tech
+        ("review#2/legal#1", "review#2/legal#1/w1"),  # legal's write
+    ]
+    opened = {
+        e.subagent_run_id: e.parent_tool_call_id
+        for e in events
+        if e.type.value == "SUBAGENT_STARTED"
+    }
+    assert opened == {
+        "review#2": "2",
+        "review#2/legal#1": "review#2/1",
+        "review#2/tech#2": "review#2/2",
+    }
+    assert events[-1].outcome.type == "interrupt"
