@@ -124,9 +124,13 @@ async def test_tether_worker_once_finishes_the_workflow_the_cli_approved(tmp_pat
     await _suspend(db, out)
     [row] = await _pending(db)
     assert row.name == ADDRESS
-    approved = await asyncio.to_thread(
-        cli, "approvals", "approve", row.id, "--as", "alice", "--store", str(db)
-    )
+    approve = ["approvals", "approve", row.id, "--as", "alice", "--store", str(db), "--app", APP]
+    # approvals_actions builds the workflow's agent and finds legal's write at its path
+    refused = await asyncio.to_thread(cli, *approve, "--edit", '{"text": 5}')
+    assert refused.exit_code == 1, refused.output
+    assert "edited arguments for tool 'write' are invalid" in " ".join(refused.output.split())
+    assert [a.status for a in await _pending(db)] == ["pending"]  # nothing recorded
+    approved = await asyncio.to_thread(cli, *approve, "--edit", '{"text": "legal, by cli"}')
     assert approved.exit_code == 0, approved.output
     done = await asyncio.to_thread(
         subprocess.run,
@@ -140,7 +144,7 @@ async def test_tether_worker_once_finishes_the_workflow_the_cli_approved(tmp_pat
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{SESSION} completed" in done.stdout
     assert "workflow_app:workflow_factory" in done.stdout  # the app, named by its spec
-    assert lines(out) == [f"{SESSION} legal"]
+    assert lines(out) == [f"{SESSION} legal, by cli"]  # the edited call, once
     assert await _status(db) == "completed"
 
 
