@@ -238,3 +238,15 @@ async def test_a_factory_of_neither_is_refused_at_start_and_when_it_builds(
     assert finished.stop_reason == "end_turn"
     assert finished.text.startswith("summary: ")
     assert lines(out) == [f"{SESSION} legal"]
+
+
+def test_an_async_factory_where_a_host_builds_in_sync_is_refused_without_a_warning() -> None:
+    import warnings
+
+    async def make(session_id: str) -> Agent:
+        return Agent(ScriptedModel(["hi"]), session_id=session_id)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "coroutine was never awaited"
+        with pytest.raises(ConfigurationError, match="returned coroutine, not an Agent"):
+            AppFactory.of(make, "app:make").build("s-1")

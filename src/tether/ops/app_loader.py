@@ -13,6 +13,7 @@ ConfigurationError naming the spec, the session and the type it got
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -55,8 +56,6 @@ class AppFactory:
 
     async def build_async(self, session_id: str | None = None, **extra: Any) -> Agent:
         """:meth:`build` for a factory that may be async (an eval's)."""
-        import inspect
-
         kwargs = extra if session_id is None else {"session_id": session_id, **extra}
         built = self.factory(**kwargs)
         if inspect.isawaitable(built):
@@ -72,6 +71,8 @@ class AppFactory:
             return built
         if isinstance(built, Workflow):
             return built.agent
+        if inspect.iscoroutine(built):  # an async factory where a host builds in sync
+            built.close()
         session = "" if session_id is None else f" for session {session_id!r}"
         raise ConfigurationError(
             f"{self.label} returned {type(built).__name__}, not an Agent or a Workflow"
