@@ -250,3 +250,18 @@ def test_an_async_factory_where_a_host_builds_in_sync_is_refused_without_a_warni
         warnings.simplefilter("error")  # no "coroutine was never awaited"
         with pytest.raises(ConfigurationError, match="returned coroutine, not an Agent"):
             AppFactory.of(make, "app:make").build("s-1")
+
+
+def test_a_clone_of_a_workflows_agent_keeps_its_rules() -> None:
+    """Hosts clone the agent they build (evals with their own store, Temporal's tree): the
+    clone still counts only the nodes' model calls and mirrors the shared state."""
+    from tether.durable import MemoryStore
+
+    def run(agent: Agent) -> tuple[int, str]:
+        first = agent.run("the plan")
+        done = agent.resume({i.id: "approve" for i in first.interrupts})
+        return first.usage.model_calls + done.usage.model_calls, done.stop_reason
+
+    built = load_factory(APP).build("wf-a")
+    twin = built.clone(store=MemoryStore(), session_id="wf-b")
+    assert run(twin) == run(built) == (4, "end_turn")  # legal 2, tech 1, summary 1

@@ -72,6 +72,9 @@ async def test_a_workflow_factory_runs_to_its_end_on_a_temporal_worker(
         await asyncio.to_thread(proc.wait, 30)
         print(await asyncio.to_thread(log.read_text))  # the worker log, shown on a failure
     assert result["stop_reason"] == "end_turn", result
+    # the resumed run's model calls are the nodes' (legal's second, summary's): the
+    # conductor's decisions are not counted on Temporal either (its clone keeps the hooks)
+    assert result["usage"]["model_calls"] == 2, result["usage"]
     assert result["text"].startswith('summary: ["legal wrote (ok legal)", "tech: ')
     assert out.read_text().splitlines() == [f"{wid} legal"]  # once
 
