@@ -3,10 +3,10 @@
 :class:`ServedRuns` starts a task's run (a new session, or ``agent.resume`` with a
 caller's answers), keeps it going when the caller goes away, and hands its A2A events to
 every subscriber (``SendStreamingMessage``, ``SubscribeToTask``). The agent comes from
-the ``--app`` factory (a workflow's ``wf.agent``), one per run, closed when the run ends. A run's first step is
-taken while the request waits, so a refused answer (tether's own checks: an answer
-that does not fit, a decision an approver made first) is the request's error and
-nothing runs. :meth:`ServedRuns.watch` is the served-runs loop: a served task an
+the ``--app`` factory (a workflow's ``wf.agent``), one per run, closed when the run ends.
+A run's first step is taken while the request waits, so a refused answer (tether's own
+checks: an answer that does not fit, a decision an approver made first) is the request's
+error and nothing runs. :meth:`ServedRuns.watch` is the served-runs loop: a served task an
 operator answered in the inbox or CLI (its session ``ready``, as for ``tether worker``)
 is resumed here with ``store.approvals.answers_for``, and its subscribers see it move on.
 """

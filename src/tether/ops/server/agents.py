@@ -2,9 +2,10 @@
 
 The server needs a session's Agent for two things only: its custom redactor (session and
 timeline views) and its tool schemas (validating an edited decision). Neither runs the
-agent, so one Agent per session serves every request: the factory is called (``AppFactory.build``:
-a workflow serves as its ``wf.agent``) the first time a session needs one (in a thread: a factory may block), concurrent requests for the
-same session share that one call, the :data:`MAX_AGENTS` most recently used agents are
+agent, so one Agent per session serves every request: the factory is called
+(``AppFactory.build``: a workflow serves as its ``wf.agent``) the first time a session
+needs one (in a thread: a factory may block), concurrent requests for the same session
+share that one call, the :data:`MAX_AGENTS` most recently used agents are
 kept, and an agent is closed (``Agent.close``: its MCP connections and tool threads) when
 it is dropped and when the server stops.
 """
