@@ -44,9 +44,12 @@ async def test_a_workflow_factory_runs_to_its_end_on_a_temporal_worker(
     }
     env.pop("TETHER_WORKFLOW_STORE", None)  # the worker's store is the plugin's
     cmd = [TETHER, "temporal", "worker", "--app", "workflow_app:agents_workflow_factory",
-           "--address", temporal_address, "--task-queue", queue, "--store", f"sqlite:///{db}"]  # fmt: skip
-    with log.open("w") as sink:
-        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, env=env)  # noqa: ASYNC220
+           "--address", temporal_address, "--task-queue", queue,
+           "--store", f"sqlite:///{db}"]  # fmt: skip
+    with log.open("w") as sink:  # the worker's own output, read below
+        proc = subprocess.Popen(  # noqa: ASYNC220
+            cmd, stdout=sink, stderr=subprocess.STDOUT, env=env
+        )
     try:
         await _started(proc, log)
         handle = await temporal_client.start_workflow(
