@@ -137,7 +137,11 @@ def test_a_factory_or_run_that_raises_is_an_error_row_not_a_crash_nor_a_zero() -
         return "agent"
 
     row = dataset.evaluate(not_an_agent).rows[0]
-    assert row.error == "ConfigurationError: the eval factory returned str, not an Agent"
+    assert row.error == (
+        "ConfigurationError: the eval factory returned str, not an Agent or a Workflow: a "
+        "factory returns the session's Agent, or a workflow (tether.workflows) to serve its "
+        "wf.agent"
+    )
 
 
 def test_each_run_is_a_journaled_session_in_the_given_store(tmp_path: Path) -> None:

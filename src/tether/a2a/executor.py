@@ -3,10 +3,10 @@
 :class:`ServedRuns` starts a task's run (a new session, or ``agent.resume`` with a
 caller's answers), keeps it going when the caller goes away, and hands its A2A events to
 every subscriber (``SendStreamingMessage``, ``SubscribeToTask``). The agent comes from
-the ``--app`` factory, one per run, closed when the run ends. A run's first step is
-taken while the request waits, so a refused answer (tether's own checks: an answer
-that does not fit, a decision an approver made first) is the request's error and
-nothing runs. :meth:`ServedRuns.watch` is the served-runs loop: a served task an
+the ``--app`` factory (a workflow's ``wf.agent``), one per run, closed when the run ends.
+A run's first step is taken while the request waits, so a refused answer (tether's own
+checks: an answer that does not fit, a decision an approver made first) is the request's
+error and nothing runs. :meth:`ServedRuns.watch` is the served-runs loop: a served task an
 operator answered in the inbox or CLI (its session ``ready``, as for ``tether worker``)
 is resumed here with ``store.approvals.answers_for``, and its subscribers see it move on.
 """
@@ -33,12 +33,13 @@ from tether.a2a import META_KEY
 from tether.a2a.states import TERMINAL
 from tether.a2a.tasks import load_task, reply_artifact, task_meta
 from tether.errors import ConfigurationError, TetherError
+from tether.ops.app_loader import AppFactory
 
 if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.durable import Store
     from tether.events import StreamEvent
-    from tether.ops.app_loader import AppFactory
+    from tether.ops.app_loader import Factory
     from tether.ops.server.offload import StoreRunner
 
 log = logging.getLogger("tether.a2a")
@@ -89,10 +90,10 @@ class ActiveRun:
 class ServedRuns:
     """The runs of the served tasks of one server (see the module)."""
 
-    def __init__(self, run: StoreRunner, factory: AppFactory) -> None:
+    def __init__(self, run: StoreRunner, factory: Factory) -> None:
         self.run = run
         self.store: Store = run.store
-        self.factory = factory
+        self.factory = AppFactory.of(factory)
         self.active: dict[str, ActiveRun] = {}
         self._closed = False
         self._watcher: asyncio.Task[None] | None = None
@@ -126,7 +127,7 @@ class ServedRuns:
         if self._closed:
             raise InternalError(message="the server is stopping; send the message again later")
         try:
-            agent = await asyncio.to_thread(self.factory, session_id=task_id)
+            agent = await asyncio.to_thread(self.factory.build, task_id)
         except Exception as exc:
             log.error("the --app factory failed for task %s: %r", task_id, exc)
             raise InternalError(

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from tether.agent import Agent
     from tether.durable.approval_types import Redactor
-    from tether.ops.app_loader import AppFactory
+    from tether.ops.app_loader import Factory
     from tether.ops.server.api import Api
 
 log = logging.getLogger("tether.a2a")
@@ -61,7 +61,7 @@ class _Context(DefaultServerCallContextBuilder):
 
 def a2a_routes(
     api: Api,
-    factory: AppFactory,
+    factory: Factory,
     *,
     public_url: str | None = None,
     skills: list[dict[str, Any]] | None = None,
@@ -69,6 +69,7 @@ def a2a_routes(
     """The card and JSON-RPC routes over ``api``'s store and the ``--app`` factory, and
     the runs (start :meth:`ServedRuns.watch` in the server's lifespan, close it after)."""
     runs = ServedRuns(api.run, factory)
+    app = runs.factory  # wrapped once (ServedRuns): a workflow serves as its wf.agent
 
     async def redactors(session_id: str) -> Redactor | None:
         from tether.governance.redaction import redactor_of
@@ -90,7 +91,13 @@ def a2a_routes(
     async def card(request: Request) -> Response:
         async with lock:
             if "agent" not in described:
-                agent: Agent = await asyncio.to_thread(factory, session_id=CARD_SESSION)
+                try:
+                    agent: Agent = await asyncio.to_thread(app.build, CARD_SESSION)
+                except Exception as exc:  # the app's: logged, as a task's factory failure is
+                    log.error("the --app factory failed for the agent card: %r", exc)
+                    raise HTTPException(
+                        503, "the agent could not be built; the server log says why"
+                    ) from None
                 described["agent"] = agent
                 await asyncio.to_thread(agent.close)
         base = public_url or str(request.base_url)

@@ -41,6 +41,7 @@ from tether.errors import AgentBusyError, AnswerError, ConfigurationError, Sessi
 from tether.events import FinalResult, StreamEvent
 from tether.governance.masks import Masker, redact_text
 from tether.governance.redaction import redactor_of
+from tether.ops.app_loader import AppFactory
 from tether.ops.server.request_input import read_body
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.control.interrupts import Interrupt
     from tether.durable import Store
-    from tether.ops.app_loader import AppFactory
+    from tether.ops.app_loader import Factory
     from tether.ops.server.auth import Policy
     from tether.ops.server.offload import StoreRunner
     from tether.result import Result
@@ -69,10 +70,10 @@ MAX_ERROR: Final = 2000
 class AgUiEndpoint:
     """The handler of ``POST /ag-ui`` for one server (its store, policy and factory)."""
 
-    def __init__(self, run: StoreRunner, policy: Policy, factory: AppFactory) -> None:
+    def __init__(self, run: StoreRunner, policy: Policy, factory: Factory) -> None:
         self.run = run
         self.policy = policy
-        self.factory = factory
+        self.factory = AppFactory.of(factory)
 
     @property
     def store(self) -> Store:
@@ -132,7 +133,7 @@ class AgUiEndpoint:
         """The thread's agent from the factory (in a thread: a factory may block); a
         failing factory is a 500 naming it, its message redacted."""
         try:
-            return await asyncio.to_thread(self.factory, session_id=thread)
+            return await asyncio.to_thread(self.factory.build, thread)
         except Exception as exc:
             log.error("the --app factory failed for thread %s: %s", logged(thread), logged(exc))
             detail = redact_text(f"{type(exc).__name__}: {exc}")[:MAX_ERROR]

@@ -128,16 +128,17 @@ class EventMapper:
             out = self._close_text(scope, sub) + self._close_reasoning(scope, sub)
             for call in event.response.tool_calls:
                 args = json.dumps(self._masker.arguments(call.name, dict(call.arguments)))
+                wire = wire_call_id(sub, call.id)
                 out.append(
                     ToolCallStartEvent(
-                        tool_call_id=call.id,
+                        tool_call_id=wire,
                         tool_call_name=call.name,
                         parent_message_id=parent,
                         subagent_run_id=sub,
                     )
                 )
-                out.append(ToolCallArgsEvent(tool_call_id=call.id, delta=args, subagent_run_id=sub))
-                out.append(ToolCallEndEvent(tool_call_id=call.id, subagent_run_id=sub))
+                out.append(ToolCallArgsEvent(tool_call_id=wire, delta=args, subagent_run_id=sub))
+                out.append(ToolCallEndEvent(tool_call_id=wire, subagent_run_id=sub))
             return out + self._close_step(scope, sub)
         if isinstance(event, ToolFinished):
             out = self._close_subagent(f"{path}{SEPARATOR}" if path else "", event.tool_call.id)
@@ -145,7 +146,7 @@ class EventMapper:
             out.append(
                 ToolCallResultEvent(
                     message_id=self._new_id("result"),
-                    tool_call_id=event.tool_call.id,
+                    tool_call_id=wire_call_id(sub, event.tool_call.id),
                     content=content,
                     role="tool",
                     subagent_run_id=sub,
@@ -210,13 +211,14 @@ class EventMapper:
             if run_id in self._subagents:
                 continue
             name, _, call_id = steps[depth - 1].rpartition("#")
+            parent = SEPARATOR.join(steps[: depth - 1]) or None
             self._subagents.append(run_id)
             out.append(
                 SubagentStartedEvent(
                     subagent_run_id=run_id,
                     name=name or steps[depth - 1],
-                    parent_subagent_run_id=SEPARATOR.join(steps[: depth - 1]) or None,
-                    parent_tool_call_id=call_id or None,
+                    parent_subagent_run_id=parent,
+                    parent_tool_call_id=wire_call_id(parent, call_id) if call_id else None,
                 )
             )
         return out
@@ -243,6 +245,13 @@ class EventMapper:
                             )
                         )
         return out
+
+
+def wire_call_id(subagent: str | None, call_id: str) -> str:
+    """A tool call's id in the thread: a sub-agent's call ids are its own session's (a
+    workflow's node calls are ``1``, ``2`` at every depth), so under a sub-agent the id
+    carries its run id (``review#2/1``); the top agent's are as they are."""
+    return call_id if subagent is None else f"{subagent}{SEPARATOR}{call_id}"
 
 
 def subagent_of(interrupt: Interrupt) -> str | None:

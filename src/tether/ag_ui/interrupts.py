@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ag_ui.core import Interrupt as AgUiInterrupt
 
-from tether.ag_ui.events import subagent_of
+from tether.ag_ui.events import subagent_of, wire_call_id
 from tether.errors import AnswerError
 from tether.governance.approvals import shown_interrupt
 
@@ -82,7 +82,7 @@ def to_ag_ui(
         id=interrupt.id,
         reason=interrupt.name,
         message=None if message is None else masker.scrub(message),
-        tool_call_id=None if call is None else call.id,
+        tool_call_id=None if call is None else wire_call_id(subagent_of(interrupt), call.id),
         response_schema=_schema(interrupt),
         expires_at=expires,
         subagent_run_id=subagent_of(interrupt),

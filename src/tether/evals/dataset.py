@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from tether.control.interrupts import Interrupt
     from tether.durable.store import Store
     from tether.evals.report import Report
+    from tether.ops.app_loader import Factory
 
 
 class Dataset:
@@ -58,7 +59,7 @@ class Dataset:
 
     async def evaluate_async(
         self,
-        factory: Callable[..., Any],
+        factory: Factory,
         *,
         concurrency: int = 8,
         repeat: int = 1,
@@ -79,7 +80,7 @@ class Dataset:
 
     def evaluate(
         self,
-        factory: Callable[..., Any],
+        factory: Factory,
         *,
         concurrency: int = 8,
         repeat: int = 1,

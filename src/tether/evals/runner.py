@@ -23,6 +23,7 @@ from tether.evals.report import Report, RunRow
 from tether.evals.run import CaseRun
 from tether.governance.masks import Masker
 from tether.messages import add_cost
+from tether.ops.app_loader import AppFactory, Factory
 
 if TYPE_CHECKING:
     from tether.agent import Agent
@@ -40,7 +41,7 @@ MAX_ROUNDS = 100
 
 async def evaluate(
     dataset: Dataset,
-    factory: Callable[..., Any],
+    factory: Factory,
     *,
     concurrency: int,
     repeat: int,
@@ -55,13 +56,14 @@ async def evaluate(
             raise ConfigurationError(
                 f"dataset.evaluate({label}=...) takes an int from 1 to {top}, got {value!r}"
             )
-    if not callable(factory):
+    if not callable(factory) and not isinstance(factory, AppFactory):
         raise ConfigurationError(f"dataset.evaluate(factory) takes a callable, got {factory!r:.80}")
+    app = AppFactory.of(factory, "the eval factory")
     if answers is not None and not callable(answers):
         raise ConfigurationError(
             f"dataset.evaluate(answers=...) takes a callable, got {answers!r:.80}"
         )
-    takes = _keywords(factory)
+    takes = _keywords(app.factory)
     run_id = os.urandom(4).hex()
     bar = progress_bar(progress, run_id, len(dataset.cases) * repeat)
     gate = asyncio.Semaphore(concurrency)
@@ -70,9 +72,7 @@ async def evaluate(
     async def one(index: int, case: Case, rep: int) -> RunRow:
         async with gate:
             session_id = f"eval-{run_id}-{index:04d}-{rep}"
-            run, masker = await _run(
-                case, rep, factory, takes, session_id, store, answers, output_type
-            )
+            run, masker = await _run(case, rep, app, takes, session_id, store, answers, output_type)
             if run.status == "error":
                 row = RunRow.of(run, {}, masker)
             else:
@@ -96,7 +96,7 @@ async def evaluate(
 
 
 async def _run(
-    case: Case, rep: int, factory: Callable[..., Any], takes: set[str], session_id: str,
+    case: Case, rep: int, factory: AppFactory, takes: set[str], session_id: str,
     store: Store | None, answers: Callable[[Interrupt], Any] | None, output_type: Any,
 ) -> tuple[CaseRun, Masker]:  # fmt: skip
     wanted = case.output_type if case.output_type is not None else output_type
@@ -202,20 +202,14 @@ async def _answer(
 
 
 async def _build(
-    factory: Callable[..., Any], takes: set[str], session_id: str, store: Store | None
+    factory: AppFactory, takes: set[str], session_id: str, store: Store | None
 ) -> Agent:
-    from tether.agent import Agent
-
     kwargs: dict[str, Any] = {}
     if "session_id" in takes:
         kwargs["session_id"] = session_id
     if store is not None and "store" in takes:
         kwargs["store"] = store
-    agent = factory(**kwargs)
-    if inspect.isawaitable(agent):
-        agent = await agent
-    if not isinstance(agent, Agent):
-        raise ConfigurationError(f"the eval factory returned {type(agent).__name__}, not an Agent")
+    agent = await factory.build_async(**kwargs)
     if store is not None and agent.store is not store:
         agent = agent.clone(store=store, session_id=kwargs.get("session_id", session_id))
     return agent

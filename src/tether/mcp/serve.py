@@ -1,7 +1,8 @@
 """``tether mcp serve``: a governed agent as one MCP tool, its interrupts asked through elicitation.
 
 The tool (default name ``run_agent``) takes ``prompt`` and an optional ``session_id``;
-each call builds the agent with the app's factory (``factory(session_id=...)``), runs
+each call builds the agent with the app's factory (``AppFactory.build``: a workflow runs as
+its ``wf.agent``), runs
 one invocation and returns the final text. When the run suspends on an interrupt (a
 Confirm, an in-doubt call, a hook or tool question), each pending question goes to the
 MCP host as an elicitation: a Confirm as ``{approve: bool, note: str, edit: str}``
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
     from tether.agent import Agent
     from tether.control.interrupts import Interrupt
+    from tether.ops.app_loader import AppFactory
     from tether.result import Result
 
 _MAX_ROUNDS = 100
@@ -41,7 +43,7 @@ LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 
 
 def build_server(
-    factory: Callable[..., Agent],
+    factory: Callable[..., Any] | AppFactory,
     *,
     name: str = "tether",
     tool_name: str = "run_agent",
@@ -51,6 +53,9 @@ def build_server(
     """An MCP server (the SDK's) offering ``factory``'s agent as the tool ``tool_name``."""
     from mcp.server.mcpserver import MCPServer as SDKServer
 
+    from tether.ops.app_loader import AppFactory
+
+    app = AppFactory.of(factory)
     server = SDKServer(name, log_level=log_level)
     about = description or (
         "Run the agent on a prompt and return its answer. It runs under its own policies: "
@@ -62,7 +67,7 @@ def build_server(
     async def run_agent(prompt: str, ctx: Context, session_id: str = "") -> CallToolResult:
         from tether.errors import AnswerError
 
-        agent = factory(session_id=session_id or f"mcp-{uuid.uuid4().hex[:12]}")
+        agent = app.build(session_id or f"mcp-{uuid.uuid4().hex[:12]}")
         who = _host(ctx)
         try:
             result = await agent.invoke_async(prompt)
@@ -159,11 +164,15 @@ def _shown_text(agent: Agent, interrupt: Interrupt, text: str) -> str:
 
 
 def _question(agent: Agent, interrupt: Interrupt) -> str:
+    from tether.agents.addresses import address
+
     arguments, reason = _shown(agent, interrupt)
     text = reason if isinstance(reason, str) else json.dumps(reason, ensure_ascii=False)
     call = interrupt.tool_call
     about = "" if call is None else f" (tool {call.name} {json.dumps(arguments)})"
-    return f"session {agent.session_id}, {interrupt.source} {interrupt.id}{about}: {text}"
+    steps = address(interrupt)  # a sub-agent's or a workflow node's: where it was asked
+    where = f" in {'/'.join(steps)}" if steps else ""
+    return f"session {agent.session_id}, {interrupt.source} {interrupt.id}{where}{about}: {text}"
 
 
 def _parsed(text: str) -> Any:

@@ -14,7 +14,9 @@ app = typer.Typer(
 @app.command()
 def serve(
     app_spec: str = typer.Option(
-        ..., "--app", help="module:factory; factory(session_id=...) returns the Agent."
+        ...,
+        "--app",
+        help="module:factory; factory(session_id=...) returns the Agent or a workflow.",
     ),
     name: str = typer.Option("tether", "--name", help="The server name the MCP host sees."),
     tool_name: str = typer.Option("run_agent", "--tool", help="The tool's name."),

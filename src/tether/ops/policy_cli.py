@@ -49,7 +49,9 @@ def _since(text: str | None) -> datetime | None:
 @app.command("check")
 def check(
     app_spec: str = typer.Option(
-        ..., "--app", help="module:factory; factory(session_id=...) returns the Agent."
+        ...,
+        "--app",
+        help="module:factory; factory(session_id=...) returns the Agent or a workflow.",
     ),
     since: str | None = typer.Option(
         None, "--since", help="Only calls made at or after this ISO time (local when no zone)."
@@ -66,13 +68,9 @@ def check(
     factory = load_factory(app_spec)
     moment = _since(since)
     try:
-        agent = factory(session_id=CHECK_SESSION)
-    except Exception as exc:  # the app's own code
+        agent = factory.build(CHECK_SESSION)
+    except Exception as exc:  # the app's own code, or neither an Agent nor a workflow
         fail(f"cannot build the agent with {app_spec}: {type(exc).__name__}: {exc}")
-    from tether.agent import Agent
-
-    if not isinstance(agent, Agent):
-        fail(f"{app_spec} returned {type(agent).__name__}, not an Agent")
     from tether.evals.policy_check import check_policy
 
     async def work(opened: Store) -> PolicyReport:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from tether.evals.replay_diff import CallRow, ReplayDiff
     from tether.evals.replay_record import Recording
     from tether.models.base import Model
+    from tether.ops.app_loader import AppFactory
 
 HELP = """Re-run the recorded session SESSION_ID with the agent --app module:factory builds
 (called with session_id= when it takes it): its user turns in order, one invocation each.
@@ -145,23 +146,19 @@ def _model(spec: str | None) -> Model | None:
         usage(f"--model: {exc}")
 
 
-def _agent(factory: Any, spec: str, sid: str, model: Model | None) -> Agent:
+def _agent(factory: AppFactory, spec: str, sid: str, model: Model | None) -> Agent:
     """The factory's agent for the replay session (the model replaced when given)."""
-    from tether.agent import Agent
-
     try:
-        parameters = inspect.signature(factory).parameters.values()
+        parameters = inspect.signature(factory.factory).parameters.values()
         takes = any(
             p.name == "session_id" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
         )
     except (TypeError, ValueError):
         takes = False
     try:
-        agent = factory(session_id=sid) if takes else factory()
-    except Exception as exc:  # the app's own code
+        agent = factory.build(sid if takes else None)
+    except Exception as exc:  # the app's own code, or neither an Agent nor a workflow
         usage(f"cannot build the agent with {spec}: {type(exc).__name__}: {exc}")
-    if not isinstance(agent, Agent):
-        usage(f"{spec} returned {type(agent).__name__}, not an Agent")
     if model is not None:
         try:
             agent = agent.clone(model=model)

@@ -25,7 +25,7 @@ def app_redactor(app_spec: str | None, session_id: str) -> Redactor | None:
     from tether.ops.worker_cli import load_factory
 
     try:
-        return redactor_of(load_factory(app_spec)(session_id=session_id))
+        return redactor_of(load_factory(app_spec).build(session_id))
     except typer.BadParameter:
         raise
     except Exception as exc:

@@ -3,7 +3,7 @@
 One worker is one asyncio loop running up to ``concurrency`` sessions at once. Each cycle
 it resolves overdue approvals (``expire_due``), claims ready sessions through the store
 (``claim_ready``: a lease per session, see ``tether.durable.claims``), hands each claim to
-the store of the Agent built by ``factory(session_id=...)`` (``adopt_lease``, so the
+the store of the Agent the factory builds (``AppFactory.build``; ``adopt_lease``, so the
 Agent's own lease acquisition keeps the same lease and heartbeats it), resumes it with
 ``store.approvals.answers_for(session_id)`` (no answers: crash recovery) and releases.
 Idle, it waits for a wake-up (PostgreSQL ``LISTEN tether_ready``) or ``poll`` seconds.
@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from tether.durable.claims import ClaimingStore
 from tether.durable.errors import SessionBusy
+from tether.ops.app_loader import AppFactory, Factory
 
 if TYPE_CHECKING:
     from tether.agent import Agent
     from tether.durable import Lease, Store
 
-Factory = Callable[..., "Agent"]
-"""``factory(session_id=...)`` -> the Agent that runs the session (tools are code)."""
+__all__ = ["Factory", "Outcome", "Worker", "WorkerConfig"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +77,7 @@ class Worker:
             )
         self.store = store
         self.claims: ClaimingStore = store
-        self.factory = factory
+        self.factory = AppFactory.of(factory)
         self.config = config or WorkerConfig()
         if self.config.concurrency < 1:
             raise ValueError("concurrency must be >= 1")
@@ -152,7 +152,7 @@ class Worker:
         started = time.monotonic()
         waited: float | None = None
         try:
-            agent = run.agent = self.factory(session_id=sid)
+            agent = run.agent = self.factory.build(sid)
             if agent.store is None or not isinstance(agent.store, ClaimingStore):
                 raise TypeError("the factory's Agent needs a store=... of the same database")
             if agent.session_id != sid:

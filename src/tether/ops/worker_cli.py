@@ -19,7 +19,7 @@ from tether.ops.safe_io import protect_stdio
 from tether.ops.sessions import STORE
 from tether.ops.store_url import describe, open_store
 from tether.ops.terminal import safe
-from tether.ops.worker import Factory, Outcome, Worker, WorkerConfig
+from tether.ops.worker import Outcome, Worker, WorkerConfig
 
 if TYPE_CHECKING:
     from tether.durable import Store
@@ -34,7 +34,7 @@ _STYLE = {
 }
 
 
-def load_factory(spec: str) -> Factory:
+def load_factory(spec: str) -> app_loader.AppFactory:
     """``module:factory`` -> the callable (:func:`tether.ops.app_loader.load_factory`),
     a bad spec as a usage error of ``--app``."""
     try:
@@ -58,7 +58,9 @@ def log_line(console: Console, outcome: Outcome) -> None:
 
 def worker(
     app_spec: str = typer.Option(
-        ..., "--app", help="module:factory; factory(session_id=...) returns the Agent."
+        ...,
+        "--app",
+        help="module:factory; factory(session_id=...) returns the Agent or a workflow.",
     ),
     store: str = STORE,
     once: bool = typer.Option(False, "--once", help="Process what is ready now, then exit."),
@@ -93,7 +95,7 @@ def worker(
         console.print(Text("error: ", style="red") + safe(str(exc)))
         raise typer.Exit(code=2) from exc
     mode = "once" if once else f"until SIGTERM (grace {grace:g} s)"
-    name = getattr(factory, "__name__", repr(factory))
+    name = factory.label
     console.print(
         safe(
             f"worker {os.getpid()} on {describe(store)}: {name}, concurrency {concurrency}, {mode}",
@@ -109,7 +111,9 @@ def worker(
     raise typer.Exit(code=1 if errors and once else 0)
 
 
-async def _serve(store: Store, factory: Factory, config: WorkerConfig, once: bool) -> list[Outcome]:
+async def _serve(
+    store: Store, factory: app_loader.AppFactory, config: WorkerConfig, once: bool
+) -> list[Outcome]:
     work = Worker(store, factory, config)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -161,7 +161,7 @@ class MemberTool(NodeTool):
                     {"to": given.get("to"), "task": task}, ensure_ascii=False
                 )
 
-        member.hooks.add(BeforeModelCall, end_after_handoff, HookOrder.SDK_FIRST)
+        member.on(BeforeModelCall, HookOrder.SDK_FIRST)(end_after_handoff)  # kept by a clone
         return member
 
     async def run_child(self, context: ToolContext, task: str) -> str:

@@ -160,8 +160,9 @@ class Workflow:
         # The conductor's decisions are not model calls: they give back the budget unit the
         # loop took for them and are not counted, so an IterationBudget, Limits(turns=...)
         # and usage.model_calls count the nodes' model calls only.
-        agent.hooks.add(BeforeModelCall, _give_back_the_unit, HookOrder.SDK_FIRST)
-        agent.hooks.add(AfterModelCall, _uncount, HookOrder.SDK_FIRST)
+        # (registered with agent.on, so agent.clone keeps them: Temporal clones the tree)
+        agent.on(BeforeModelCall, HookOrder.SDK_FIRST)(_give_back_the_unit)
+        agent.on(AfterModelCall, HookOrder.SDK_FIRST)(_uncount)
 
         def mirror(event: BeforeModelCall) -> None:
             """The session state shows the fold after each step (journaled as a delta)."""
@@ -173,7 +174,7 @@ class Workflow:
                 event.agent.state.clear()
                 event.agent.state.update(state)
 
-        agent.hooks.add(BeforeModelCall, mirror, HookOrder.SDK_FIRST)
+        agent.on(BeforeModelCall, HookOrder.SDK_FIRST)(mirror)
         return agent
 
     # -- running like an Agent ------------------------------------------------------------

@@ -2,9 +2,10 @@
 
 The server needs a session's Agent for two things only: its custom redactor (session and
 timeline views) and its tool schemas (validating an edited decision). Neither runs the
-agent, so one Agent per session serves every request: the factory is called the first
-time a session needs one (in a thread: a factory may block), concurrent requests for the
-same session share that one call, the :data:`MAX_AGENTS` most recently used agents are
+agent, so one Agent per session serves every request: the factory is called
+(``AppFactory.build``: a workflow serves as its ``wf.agent``) the first time a session
+needs one (in a thread: a factory may block), concurrent requests for the same session
+share that one call, the :data:`MAX_AGENTS` most recently used agents are
 kept, and an agent is closed (``Agent.close``: its MCP connections and tool threads) when
 it is dropped and when the server stops.
 """
@@ -16,7 +17,7 @@ import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Final
 
-from tether.ops.app_loader import AppFactory
+from tether.ops.app_loader import AppFactory, Factory
 
 if TYPE_CHECKING:
     from tether.agent import Agent
@@ -30,8 +31,8 @@ MAX_AGENTS: Final = 64
 class SessionAgents:
     """``await agents.get(session_id)``: the session's Agent, built by the factory once."""
 
-    def __init__(self, factory: AppFactory, *, size: int = MAX_AGENTS) -> None:
-        self._factory = factory
+    def __init__(self, factory: Factory, *, size: int = MAX_AGENTS) -> None:
+        self._factory = AppFactory.of(factory)
         self._size = max(1, size)
         self._kept: OrderedDict[str, Agent] = OrderedDict()
         self._building: dict[str, asyncio.Task[Agent]] = {}
@@ -59,7 +60,7 @@ class SessionAgents:
 
     async def _build(self, session_id: str) -> Agent:
         try:
-            agent = await asyncio.to_thread(self._factory, session_id=session_id)
+            agent = await asyncio.to_thread(self._factory.build, session_id)
         finally:
             self._building.pop(session_id, None)
         self.built += 1

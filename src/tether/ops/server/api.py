@@ -21,7 +21,7 @@ from tether.durable.errors import CorruptEntry, StoreError
 from tether.durable.session_list import SEARCH_MAX
 from tether.durable.store import SESSION_STATUSES
 from tether.governance import decide_approval
-from tether.ops.app_loader import AppFactory
+from tether.ops.app_loader import Factory
 from tether.ops.decision_trace import trace_decided, tracing_on
 from tether.ops.server.agents import SessionAgents
 from tether.ops.server.audit_export import EXPORT_PAGE as EXPORT_PAGE
@@ -67,7 +67,7 @@ class Api:
     """The route handlers, bound to one store, policy and (optional) app factory."""
 
     def __init__(
-        self, store: Store, policy: Policy | None = None, app_factory: AppFactory | None = None
+        self, store: Store, policy: Policy | None = None, app_factory: Factory | None = None
     ) -> None:
         self.store = store
         self.policy = policy or default_policy

@@ -36,7 +36,7 @@ from starlette.routing import Route
 
 from tether.durable.approval_types import ApprovalNotFound
 from tether.durable.errors import StoreError
-from tether.ops.app_loader import AppFactory
+from tether.ops.app_loader import AppFactory, Factory
 from tether.ops.server.api import Api, error, ok
 from tether.ops.server.auth import CHALLENGE, Policy, authenticate
 from tether.ops.server.inbox import SECURITY_HEADERS, make_inbox
@@ -53,7 +53,7 @@ def create_app(
     store: Store,
     *,
     policy: Policy | None = None,
-    app_factory: AppFactory | None = None,
+    app_factory: Factory | None = None,
     title: str = "tether inbox",
     close_store: bool = False,
     public_url: str | None = None,
@@ -61,12 +61,14 @@ def create_app(
 ) -> Starlette:
     """The server for ``store``. ``policy(approver, approval) -> bool`` decides who may
     decide what (default: roles, see :func:`~tether.ops.server.auth.default_policy`);
-    ``app_factory(session_id=...)`` builds the session's Agent to validate edited
+    ``app_factory(session_id=...)`` builds the session's Agent (or a workflow) to validate edited
     arguments and redact views (once per session, kept and closed on shutdown: agents.py;
     without it, edits are refused; with it, the agent is also served over A2A, see
     tether.a2a: ``public_url`` is the base URL its card names, else the request's;
     ``a2a_skills`` the card's skills, else one per tool).
     ``close_store`` closes the store on shutdown."""
+    if app_factory is not None:  # wrapped once: every host below builds through it
+        app_factory = AppFactory.of(app_factory)
     api = Api(store, policy, app_factory)
     index, static = make_inbox(title)
     spec = document()
