@@ -23,13 +23,14 @@ from tether.control.events import (
 )
 from tether.errors import ConfigurationError
 from tether.observe import attributes as A
-from tether.observe import continuity, logs
+from tether.observe import continuity, logs, workflow
 from tether.observe import governance as G
 from tether.observe import runs as spans
 from tether.observe.metrics import Instruments
 from tether.observe.quiet import QuietTracer, is_storeless, quiet_instruments
 from tether.observe.runs import RunSpans, end_abandoned
 from tether.observe.steps import StepSpans
+from tether.observe.workflow import Traceable
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -184,6 +185,10 @@ class Tracing(StepSpans):
         }
         if agent.runtime.budget is not None:
             attributes["tether.budget.total"] = agent.runtime.budget.total
+        conducting = workflow.conducting(agent.runtime.model)
+        if conducting is not None:  # a workflow's session: its "model" is no LLM
+            del attributes[A.REQUEST_MODEL]
+            attributes.update(conducting.span_attributes(agent, None))
         masker = _masker(agent)
         if self.capture and agent.runtime.system_prompt:
             attributes[A.SYSTEM_INSTRUCTIONS] = masker.text(_system(agent.runtime.system_prompt))
@@ -209,6 +214,7 @@ class Tracing(StepSpans):
             provider,
             masker,
             resumed,
+            conducting=conducting,
         )
 
     async def _count_pending(self, store: Any) -> None:
@@ -334,7 +340,7 @@ def is_traced(agent: AgentRef) -> bool:
 
 
 def instrument(
-    agent: AgentRef,
+    agent: AgentRef | Traceable,
     *,
     tracer_provider: TracerProvider | None = None,
     meter_provider: MeterProvider | None = None,
@@ -342,7 +348,13 @@ def instrument(
     resume: ResumeMode = "continue",
     agent_name: str = "tether",
 ) -> Tracing:
-    """Trace ``agent`` (built already) with a new :class:`Tracing`; returns it."""
+    """Trace ``agent`` (built already) with a new :class:`Tracing`; returns it.
+
+    A workflow (``instrument(wf)``) is traced whole by that one Tracing: its session and
+    every agent its nodes run, nested workflows' sessions included (a node agent some
+    Tracing watches already keeps it). ``instrument(wf.agent)`` traces its session only."""
+    agents = agent.traced_agents() if isinstance(agent, Traceable) else [agent]
+    agent = agents[0]
     if agent in _TRACED:
         raise ConfigurationError(
             f"agent (session {agent.session_id}) is already traced: by a Tracing in "
@@ -356,8 +368,10 @@ def instrument(
         resume=resume,
         agent_name=agent_name,
     )
-    agent.runtime.hooks.add_provider(tracing)
-    tracing.observe(agent)
+    for each in agents:
+        if each is agent or each not in _TRACED:
+            each.runtime.hooks.add_provider(tracing)
+            tracing.observe(each)
     return tracing
 
 

@@ -142,11 +142,13 @@ class Workflow:
 
     def _build(self, options: dict[str, Any], *, nested: bool, spec: StateSpec) -> Agent:
         from dataclasses import replace
+        from functools import partial
 
         from tether.agent import Agent
         from tether.context import KeepAll
-        from tether.control import AfterModelCall, BeforeModelCall, HookOrder
+        from tether.control import AfterModelCall, BeforeInvocation, BeforeModelCall, HookOrder
         from tether.execution import Execution
+        from tether.workflows.observing import mark
 
         options.setdefault("limits", None)
         # The session's conversation is the workflow's progress: never compressed (the
@@ -162,6 +164,8 @@ class Workflow:
         # and usage.model_calls count the nodes' model calls only.
         agent.hooks.add(BeforeModelCall, _give_back_the_unit, HookOrder.SDK_FIRST)
         agent.hooks.add(AfterModelCall, _uncount, HookOrder.SDK_FIRST)
+        # the journal says the session is this workflow's (the timeline reads it)
+        agent.hooks.add(BeforeInvocation, partial(mark, self), HookOrder.SDK_FIRST)
 
         def mirror(event: BeforeModelCall) -> None:
             """The session state shows the fold after each step (journaled as a delta)."""
@@ -175,6 +179,13 @@ class Workflow:
 
         agent.hooks.add(BeforeModelCall, mirror, HookOrder.SDK_FIRST)
         return agent
+
+    def traced_agents(self) -> list[AgentRef]:
+        """The agents :func:`tether.observe.instrument` traces for ``instrument(wf)``: the
+        workflow's agent and every agent its nodes run, nested workflows' included."""
+        from tether.workflows.observing import traced_agents
+
+        return traced_agents(self)
 
     # -- running like an Agent ------------------------------------------------------------
 
