@@ -255,3 +255,58 @@ def test_a_workflow_resumed_in_another_process_continues_its_trace_node_by_node(
     # summary ran only after the resume, as the third step of the first task
     [summary] = [s for s in spans if s["attributes"].get("tether.workflow.path") == "summary#3"]
     assert by_id[summary["parent_id"]] is resumed
+
+
+@pytest.fixture(scope="module")
+def phoenix(private_dir: Path) -> Iterator[Any]:
+    """A real Phoenix server (tests/support/phoenix_backend.py), as tests/observe uses."""
+    from phoenix_backend import PIN, executable, phoenix_server, venv
+
+    command = executable()
+    if command is None:
+        pytest.skip(
+            f"Phoenix is not installed in {venv()}: `make phoenix` creates that venv with "
+            f"{PIN} (its pins clash with ours, so it is not in the dev extra)"
+        )
+    workdir = private_dir / "phoenix-workflows"
+    workdir.mkdir()
+    with phoenix_server(workdir, command) as server:
+        yield server
+
+
+def test_a_traced_workflow_reads_back_from_phoenix_as_one_tree_of_node_spans(
+    phoenix: Any,
+) -> None:
+    import uuid
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    project = f"tether-wf-{uuid.uuid4().hex[:12]}"
+    provider = TracerProvider(resource=Resource.create({"openinference.project.name": project}))
+    exporter = OTLPSpanExporter(endpoint=phoenix.traces_endpoint, timeout=10)
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    wf = review_workflow(None, Path("/dev/null"), confirm=False)
+    instrument(wf, tracer_provider=provider)
+    assert wf.run("the plan").stop_reason == "end_turn"
+    assert provider.force_flush(10_000)
+    provider.shutdown()
+    spans = phoenix.wait_for_spans(project, 15)
+    assert len(spans) == 15  # 3 workflow / agent runs, 6 node and tool calls, 4 chats, ...
+    assert len({s["context"]["trace_id"] for s in spans}) == 1
+    by_id = {s["context"]["span_id"]: s for s in spans}
+    [root] = [s for s in spans if s["parent_id"] is None]
+    assert root["name"] == "invoke_agent pipeline"
+    assert root["attributes"]["tether.workflow.kind"] == "sequential"
+    nodes = {
+        s["attributes"]["tether.workflow.path"]: s
+        for s in spans
+        if "tether.workflow.path" in s["attributes"]
+    }
+    assert set(nodes) == {"draft#1", "review#2", "summary#3", "review#2/legal#1", "review#2/tech#2"}
+    [inner] = [s for s in spans if s["name"] == "invoke_agent parallel"]
+    assert by_id[inner["parent_id"]] is nodes["review#2"]
+    for branch in ("review#2/legal#1", "review#2/tech#2"):
+        assert by_id[nodes[branch]["parent_id"]] is inner
+    assert not [s for s in spans if s["name"].startswith("chat workflow:")]
