@@ -310,3 +310,43 @@ def test_a_traced_workflow_reads_back_from_phoenix_as_one_tree_of_node_spans(
     for branch in ("review#2/legal#1", "review#2/tech#2"):
         assert by_id[nodes[branch]["parent_id"]] is inner
     assert not [s for s in spans if s["name"].startswith("chat workflow:")]
+
+
+GLOBAL = """
+import json, sys
+from pathlib import Path
+sys.path.insert(0, {support!r})
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from workflow_agents import review_workflow
+from tether.observe import instrument
+spans = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(spans))
+trace.set_tracer_provider(provider)
+counts = []
+wf = review_workflow(None, Path("/dev/null"), confirm=False)
+for _ in range(3):
+    wf.agent.reset()
+    wf.run("x")
+    counts.append(len(spans.get_finished_spans()))
+    spans.clear()
+wf = review_workflow(None, Path("/dev/null"), confirm=False)
+instrument(wf)
+wf.run("x")
+counts.append(len(spans.get_finished_spans()))
+print(json.dumps(counts))
+"""
+
+
+def test_under_a_global_provider_each_node_run_is_traced_once_run_after_run() -> None:
+    """A node agent's runs reuse one copy of its hook registry: a child run (auto-traced
+    under the global provider, or by ``instrument(wf)``) is not traced a second time."""
+    script = GLOBAL.format(support=str(Path(__file__).parents[1] / "support"))
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [15, 15, 15, 15]

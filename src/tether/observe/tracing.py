@@ -335,8 +335,13 @@ class Tracing(StepSpans):
 
 
 def is_traced(agent: AgentRef) -> bool:
-    """Whether a :class:`Tracing` already watches ``agent``."""
-    return agent in _TRACED
+    """Whether a :class:`Tracing` already watches ``agent``, or runs in its hooks: a
+    sub-agent's runtime copies its Agent's registry (and a sub-agent tool reuses one copy
+    for its calls), so a child run whose Agent, or an earlier call, was traced is too."""
+    if agent in _TRACED:
+        return True
+    callbacks = agent.runtime.hooks.callbacks(BeforeInvocation)
+    return any(isinstance(getattr(c, "__self__", None), Tracing) for c in callbacks)
 
 
 def instrument(
