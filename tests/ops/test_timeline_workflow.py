@@ -220,3 +220,25 @@ def test_a_node_task_quoting_a_masked_secret_is_masked_in_the_timeline(
     assert found["check#2"]["status"] == "error"
     assert "logged in with ***" in found["check#2"]["detail"]["arguments"]["task"]
     assert SECRET not in cli("sec-1", "--store", str(db)).output
+
+
+async def test_a_swarms_handoff_is_two_agent_node_rows_the_approval_on_the_second(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    from swarm_agents import support_swarm
+
+    store = stores()
+    swarm = support_swarm(store, tmp_path / "effects")
+    first = await swarm.invoke_async("refund my order")
+    [pending] = first.interrupts
+    shown = await timeline(stores(), swarm.session_id)
+    assert shown["workflow"]["kind"] == "swarm"
+    found = nodes(shown)
+    assert [(p, r["detail"]["node_kind"], r["detail"]["step"]) for p, r in found.items()] == [
+        ("triage#1", "agent", 1),
+        ("billing#2", "agent", 2),
+    ]
+    assert found["triage#1"]["status"] == "ok"  # it handed off
+    assert found["billing#2"]["status"] == "waiting"
+    [asked] = found["billing#2"]["detail"]["interrupts"]
+    assert asked["address"] == pending.name == "billing#2/confirm:ConfirmRefunds"

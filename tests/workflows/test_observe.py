@@ -252,6 +252,20 @@ def test_a_workflow_resumed_in_another_process_continues_its_trace_node_by_node(
         ("invoke_agent pipeline", None),
     ]
     assert by_id[legal["parent_id"]]["end_time"] > legal["start_time"]
+    # in the first process, the node spans holding the approval were ended interrupted
+    for path in ("review#2", "review#2/legal#1"):
+        [asked] = [
+            s
+            for s in spans
+            if s["attributes"].get("tether.workflow.path") == path
+            and s["attributes"]["tether.tool.status"] == "interrupted"
+        ]
+        [raised] = [e for e in asked["events"] if e["name"] == "tether.interrupt.raised"]
+        assert raised["attributes"]["tether.interrupt.name"].endswith(
+            "legal#1/confirm:ConfirmWrites"
+        )
+        if path == "review#2":  # the top session's node: the id the Result gave
+            assert raised["attributes"]["tether.interrupt.id"] == first["interrupts"][0]
     # summary ran only after the resume, as the third step of the first task
     [summary] = [s for s in spans if s["attributes"].get("tether.workflow.path") == "summary#3"]
     assert by_id[summary["parent_id"]] is resumed
@@ -350,3 +364,28 @@ def test_under_a_global_provider_each_node_run_is_traced_once_run_after_run() ->
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [15, 15, 15, 15]
+
+
+def test_a_swarms_handoff_is_two_node_spans_each_agent_under_its_own(traces: Any) -> None:
+    from swarm_agents import support_swarm
+
+    provider, exporter = traces
+    swarm = support_swarm(None, Path("/dev/null"))
+    instrument(swarm, tracer_provider=provider)
+    assert swarm.run("refund my order").stop_reason == "interrupt"  # billing's refund
+    spans = spans_of(exporter)
+    assert len({s.context.trace_id for s in spans}) == 1
+    found = {
+        s.attributes["tether.workflow.path"]: s
+        for s in spans
+        if "tether.workflow.path" in s.attributes
+    }
+    assert set(found) == {"triage#1", "billing#2"}
+    assert {s.attributes["tether.workflow.node_kind"] for s in found.values()} == {"agent"}
+    for path, name in (("triage#1", "triage"), ("billing#2", "billing")):
+        [run] = [s for s in spans if s.name == f"invoke_agent {name}"]
+        assert parent_of(spans, run) is found[path]
+    # the node span that holds the pending approval says so, with its address
+    assert found["billing#2"].attributes["tether.tool.status"] == "interrupted"
+    [raised] = [e for e in found["billing#2"].events if e.name == "tether.interrupt.raised"]
+    assert raised.attributes["tether.interrupt.name"] == "billing#2/confirm:ConfirmRefunds"

@@ -246,11 +246,14 @@ class Tracing(StepSpans):
         if run.chat is not None:
             run.chat.set_attribute("tether.stop_reason", stop)
             self._end_chat(run, None, error=None)
-        calls = {i.tool_call.id: i for i in result.interrupts if i.tool_call is not None}
+        calls = {i.tool_call.id: [i] for i in result.interrupts if i.tool_call is not None}
+        for interrupt in result.interrupts:  # a sub-agent's (a node's), lifted: its call's
+            if "/" in interrupt.name:  # address starts with "<tool>#<call id>"
+                calls.setdefault(interrupt.name.split("/", 1)[0], []).append(interrupt)
         for call_id, open_tool in list(run.tools.items()):
-            interrupt = calls.get(call_id)
-            status = "interrupted" if interrupt is not None else stop
-            if interrupt is not None:
+            asked = calls.get(call_id, []) + calls.get(f"{open_tool.call.name}#{call_id}", [])
+            status = "interrupted" if asked else stop
+            for interrupt in asked:
                 open_tool.span.add_event("tether.interrupt.raised", G.interrupt_attrs(interrupt))
             open_tool.span.set_attribute("tether.tool.status", status)
             open_tool.span.end()

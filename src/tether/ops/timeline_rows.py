@@ -186,7 +186,8 @@ class RowBuilder:
             text = clip(self.scrub(message.text))
             step = self.add("input", f"{message.role} message", start, start, seq=e.seq)
             step.detail = {"text": text}
-            self.wf_step = 0  # a workflow's new task (its steps count from 1)
+            if self.workflow is not None and not _grace(message.text):
+                self.wf_step = 0  # a workflow's new task (its steps count from 1)
 
     def _decision(self, message: Any, position: int, e: Entry) -> None:
         """A workflow conductor's turn: no model call; a node row per node run it starts,
@@ -388,3 +389,10 @@ class RowBuilder:
             "resolved_by": record.get("resolved_by"),
             "mode": record.get("mode"),
         }
+
+
+def _grace(text: str) -> bool:
+    """Whether ``text`` is a budget's wrap-up note (not a workflow's new task)."""
+    from tether.loop import GRACE_MESSAGE
+
+    return text == GRACE_MESSAGE
