@@ -242,3 +242,11 @@ async def test_a_swarms_handoff_is_two_agent_node_rows_the_approval_on_the_secon
     assert found["billing#2"]["status"] == "waiting"
     [asked] = found["billing#2"]["detail"]["interrupts"]
     assert asked["address"] == pending.name == "billing#2/confirm:ConfirmRefunds"
+
+
+def test_the_timeline_reads_the_marker_the_workflows_write() -> None:
+    from tether.ops import timeline_nodes
+    from tether.workflows import observing
+
+    assert timeline_nodes.MARKER == observing.MARKER
+    assert timeline_nodes.STEP_NAMES == observing.STEP_NAMES

@@ -12,10 +12,9 @@ that node's row with its address (``review#2/legal#1/confirm:ConfirmWrites``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from tether.agents.addresses import SEPARATOR, child_session_id, step
-from tether.workflows.observing import MARKER, STEP_NAMES
 
 if TYPE_CHECKING:
     from tether.durable import Entry
@@ -25,6 +24,12 @@ if TYPE_CHECKING:
 
 __all__ = ["MARKER", "marked", "node_row", "place_interrupts"]
 
+MARKER: Final = "workflow"
+"""The marker's key in an ``audit`` entry, as ``tether.workflows.observing.MARKER`` writes
+it (a reader of journals needs no workflow engine; tests/ops/test_timeline_workflow.py
+checks the two agree)."""
+STEP_NAMES: Final = {"loop": "round", "graph": "superstep"}
+"""What a step of the session is called, by workflow kind (else ``step``)."""
 _OPEN = ("pending", "running")
 
 
