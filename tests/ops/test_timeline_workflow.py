@@ -250,3 +250,63 @@ def test_the_timeline_reads_the_marker_the_workflows_write() -> None:
 
     assert timeline_nodes.MARKER == observing.MARKER
     assert timeline_nodes.STEP_NAMES == observing.STEP_NAMES
+
+
+def test_a_branch_killed_in_a_write_shows_one_cut_off_per_dead_run_and_the_doubt_on_its_nodes(
+    tmp_path: Path,
+) -> None:
+    """The recovery's in-doubt interrupt, lifted into the workflows above, is not a
+    recovery of theirs: their live runs are not cut off; the doubt is on the node rows."""
+    import asyncio
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import workflow_agents
+    from workflow_agents import effects_of
+
+    db, effects = str(tmp_path / "t.db"), tmp_path / "effects"
+    env = {**os.environ, "TETHER_WF_CRASH": "1", "TETHER_WF_HANG": "legal"}
+    script = [sys.executable, workflow_agents.__file__, db, str(effects), "start"]
+    proc = subprocess.Popen(script, env=env, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while "legal" not in effects_of(effects):
+            assert time.monotonic() < deadline
+            assert proc.poll() is None
+            time.sleep(0.05)
+        time.sleep(0.3)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    time.sleep(1.2)  # the dead process's 1 s leases expire
+    recovered = workflow_agents.step(db, effects, "resume", "{}", crash=True)
+    [doubt] = recovered["interrupts"]
+    assert doubt["point"] == "review#2/legal#1/in_doubt"
+
+    async def read() -> dict[str, Any]:
+        store = SQLiteStore(db)
+        try:
+            return await timeline(store, "wf-1")
+        finally:
+            await store.close()
+
+    shown = asyncio.run(read())
+    cut = [
+        s["session_id"] for s in shown["steps"] if s["title"] == "run cut off (its process died)"
+    ]
+    assert sorted(cut) == ["wf-1", "wf-1/review#3.2", "wf-1/review#3.2/legal#1.1"]  # the dead runs
+    found = nodes(shown)
+    for path in ("review#2", "review#2/legal#1"):
+        assert found[path]["status"] == "waiting"
+        [asked] = found[path]["detail"]["interrupts"]
+        assert (asked["address"], asked["status"]) == ("review#2/legal#1/in_doubt", "in_doubt")
+    answers = json.dumps({doubt["id"]: {"skip": "ok legal (done before the crash)"}})
+    assert workflow_agents.step(db, effects, "resume", answers, crash=True)["stop_reason"] == (
+        "end_turn"
+    )
+    found = nodes(asyncio.run(read()))
+    assert found["review#2"]["status"] == "ok"
+    assert [i["status"] for i in found["review#2/legal#1"]["detail"]["interrupts"]] == ["settled"]

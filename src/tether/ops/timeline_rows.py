@@ -295,7 +295,10 @@ class RowBuilder:
     def _interrupt_raised(self, e: Entry) -> None:
         from tether.control.interrupts import Interrupt
 
-        recovered = any(raw.get("source") == "in_doubt" for raw in e.data["interrupts"])
+        recovered = any(  # this session's own (a child's, lifted, has a path in its point)
+            raw.get("source") == "in_doubt" and "/" not in str(raw.get("point"))
+            for raw in e.data["interrupts"]
+        )
         running = any(s.status == "running" for s in self.tools.values())
         if recovered and running and self.open and self.last_at is not None:
             self._cut_off(self.last_at)  # a recovery raises them (with no run start of its own)
