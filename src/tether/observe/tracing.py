@@ -246,10 +246,12 @@ class Tracing(StepSpans):
         if run.chat is not None:
             run.chat.set_attribute("tether.stop_reason", stop)
             self._end_chat(run, None, error=None)
-        calls = {i.tool_call.id: [i] for i in result.interrupts if i.tool_call is not None}
-        for interrupt in result.interrupts:  # a sub-agent's (a node's), lifted: its call's
-            if "/" in interrupt.name:  # address starts with "<tool>#<call id>"
-                calls.setdefault(interrupt.name.split("/", 1)[0], []).append(interrupt)
+        calls: dict[str, list[Any]] = {}  # an open call's id (or step) -> its interrupts
+        for interrupt in result.interrupts:
+            if "/" in interrupt.point:  # a sub-agent's (a node's), lifted: "<tool>#<call>/..."
+                calls.setdefault(interrupt.point.split("/", 1)[0], []).append(interrupt)
+            elif interrupt.tool_call is not None:
+                calls.setdefault(interrupt.tool_call.id, []).append(interrupt)
         for call_id, open_tool in list(run.tools.items()):
             asked = calls.get(call_id, []) + calls.get(f"{open_tool.call.name}#{call_id}", [])
             status = "interrupted" if asked else stop
