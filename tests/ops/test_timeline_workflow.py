@@ -310,3 +310,37 @@ def test_a_branch_killed_in_a_write_shows_one_cut_off_per_dead_run_and_the_doubt
     found = nodes(asyncio.run(read()))
     assert found["review#2"]["status"] == "ok"
     assert [i["status"] for i in found["review#2/legal#1"]["detail"]["interrupts"]] == ["settled"]
+
+
+async def test_a_workflow_called_as_an_agents_tool_nests_its_nodes_under_that_call(
+    tmp_path: Path,
+) -> None:
+    from tether.models import ScriptedModel
+
+    store = SQLiteStore(tmp_path / "t.db")
+    flow = Sequential(Agent(echo("a"), name="a"), Agent(echo("b"), name="b"), name="flow")
+
+    def lead_turn(messages: list[Any], specs: list[Any]) -> Any:
+        if messages[-1].role == "tool":
+            return "lead: " + messages[-1].tool_results[0].content
+        return {"tool_calls": [{"id": "c1", "name": "flow", "args": {"task": "go"}}]}
+
+    lead = Agent(
+        ScriptedModel(lead_turn), tools=[flow.as_tool("flow")], store=store, session_id="lead-1"
+    )
+    assert (await lead.invoke_async("start")).text == "lead: b: a: go"
+    shown = await timeline(store, "lead-1")
+    steps = shown["steps"]
+    assert shown["workflow"] is None  # the lead is an agent: its model call is one
+    [call] = [s for s in steps if s["kind"] == "tool" and s["title"] == "flow"]
+    assert call["detail"]["child_session"]["workflow"] == {"name": "flow", "kind": "sequential"}
+    found = nodes(shown)
+    assert set(found) == {"flow#c1/a#1", "flow#c1/b#2"}  # paths from the top of the tree
+    assert {steps[r["parent"]]["index"] for r in found.values()} == {call["index"]}
+    assert [s["session_id"] for s in steps if s["kind"] == "model"] == [
+        "lead-1",
+        "lead-1/flow#1.c1/a#1.1",
+        "lead-1/flow#1.c1/b#3.2",
+        "lead-1",
+    ]
+    await store.close()
