@@ -389,3 +389,46 @@ def test_a_swarms_handoff_is_two_node_spans_each_agent_under_its_own(traces: Any
     assert found["billing#2"].attributes["tether.tool.status"] == "interrupted"
     [raised] = [e for e in found["billing#2"].events if e.name == "tether.interrupt.raised"]
     assert raised.attributes["tether.interrupt.name"] == "billing#2/confirm:ConfirmRefunds"
+
+
+AS_TOOL = """
+import json, sys
+sys.path.insert(0, {support!r})
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from workflow_agents import echo
+from tether import Agent
+from tether.models import ScriptedModel
+from tether.workflows import Sequential
+spans = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(spans))
+trace.set_tracer_provider(provider)
+flow = Sequential(Agent(echo("a"), name="a"), name="flow")
+def turn(messages, specs):
+    if messages[-1].role == "tool":
+        return "done"
+    return {{"tool_calls": [{{"id": "c1", "name": "flow", "args": {{"task": "go"}}}}]}}
+Agent(ScriptedModel(turn), tools=[flow.as_tool("flow")], name="lead")("x")
+found = spans.get_finished_spans()
+by_id = {{s.context.span_id: s for s in found}}
+print(json.dumps({{s.name: (by_id[s.parent.span_id].name if s.parent else None) for s in found
+                  if not s.name.startswith("chat")}}))
+"""
+
+
+def test_a_workflow_as_an_agents_tool_is_traced_under_its_call_by_a_global_provider() -> None:
+    script = AS_TOOL.format(support=str(Path(__file__).parents[1] / "support"))
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "invoke_agent lead": None,
+        "execute_tool flow": "invoke_agent lead",
+        "invoke_agent flow": "execute_tool flow",
+        "execute_tool a": "invoke_agent flow",
+        "invoke_agent a": "execute_tool a",
+    }
