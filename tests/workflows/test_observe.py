@@ -432,3 +432,30 @@ def test_a_workflow_as_an_agents_tool_is_traced_under_its_call_by_a_global_provi
         "execute_tool a": "invoke_agent flow",
         "invoke_agent a": "execute_tool a",
     }
+
+
+def test_the_conductors_decisions_record_no_genai_metrics(traces: Any) -> None:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    provider, _ = traces
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    wf = review_workflow(None, Path("/dev/null"), confirm=False)
+    instrument(wf, tracer_provider=provider, meter_provider=meters)
+    assert wf.run("the plan").stop_reason == "end_turn"
+    models: dict[str, set[str]] = {}
+    data = reader.get_metrics_data()
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name.startswith("gen_ai.client."):
+                    for point in metric.data.data_points:
+                        models.setdefault(metric.name, set()).add(
+                            str(point.attributes.get("gen_ai.request.model"))
+                        )
+    meters.shutdown()
+    assert models == {  # the node agents' scripted model only, never workflow:...
+        "gen_ai.client.token.usage": {"scripted"},
+        "gen_ai.client.operation.duration": {"scripted"},
+    }
