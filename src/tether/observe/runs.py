@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
     from tether.governance.masks import Masker
     from tether.messages import ToolCall
+    from tether.observe.workflow import Conducting
     from tether.session import SessionJournal
     from tether.tools.base import Tool
 
@@ -44,6 +45,8 @@ class RunSpans:
     tools: dict[str, ToolSpan] = field(default_factory=dict)
     last_seen: int = 0
     """time_ns() of the last stream event (the end of a run its caller abandoned)."""
+    conducting: Conducting | None = None
+    """A workflow's session: its model decides node runs (no chat spans, node attributes)."""
 
 
 _OPEN_TOOLS: dict[tuple[int, str], Span] = {}

@@ -38,6 +38,8 @@ class StepSpans:
             )
             self._decided("block", "before_model_call")
             return
+        if run.conducting is not None:
+            return  # a workflow's decision is no LLM call: an event at its end, no span
         run.attempt = 1
         self._start_chat(run, run.model, {"tether.attempt": event.attempt})
         if self.capture and run.chat is not None:
@@ -61,6 +63,9 @@ class StepSpans:
 
     def _model_end(self, event: AfterModelCall) -> None:
         run = self._runs.get(id(event.agent))
+        if run is not None and run.conducting is not None:
+            decided(run, event)
+            return
         if run is None or run.chat is None:
             return
         chat = run.chat
@@ -172,6 +177,11 @@ class StepSpans:
                 A.TOOL_NAME: call.name,
                 A.TOOL_CALL_ID: call.id,
                 A.TOOL_TYPE: "function",
+                **(
+                    {}
+                    if run.conducting is None
+                    else run.conducting.span_attributes(event.agent, call)
+                ),
             },
         )
         run.tools[call.id] = ToolSpan(span, call, event.selected_tool, time.perf_counter())
@@ -248,3 +258,18 @@ def error_type(exc: BaseException) -> str:
         if kind.__module__ == "builtins"
         else f"{kind.__module__}.{kind.__qualname__}"
     )
+
+
+def decided(run: RunSpans, event: AfterModelCall) -> None:
+    """A workflow's decision (its conductor's turn), as an event of its run's span: the
+    node runs it started (``tether.workflow.nodes``) or that it answered."""
+    response = event.response
+    if response is None or event.exception is not None:
+        return
+    calls = response.message.tool_calls
+    if calls:
+        run.span.add_event(
+            "tether.workflow.decided", {"tether.workflow.nodes": [c.name for c in calls]}
+        )
+    else:
+        run.span.add_event("tether.workflow.answered")

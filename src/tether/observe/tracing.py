@@ -23,13 +23,14 @@ from tether.control.events import (
 )
 from tether.errors import ConfigurationError
 from tether.observe import attributes as A
-from tether.observe import continuity, logs
+from tether.observe import continuity, logs, workflow
 from tether.observe import governance as G
 from tether.observe import runs as spans
 from tether.observe.metrics import Instruments
 from tether.observe.quiet import QuietTracer, is_storeless, quiet_instruments
 from tether.observe.runs import RunSpans, end_abandoned
 from tether.observe.steps import StepSpans
+from tether.observe.workflow import Traceable
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -184,6 +185,10 @@ class Tracing(StepSpans):
         }
         if agent.runtime.budget is not None:
             attributes["tether.budget.total"] = agent.runtime.budget.total
+        conducting = workflow.conducting(agent.runtime.model)
+        if conducting is not None:  # a workflow's session: its "model" is no LLM
+            del attributes[A.REQUEST_MODEL]
+            attributes.update(conducting.span_attributes(agent, None))
         masker = _masker(agent)
         if self.capture and agent.runtime.system_prompt:
             attributes[A.SYSTEM_INSTRUCTIONS] = masker.text(_system(agent.runtime.system_prompt))
@@ -209,6 +214,7 @@ class Tracing(StepSpans):
             provider,
             masker,
             resumed,
+            conducting=conducting,
         )
 
     async def _count_pending(self, store: Any) -> None:
@@ -240,11 +246,16 @@ class Tracing(StepSpans):
         if run.chat is not None:
             run.chat.set_attribute("tether.stop_reason", stop)
             self._end_chat(run, None, error=None)
-        calls = {i.tool_call.id: i for i in result.interrupts if i.tool_call is not None}
+        calls: dict[str, list[Any]] = {}  # an open call's id (or step) -> its interrupts
+        for interrupt in result.interrupts:
+            if "/" in interrupt.point:  # a sub-agent's (a node's), lifted: "<tool>#<call>/..."
+                calls.setdefault(interrupt.point.split("/", 1)[0], []).append(interrupt)
+            elif interrupt.tool_call is not None:
+                calls.setdefault(interrupt.tool_call.id, []).append(interrupt)
         for call_id, open_tool in list(run.tools.items()):
-            interrupt = calls.get(call_id)
-            status = "interrupted" if interrupt is not None else stop
-            if interrupt is not None:
+            asked = calls.get(call_id, []) + calls.get(f"{open_tool.call.name}#{call_id}", [])
+            status = "interrupted" if asked else stop
+            for interrupt in asked:
                 open_tool.span.add_event("tether.interrupt.raised", G.interrupt_attrs(interrupt))
             open_tool.span.set_attribute("tether.tool.status", status)
             open_tool.span.end()
@@ -329,12 +340,17 @@ class Tracing(StepSpans):
 
 
 def is_traced(agent: AgentRef) -> bool:
-    """Whether a :class:`Tracing` already watches ``agent``."""
-    return agent in _TRACED
+    """Whether a :class:`Tracing` already watches ``agent``, or runs in its hooks: a
+    sub-agent's runtime copies its Agent's registry (and a sub-agent tool reuses one copy
+    for its calls), so a child run whose Agent, or an earlier call, was traced is too."""
+    if agent in _TRACED:
+        return True
+    callbacks = agent.runtime.hooks.callbacks(BeforeInvocation)
+    return any(isinstance(getattr(c, "__self__", None), Tracing) for c in callbacks)
 
 
 def instrument(
-    agent: AgentRef,
+    agent: AgentRef | Traceable,
     *,
     tracer_provider: TracerProvider | None = None,
     meter_provider: MeterProvider | None = None,
@@ -342,7 +358,13 @@ def instrument(
     resume: ResumeMode = "continue",
     agent_name: str = "tether",
 ) -> Tracing:
-    """Trace ``agent`` (built already) with a new :class:`Tracing`; returns it."""
+    """Trace ``agent`` (built already) with a new :class:`Tracing`; returns it.
+
+    A workflow (``instrument(wf)``) is traced whole by that one Tracing: its session and
+    every agent its nodes run, nested workflows' sessions included (a node agent some
+    Tracing watches already keeps it). ``instrument(wf.agent)`` traces its session only."""
+    agents = agent.traced_agents() if isinstance(agent, Traceable) else [agent]
+    agent = agents[0]
     if agent in _TRACED:
         raise ConfigurationError(
             f"agent (session {agent.session_id}) is already traced: by a Tracing in "
@@ -356,8 +378,10 @@ def instrument(
         resume=resume,
         agent_name=agent_name,
     )
-    agent.runtime.hooks.add_provider(tracing)
-    tracing.observe(agent)
+    for each in agents:
+        if each is agent or each not in _TRACED:
+            each.runtime.hooks.add_provider(tracing)
+            tracing.observe(each)
     return tracing
 
 

@@ -7,7 +7,8 @@ marker), tool calls (status, redacted arguments, the arguments that ran when a T
 or an edit changed them, and who did), intervention verdicts and AGENT-HOOKS records,
 interrupts with the approval that answered each (who, when, note), suspensions, the wait
 for a human (compressed on the time axis), in-doubt settlements, the end of each run and
-the cut-off of a run whose process died. ``notes`` count what it could not show. A sub-agent's session is nested under the
+the cut-off of a run whose process died; a workflow's session shows node rows instead of
+its conductor's model calls (:mod:`~tether.ops.timeline_nodes`). ``notes`` count what it could not show. A sub-agent's session is nested under the
 tool call that ran it (``depth`` and ``parent`` on each row, see :mod:`tether.ops.timeline_read`). Everything shown passes through the session's one redaction
 (:func:`~tether.governance.redaction.show_session`, its ``masker``).
 
@@ -59,14 +60,22 @@ def _rows(
     audit: list[AuditRecord],
 ) -> Tree:
     """One session's rows (its sub-agents' sessions are added by the caller)."""
-    b = RowBuilder(record.session_id, shown, approval_of, shown.masker)
+    from tether.durable.claims import SUB_SESSION_KEY
+    from tether.ops.timeline_nodes import place_interrupts
+
+    tree_of = record.metadata.get(SUB_SESSION_KEY)
+    path = tree_of.get("agent_path") if isinstance(tree_of, dict) else None
+    b = RowBuilder(record.session_id, shown, approval_of, shown.masker, path=str(path or ""))
     for e in entries:
         b.entry(e)
+    place_interrupts(b)
     if b.suspended is not None:  # still waiting: the gap runs until now (the last update)
         end = max(record.updated_at, b.suspended.start)
         b.add("wait", "waiting for a human", b.suspended.start, end).status = "waiting"
     place_audit(b, audit)
-    return Tree(record.session_id, record.status, b.steps, b.broken, unknown=b.unknown)
+    return Tree(
+        record.session_id, record.status, b.steps, b.broken, unknown=b.unknown, workflow=b.workflow
+    )
 
 
 def build_timeline(

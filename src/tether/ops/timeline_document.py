@@ -27,6 +27,8 @@ class Tree:
     error: str | None = None
     unknown: dict[str, list[int]] = field(default_factory=dict)
     """Why this (child) session's rows could not be built."""
+    workflow: dict[str, Any] | None = None
+    """A workflow's session: its marker (name, kind, nodes' kinds)."""
 
 
 Row = tuple[Step, int, "int | None", str]
@@ -48,6 +50,7 @@ def flatten(tree: Tree, depth: int, parent: int | None, out: list[Row]) -> None:
             "unreadable_entries": child.broken,
             "notes": notes(child.broken, child.unknown),
             "error": child.error,
+            "workflow": None if child.workflow is None else _named(child.workflow),
         }
         flatten(child, depth + 1, index, out)
 
@@ -64,7 +67,7 @@ def document(record: SessionRecord, tree: Tree) -> dict[str, Any]:
     # a sub-agent's time is inside its tool call's: the split counts the top level only;
     # each moment counts once (waiting first, then tools, then the model): shares <= 100 %
     waits = sorted((s.start, s.end) for s in top if s.kind == "wait")
-    tool_spans = [(s.start, s.end) for s in top if s.kind == "tool"]
+    tool_spans = [(s.start, s.end) for s in top if s.kind in ("tool", "node")]
     model_spans = [(s.start, s.end) for s in top if s.kind == "model"]
     waiting = _union(waits)
     tools = _union(waits + tool_spans) - waiting
@@ -113,7 +116,12 @@ def document(record: SessionRecord, tree: Tree) -> dict[str, Any]:
         },
         "unreadable_entries": broken,
         "notes": notes(broken, tree.unknown),
+        "workflow": None if tree.workflow is None else _named(tree.workflow),
     }
+
+
+def _named(workflow: dict[str, Any]) -> dict[str, Any]:
+    return {"name": workflow["name"], "kind": workflow["kind"]}
 
 
 def _axis(

@@ -25,9 +25,19 @@ class RowBuilder:
     know, or an entry it cannot read, is counted for the notes instead."""
 
     def __init__(
-        self, session_id: str, shown: ShownSession, approval_of: ApprovalOf, masker: Masker | None
+        self,
+        session_id: str,
+        shown: ShownSession,
+        approval_of: ApprovalOf,
+        masker: Masker | None,
+        *,
+        path: str = "",
     ) -> None:
         self.session_id = session_id
+        self.path = path  # the session's agent path in its tree ("" at the top)
+        self.workflow: dict[str, Any] | None = None
+        """A workflow's session: its journaled marker (name, kind, nodes' kinds)."""
+        self.wf_step = 0  # the workflow's current step in its task
         self.shown = shown
         self.masker = masker
         self.approval_of = approval_of  # decisions only: no arguments
@@ -104,6 +114,8 @@ class RowBuilder:
             agent = e.data.get("agent")  # Agent.name, when the agent has one
             title = ("resumed" if resumed else "run started") + (f" by {by}" if by else "")
             title += f" (agent {self.scrub(agent)})" if agent else ""
+            if self.workflow is not None:  # a resume (a new task's marker follows its start)
+                title += f": {self.workflow['kind']} workflow"
             self.run = self.add("run", title, started, started, seq=e.seq)
             model = e.data.get("model")
             self.model = None if model is None else str(model)
@@ -134,7 +146,9 @@ class RowBuilder:
         position = self.position
         self.position += 1
         start = self.cursor if self.cursor is not None else e.at
-        if message.role == "assistant":
+        if message.role == "assistant" and self.workflow is not None:
+            self._decision(message, position, e)
+        elif message.role == "assistant":
             usage = message.usage
             calls = message.tool_calls
             names = ", ".join(c.name for c in calls)
@@ -172,6 +186,29 @@ class RowBuilder:
             text = clip(self.scrub(message.text))
             step = self.add("input", f"{message.role} message", start, start, seq=e.seq)
             step.detail = {"text": text}
+            if self.workflow is not None and not _grace(message.text):
+                self.wf_step = 0  # a workflow's new task (its steps count from 1)
+
+    def _decision(self, message: Any, position: int, e: Entry) -> None:
+        """A workflow conductor's turn: no model call; a node row per node run it starts,
+        or the workflow's answer (see :mod:`tether.ops.timeline_nodes`)."""
+        from tether.ops.timeline_nodes import node_row
+
+        assert self.workflow is not None
+        calls = message.tool_calls
+        if not calls:
+            step = self.add("answer", "workflow answer", e.at, e.at, seq=e.seq)
+            step.detail = {"text": clip(self.scrub(message.text))}
+        else:
+            self.wf_step += 1
+        for call in calls:
+            tool = node_row(self, call, position, e)
+            tool.detail["edited"] = None
+            edit = self.shown.edits.get(call.id)
+            if edit is not None:
+                tool.detail["edited"] = edit.json()
+            self.tools[call.id] = tool
+        self.cursor = e.at
 
     def _attempts(self, failover: Any) -> dict[str, Any]:
         """Attempts, retries and fallbacks of one model call, and the model that answered
@@ -226,9 +263,12 @@ class RowBuilder:
     def _tool_intent(self, e: Entry) -> None:
         step = self.tools.get(e.data["call_id"])
         if step is not None and step.status.startswith("in doubt"):  # a retry: its own row
-            again = self.add("tool", f"{step.title} (again)", e.at, e.at, seq=e.seq)
+            again = self.add(step.kind, f"{step.title} (again)", e.at, e.at, seq=e.seq)
             again.call_id, again.spawn = step.call_id, step.spawn
-            again.detail = {k: step.detail[k] for k in ("arguments", "edited")}
+            kept = ("arguments", "edited", "node", "node_kind", "step", "step_name", "path")
+            again.detail = {k: step.detail[k] for k in kept if k in step.detail}
+            if step.kind == "node":
+                again.detail["interrupts"] = []
             step = self.tools[e.data["call_id"]] = again
         if step is not None:
             step.start = e.at
@@ -255,7 +295,10 @@ class RowBuilder:
     def _interrupt_raised(self, e: Entry) -> None:
         from tether.control.interrupts import Interrupt
 
-        recovered = any(raw.get("source") == "in_doubt" for raw in e.data["interrupts"])
+        recovered = any(  # this session's own (a child's, lifted, has a path in its point)
+            raw.get("source") == "in_doubt" and "/" not in str(raw.get("point"))
+            for raw in e.data["interrupts"]
+        )
         running = any(s.status == "running" for s in self.tools.values())
         if recovered and running and self.open and self.last_at is not None:
             self._cut_off(self.last_at)  # a recovery raises them (with no run start of its own)
@@ -277,6 +320,8 @@ class RowBuilder:
             step.call_id = None if call is None else call.id
             step.detail = {
                 "name": interrupt.name,
+                # from the top of the tree: review#2/legal#1/confirm:ConfirmWrites
+                "address": f"{self.path}/{interrupt.name}" if self.path else interrupt.name,
                 "source": interrupt.source,
                 "reason": interrupt.reason,
                 "approval": None,
@@ -324,6 +369,11 @@ class RowBuilder:
             self.run.detail["usage"] = dict(e.data["usage"])
 
     def _audit(self, e: Entry) -> None:
+        from tether.ops.timeline_nodes import MARKER, marked
+
+        if MARKER in e.data:  # a workflow's session (tether/workflows/observing.py)
+            marked(self, e.data[MARKER])
+            return
         if "agent_hooks" not in e.data:
             if "otel" not in e.data:  # "otel": a traced run's saved context, no step
                 self.unknown.setdefault(f"audit {sorted(e.data)}", []).append(e.seq)
@@ -342,3 +392,10 @@ class RowBuilder:
             "resolved_by": record.get("resolved_by"),
             "mode": record.get("mode"),
         }
+
+
+def _grace(text: str) -> bool:
+    """Whether ``text`` is a budget's wrap-up note (not a workflow's new task)."""
+    from tether.loop import GRACE_MESSAGE
+
+    return text == GRACE_MESSAGE

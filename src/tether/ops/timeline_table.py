@@ -75,8 +75,29 @@ def step_line(step: dict[str, Any]) -> str:
         if child is not None:
             line = f"child {child['session_id']} ({child['status']}) " + line
         return line[:CLIP]
-    if step["kind"] == "interrupt" and d.get("approval"):
-        a = d["approval"]
-        said = a.get("label") or f"{a['status']} by {a['decided_by']}"  # skipped by alice
-        return said + (f": {a['note']}" if a["note"] else "")
+    if step["kind"] == "node":
+        return node_line(d)
+    if step["kind"] == "interrupt":
+        address = str(d.get("address") or d.get("name"))
+        where = f"at {address}" if "/" in address else ""  # in a sub-agent: its address
+        a = d.get("approval")
+        if not a:
+            return where
+        said = a.get("label") or (
+            f"approval {a['id']} pending"
+            if a["status"] == "pending"
+            else f"{a['status']} by {a['decided_by']}"  # skipped by alice
+        )
+        return said + (f": {a['note']}" if a["note"] else "") + (f" ({where})" if where else "")
     return ""
+
+
+def node_line(d: dict[str, Any]) -> str:
+    """A workflow node row's detail: kind, path, its session, the interrupts it holds."""
+    line = f"{d['node_kind']} node {d['path']}"
+    child = d.get("child_session")
+    if child is not None:
+        line += f"; session {child['session_id']} ({child['status']})"
+    for asked in d.get("interrupts") or []:
+        line += f"; {asked['status']}: {asked['address']}"
+    return line[:CLIP]

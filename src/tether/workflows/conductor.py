@@ -28,6 +28,8 @@ from tether.result import StopReason
 from tether.run_state import StopRun
 
 if TYPE_CHECKING:
+    from tether.agent_ref import AgentRef
+    from tether.messages import ToolCall
     from tether.workflows.state import StateSpec
     from tether.workflows.workflow import Workflow
 
@@ -192,6 +194,12 @@ class Conductor:
     @property
     def name(self) -> str:
         return self._name
+
+    def span_attributes(self, agent: AgentRef, call: ToolCall | None) -> dict[str, Any]:
+        """``tether.workflow.*`` of a run of this session, or of one node run (tracing)."""
+        from tether.workflows.observing import span_attributes
+
+        return span_attributes(self._workflow, agent, call)
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelStreamEvent, None]:
         from tether.loop import GRACE_MESSAGE

@@ -142,11 +142,13 @@ class Workflow:
 
     def _build(self, options: dict[str, Any], *, nested: bool, spec: StateSpec) -> Agent:
         from dataclasses import replace
+        from functools import partial
 
         from tether.agent import Agent
         from tether.context import KeepAll
-        from tether.control import AfterModelCall, BeforeModelCall, HookOrder
+        from tether.control import AfterModelCall, BeforeInvocation, BeforeModelCall, HookOrder
         from tether.execution import Execution
+        from tether.workflows.observing import mark
 
         options.setdefault("limits", None)
         # The session's conversation is the workflow's progress: never compressed (the
@@ -163,6 +165,8 @@ class Workflow:
         # (registered with agent.on, so agent.clone keeps them: Temporal clones the tree)
         agent.on(BeforeModelCall, HookOrder.SDK_FIRST)(_give_back_the_unit)
         agent.on(AfterModelCall, HookOrder.SDK_FIRST)(_uncount)
+        # the journal says the session is this workflow's (the timeline reads it)
+        agent.on(BeforeInvocation, HookOrder.SDK_FIRST)(partial(mark, self))
 
         def mirror(event: BeforeModelCall) -> None:
             """The session state shows the fold after each step (journaled as a delta)."""
@@ -176,6 +180,13 @@ class Workflow:
 
         agent.on(BeforeModelCall, HookOrder.SDK_FIRST)(mirror)
         return agent
+
+    def traced_agents(self) -> list[AgentRef]:
+        """The agents :func:`tether.observe.instrument` traces for ``instrument(wf)``: the
+        workflow's agent and every agent its nodes run, nested workflows' included."""
+        from tether.workflows.observing import traced_agents
+
+        return traced_agents(self)
 
     # -- running like an Agent ------------------------------------------------------------
 

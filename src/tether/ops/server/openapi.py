@@ -295,6 +295,8 @@ SCHEMAS: dict[str, Any] = {
                     "suspend",
                     "wait",
                     "end",
+                    "node",  # a workflow's node run (ops/timeline_nodes.py)
+                    "answer",  # a workflow's answer
                 ]
             },
             "title": {"type": "string"},
@@ -362,6 +364,7 @@ SCHEMAS: dict[str, Any] = {
             },
             "unreadable_entries": {"type": "array", "items": {"type": "integer"}},
             "notes": {"type": "array", "items": {"type": "string"}},
+            "workflow": {"type": ["object", "null"], "description": "a workflow's: name, kind"},
         },
     },
     "Session": {

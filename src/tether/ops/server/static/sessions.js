@@ -137,7 +137,8 @@ async function loadTimeline(sessionId, keepDetail) {
   const status = $("tl-status");
   status.textContent = visible(t.status);
   status.dataset.status = t.status;
-  $("tl-holder").textContent = t.lease_holder ? visible("running in " + t.lease_holder) : "";
+  const about = [t.workflow ? t.workflow.kind + " workflow " + t.workflow.name : "", t.lease_holder ? "running in " + t.lease_holder : ""];
+  $("tl-holder").textContent = visible(about.filter(Boolean).join(" · "));
   $("tl-audit").hidden = !canAudit();
   $("tl-broken").hidden = t.notes.length === 0;
   $("tl-broken").textContent = visible(t.notes.join("; "));
@@ -158,6 +159,7 @@ function drawSteps(t) {
     row.dataset.status = s.status;
     row.dataset.depth = String(s.depth);
     row.dataset.session = s.session_id;
+    if (s.kind === "node") row.dataset.path = s.detail.path;
     const status = el("td", s.status, "status");
     status.dataset.status = s.status;
     const bar = svg("svg", { viewBox: "0 0 1000 12", preserveAspectRatio: "none", class: "axis" });
@@ -167,14 +169,25 @@ function drawSteps(t) {
     bar.append(svg("rect", { x: x.toFixed(1), y: 1, width: w.toFixed(1), height: 10, class: "span-" + s.kind + (s.failed ? " span-failed" : "") }));
     const axis = el("td");
     axis.append(bar);
-    // a sub-agent's rows are indented under the tool call that ran it
+    // a sub-agent's rows (and a workflow node's session) are indented under the row that ran it
     const title = el("td", (s.depth ? "↳ " : "") + s.title, "title");
     title.style.paddingLeft = (0.6 + 1.4 * s.depth) + "em";
+    if (s.kind === "node") nodeBadges(title, s.detail);
     row.append(el("td", i + 1), el("td", "+" + seconds(Math.max(0, s.start - t.start))),
       title, status, el("td", seconds(s.duration)), axis);
     row.addEventListener("click", () => showStep(i));
     body.append(row);
   });
+}
+
+// a workflow node's row: its kind, and each interrupt waiting inside it with its address
+function nodeBadges(cell, d) {
+  const text = cell.textContent; // already visible(): "↳ " when nested, then the title
+  const nested = text.startsWith("↳ ") ? "↳ " : "";
+  cell.replaceChildren(nested, el("span", d.node_kind, "node-kind node-" + d.node_kind), " " + text.slice(nested.length));
+  for (const asked of d.interrupts || []) {
+    if (asked.status === "waiting" || asked.status === "in_doubt") cell.append(" ", el("span", "waiting: " + asked.address, "node-waiting"));
+  }
 }
 
 function field(list, name, value) {
@@ -214,7 +227,18 @@ function showStep(index) {
     if (d.duration_ms !== undefined && d.duration_ms !== null) field(list, "measured", d.duration_ms + " ms");
     if (d.child_session) field(list, "sub-agent", d.child_session.session_id + " (" + d.child_session.status + ", " + d.child_session.steps + " rows below)" + (d.child_session.error ? ": " + d.child_session.error : ""));
   }
+  if (s.kind === "node") {
+    field(list, "node", d.node + " (" + d.node_kind + ")");
+    field(list, d.step_name, String(d.step));
+    field(list, "path", d.path);
+    field(list, "input", d.arguments && d.arguments.task);
+    field(list, "result", d.result);
+    if (d.child_session) field(list, d.child_session.workflow ? "workflow" : "agent", d.child_session.session_id + " (" + d.child_session.status + ", " + d.child_session.steps + " rows below)" + (d.child_session.error ? ": " + d.child_session.error : ""));
+    for (const asked of d.interrupts || []) field(list, "interrupt", asked.address + " (" + asked.status + ")" + (asked.reason ? ": " + asked.reason : ""));
+  }
+  if (s.kind === "answer") field(list, "answer", d.text);
   if (s.kind === "interrupt") {
+    if (d.address && d.address.includes("/")) field(list, "address", d.address);
     field(list, "reason", d.reason);
     if (d.approval) {
       const a = d.approval;
