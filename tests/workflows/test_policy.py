@@ -15,7 +15,7 @@ from tether.workflows import Loop, Parallel, Sequential, StepContext
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
-from workflow_agents import ConfirmWrites, echo, effects_of, writer
+from workflow_agents import Backend, ConfirmWrites, echo, effects_of, writer
 
 
 def _writer_agent(name: str, effects: Path, **kwargs: Any) -> Agent:
@@ -197,3 +197,33 @@ def test_cancel_reaches_every_running_node() -> None:
 
 def echo_agent() -> Agent:
     return Agent(echo("after"), name="after")
+
+
+async def test_the_workflows_agent_hooks_host_and_approvals_govern_a_node_three_deep(
+    backend: Backend,
+) -> None:
+    first = await backend.build("governed").invoke_async("go")
+    assert first.stop_reason == "interrupt", first.reason
+    [pending] = first.interrupts
+    assert pending.name == "mid#1/inner#1/guarded#1/confirm:ConfirmWrites"
+    store = backend.store()
+    [row] = await store.approvals.pending(session_id="gov-1")
+    assert row.name == pending.name  # one inbox row, filed by the workflow's session
+    assert row.arguments == {"text": "<hidden>"}  # with the workflow's redactor
+    await store.approvals.decide(row.id, "approve", decided_by="alice")
+    done = await backend.resume("governed", await store.approvals.answers_for("gov-1"))
+    assert done["stop_reason"] == "end_turn", done
+    # the host was attached again to the node the second process resumed: the read was denied
+    assert done["text"] == (
+        '["ok guarded / Denied: denied by AGENT-HOOKS at pre_tool_call: policy:no-secrets", "side"]'
+    )
+    assert effects_of(backend.effects) == ["guarded"]
+    entries = await backend.store().read_entries("gov-1/mid#1.1/inner#1.1/guarded#1.1")
+    hooks = [
+        e.data["agent_hooks"] for e in entries if e.kind == "audit" and "agent_hooks" in e.data
+    ]
+    # the node's own session journals its AGENT-HOOKS records: one host session per run
+    # (before the approval, after it), the secret read denied in the second
+    assert [h["interception_point"] for h in hooks].count("agent_startup") == 2
+    denied = [h["verdict"] for h in hooks if h["verdict"]["decision"] != "allow"]
+    assert denied == [{"decision": "deny", "reason": "policy:no-secrets"}]
