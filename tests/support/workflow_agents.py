@@ -291,6 +291,20 @@ def governed_workflow(store: Store | None, effects: Path) -> Sequential:
     )
 
 
+def caller_agent(store: Store | None, effects: Path) -> Agent:
+    """An agent (its own session ``caller-1``) calling the review workflow as a tool."""
+
+    def turn(messages: list[Any], specs: list[Any]) -> Any:
+        if messages[-1].role == "tool":
+            return "caller: " + messages[-1].tool_results[0].content
+        return {"tool_calls": [{"id": "p1", "name": "pipeline", "args": {"task": "the plan"}}]}
+
+    pipeline = review_workflow(None, effects).as_tool("pipeline", "Drafts, reviews, sums up")
+    return Agent(
+        ScriptedModel(turn), tools=[pipeline], store=store, session_id="caller-1", name="caller"
+    )
+
+
 SCENARIOS: dict[str, Any] = {
     "review": lambda store, effects: review_workflow(store, effects, tech_asks=True),
     "deep": deep_workflow,
@@ -298,11 +312,12 @@ SCENARIOS: dict[str, Any] = {
     "graph": graph_workflow,
     "state": state_workflow,
     "governed": governed_workflow,
+    "as_tool": caller_agent,
 }
 """Workflow factories (store, effects path) a test builds and a second process resumes."""
 
 
-def outcome(wf: Workflow, result: Any) -> dict[str, Any]:
+def outcome(wf: Workflow | Agent, result: Any) -> dict[str, Any]:
     """A Result as the JSON a second process prints: its stop, text, interrupts, the
     workflow's state and the node paths its usage counts."""
     return {
@@ -314,7 +329,7 @@ def outcome(wf: Workflow, result: Any) -> dict[str, Any]:
     }
 
 
-async def resume_here(wf: Workflow, answers: dict[str, Any]) -> dict[str, Any]:
+async def resume_here(wf: Workflow | Agent, answers: dict[str, Any]) -> dict[str, Any]:
     """Resume ``wf`` with ``answers``: its :func:`outcome`, or the TetherError raised."""
     try:
         result = await wf.resume_async(answers)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tether import Agent, IterationBudget, Limits, tool
 from tether.control import BeforeToolCall, Deny, InterventionHandler
+from tether.durable import Store
 from tether.models import ScriptedModel
 from tether.workflows import Loop, Parallel, Sequential, StepContext
 
@@ -29,23 +30,35 @@ def _writer_agent(name: str, effects: Path, **kwargs: Any) -> Agent:
     return Agent(writer(name), tools=[write], name=name, **kwargs)
 
 
+def durable(stores: Callable[[], Store], session_id: str) -> dict[str, Any]:
+    """The workflow's session in the test's store (MemoryStore, SQLite, PostgreSQL)."""
+    return {"store": stores(), "session_id": session_id}
+
+
 class DenyWrites(InterventionHandler):
     def before_tool_call(self, event: BeforeToolCall) -> Deny | None:
         return Deny("no writes here") if event.tool_call.name == "write" else None
 
 
-def test_a_workflow_policy_denies_a_tool_in_a_node_at_any_depth(tmp_path: Path) -> None:
+async def test_a_workflow_policy_denies_a_tool_in_a_node_at_any_depth(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
     effects = tmp_path / "effects"
     wf = Sequential(
-        Parallel(_writer_agent("deep", effects)), interventions=[DenyWrites()], name="guarded"
+        Parallel(_writer_agent("deep", effects)),
+        interventions=[DenyWrites()],
+        name="guarded",
+        **durable(stores, "deny-1"),
     )
-    result = wf.run("go")
+    result = await wf.invoke_async("go")
     assert result.stop_reason == "end_turn"
     assert "no writes here" in result.text
     assert effects_of(effects) == []  # putting the step in a workflow does not escape policy
 
 
-def test_a_nodes_own_policy_adds_to_the_workflows(tmp_path: Path) -> None:
+async def test_a_nodes_own_policy_adds_to_the_workflows(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
     seen: list[str] = []
 
     class Record(InterventionHandler):
@@ -57,15 +70,17 @@ def test_a_nodes_own_policy_adds_to_the_workflows(tmp_path: Path) -> None:
 
     effects = tmp_path / "effects"
     node = _writer_agent("w", effects, interventions=[Record("node")])
-    wf = Sequential(node, interventions=[Record("workflow")])
-    assert wf.run("go").stop_reason == "end_turn"
+    wf = Sequential(node, interventions=[Record("workflow")], **durable(stores, "own-1"))
+    assert (await wf.invoke_async("go")).stop_reason == "end_turn"
     # the node's own first, then the workflow's; both in the node (and the workflow's own
     # call of the node, at the top)
     assert seen == ["workflow:", "node:w#1", "workflow:w#1"]
     assert effects_of(effects) == ["w"]
 
 
-def test_the_workflows_confirm_callback_answers_a_nodes_confirm(tmp_path: Path) -> None:
+async def test_the_workflows_confirm_callback_answers_a_nodes_confirm(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
     effects = tmp_path / "effects"
     asked: list[str] = []
 
@@ -73,14 +88,19 @@ def test_the_workflows_confirm_callback_answers_a_nodes_confirm(tmp_path: Path) 
         asked.append(request.prompt)
         return True
 
-    wf = Sequential(_writer_agent("a", effects), interventions=[ConfirmWrites()], confirm=confirm)
-    result = wf.run("go")
+    wf = Sequential(
+        _writer_agent("a", effects),
+        interventions=[ConfirmWrites()],
+        confirm=confirm,
+        **durable(stores, "confirm-1"),
+    )
+    result = await wf.invoke_async("go")
     assert result.stop_reason == "end_turn"
     assert asked == ["write 'a'?"]
     assert effects_of(effects) == ["a"]
 
 
-def test_limits_count_across_the_whole_workflow() -> None:
+async def test_limits_count_across_the_whole_workflow(stores: Callable[[], Store]) -> None:
     ran: list[str] = []
 
     def agent(name: str) -> Agent:
@@ -90,13 +110,21 @@ def test_limits_count_across_the_whole_workflow() -> None:
 
         return Agent(ScriptedModel(turn), name=name)
 
-    wf = Sequential(agent("a"), agent("b"), agent("c"), limits=Limits(total_tokens=150))
-    result = wf.run("go")
+    wf = Sequential(
+        agent("a"),
+        agent("b"),
+        agent("c"),
+        limits=Limits(total_tokens=150),
+        **durable(stores, "limits-1"),
+    )
+    result = await wf.invoke_async("go")
     assert result.stop_reason == "limit_total_tokens"
     assert ran == ["a"]  # a's tokens count against the workflow: b and c never start
 
 
-def test_an_iteration_budget_is_shared_by_every_node_and_the_workflows_steps_are_free() -> None:
+async def test_an_iteration_budget_is_shared_by_every_node_and_the_workflows_steps_are_free(
+    stores: Callable[[], Store],
+) -> None:
     calls: list[str] = []
 
     def turn(messages: list[Any], specs: list[Any]) -> str:
@@ -108,8 +136,9 @@ def test_an_iteration_budget_is_shared_by_every_node_and_the_workflows_steps_are
         until=lambda out: False,
         max_rounds=10,
         budget=IterationBudget(4),
+        **durable(stores, "budget-1"),
     )
-    result = wf.run("go")
+    result = await wf.invoke_async("go")
     assert result.stop_reason == "budget_exhausted"
     assert (
         result.reason == "the iteration budget is used up; workflow:loop stops before its next node"
@@ -118,7 +147,9 @@ def test_an_iteration_budget_is_shared_by_every_node_and_the_workflows_steps_are
     assert result.usage.model_calls == 4
 
 
-def test_a_node_stopped_by_the_budget_stops_the_workflow_with_that_reason() -> None:
+async def test_a_node_stopped_by_the_budget_stops_the_workflow_with_that_reason(
+    stores: Callable[[], Store],
+) -> None:
     def turn(messages: list[Any], specs: list[Any]) -> str:
         return "done"
 
@@ -126,15 +157,16 @@ def test_a_node_stopped_by_the_budget_stops_the_workflow_with_that_reason() -> N
         Parallel(Agent(ScriptedModel(turn), name="x"), name="inner"),
         lambda step: "never",
         budget=IterationBudget(1),
+        **durable(stores, "budget-2"),
     )
-    result = wf.run("go")
+    result = await wf.invoke_async("go")
     assert result.stop_reason == "budget_exhausted"
     assert result.reason is not None
     assert result.reason.startswith("workflow node inner: ")
     assert "sub-agent inner#1 stopped with budget_exhausted" in result.reason
 
 
-def test_turn_limits_count_the_nodes_model_calls() -> None:
+async def test_turn_limits_count_the_nodes_model_calls(stores: Callable[[], Store]) -> None:
     calls: list[str] = []
 
     def turn(messages: list[Any], specs: list[Any]) -> str:
@@ -146,15 +178,16 @@ def test_turn_limits_count_the_nodes_model_calls() -> None:
         until=lambda out: False,
         max_rounds=10,
         limits=Limits(turns=3),
+        **durable(stores, "turns-1"),
     )
-    result = wf.run("go")
+    result = await wf.invoke_async("go")
     assert result.stop_reason == "limit_turns"
     assert len(calls) == 3
 
 
-def test_cancel_reaches_every_running_node() -> None:
-    started = threading.Event()
-    waiting = threading.Event()
+async def test_cancel_reaches_every_running_node(stores: Callable[[], Store]) -> None:
+    started = asyncio.Event()
+    waiting = asyncio.Event()
     outcome: list[str] = []
 
     async def slow(step: StepContext) -> str:
@@ -182,17 +215,18 @@ def test_cancel_reaches_every_running_node() -> None:
         tools=[wait_long],
         name="waiter",
     )
-    wf = Sequential(Parallel(slow, waiter), echo_agent())
-    results: list[Any] = []
-    runner = threading.Thread(target=lambda: results.append(wf.run("go")))
-    runner.start()
-    assert started.wait(10)
-    assert waiting.wait(10)
-    wf.cancel()
-    runner.join(10)
-    assert not runner.is_alive()
-    assert results[0].stop_reason == "cancelled"
+    wf = Sequential(Parallel(slow, waiter), echo_agent(), **durable(stores, "cancel-1"))
+    running = asyncio.create_task(wf.invoke_async("go"))
+    await asyncio.wait_for(started.wait(), 10)
+    await asyncio.wait_for(waiting.wait(), 10)
+    # from another thread, as a signal handler or a server's cancel endpoint would
+    await asyncio.to_thread(wf.cancel)
+    result = await asyncio.wait_for(running, 10)
+    assert result.stop_reason == "cancelled"
     assert sorted(outcome) == ["cancelled", "tool cancelled"]
+    record = await stores().load("cancel-1")  # a new store object reads the workflow's end
+    assert record is not None
+    assert record.status == "cancelled"
 
 
 def echo_agent() -> Agent:
