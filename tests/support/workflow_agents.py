@@ -313,8 +313,15 @@ SCENARIOS: dict[str, Any] = {
     "state": state_workflow,
     "governed": governed_workflow,
     "as_tool": caller_agent,
+    "bounded_swarm": lambda store, effects: _swarm_agents().bounded_swarm(store, effects),
 }
 """Workflow factories (store, effects path) a test builds and a second process resumes."""
+
+
+def _swarm_agents() -> Any:
+    import swarm_agents  # (it imports this module)
+
+    return swarm_agents
 
 
 def outcome(wf: Workflow | Agent, result: Any) -> dict[str, Any]:

@@ -79,10 +79,23 @@ async def test_answer_ids_matching_no_pending_interrupt_are_refused_and_nothing_
     effects = tmp_path / "effects"
     first = await review_workflow(stores(), effects).invoke_async("the plan")
     [pending] = first.interrupts
+    store = stores()
+    before = {
+        s.session_id: len(await store.read_entries(s.session_id))
+        for s in await store.list_sessions()
+    }
     wf = review_workflow(stores(), effects)
     with pytest.raises(AnswerError, match=r"unknown interrupt id\(s\) \['nope'\]"):
         await wf.resume_async({"nope": "approve", pending.id: "approve"})
     assert effects_of(effects) == ["draft"]
+    after = {
+        s.session_id: len(await store.read_entries(s.session_id))
+        for s in await store.list_sessions()
+    }
+    assert after == before  # not a journal entry written, in any node's session either
+    record = await store.load("wf-1")
+    assert record is not None
+    assert record.status == "suspended"  # still waiting for the same answer
     done = await review_workflow(stores(), effects).resume_async({pending.id: "approve"})
     assert done.stop_reason == "end_turn"
     assert effects_of(effects) == ["draft", "legal"]
