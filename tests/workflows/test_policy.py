@@ -261,3 +261,23 @@ async def test_the_workflows_agent_hooks_host_and_approvals_govern_a_node_three_
     assert [h["interception_point"] for h in hooks].count("agent_startup") == 2
     denied = [h["verdict"] for h in hooks if h["verdict"]["decision"] != "allow"]
     assert denied == [{"decision": "deny", "reason": "policy:no-secrets"}]
+
+
+async def test_a_tool_call_limit_counts_the_nodes_tool_calls_not_the_node_runs(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    effects = tmp_path / "effects"
+
+    def build(limit: int, session_id: str) -> Sequential:
+        a, b = _writer_agent("a", effects), _writer_agent("b", effects)
+        return Sequential(a, b, limits=Limits(tool_calls=limit), **durable(stores, session_id))
+
+    # two node runs, one write each: two tool calls (running a node is not one)
+    done = await build(3, "tools-1").invoke_async("go")
+    assert done.stop_reason == "end_turn", done.reason
+    assert done.usage.tool_calls == 2
+    assert effects_of(effects) == ["a", "b"]
+    stopped = await build(1, "tools-2").invoke_async("go")
+    assert stopped.stop_reason == "limit_tool_calls"
+    assert stopped.reason == "ran 1 tool call(s); the limit is 1"
+    assert effects_of(effects) == ["a", "b", "a"]  # a's write was the one: b never ran
