@@ -281,3 +281,42 @@ async def test_a_tool_call_limit_counts_the_nodes_tool_calls_not_the_node_runs(
     assert stopped.stop_reason == "limit_tool_calls"
     assert stopped.reason == "ran 1 tool call(s); the limit is 1"
     assert effects_of(effects) == ["a", "b", "a"]  # a's write was the one: b never ran
+
+
+async def test_a_node_the_workflows_policy_denies_stops_the_workflow_as_blocked(
+    stores: Callable[[], Store],
+) -> None:
+    from tether.control.agent_hooks import AgentHooksHost
+
+    class DenyB(InterventionHandler):
+        def before_tool_call(self, event: BeforeToolCall) -> Deny | None:
+            return Deny("b is off today") if event.tool_call.name == "b" else None
+
+    def deny_b(ctx: dict[str, Any]) -> dict[str, Any]:
+        call = ctx.get("tool_call") or {}
+        if ctx["interception_point"] == "pre_tool_call" and call.get("name") == "b":
+            return {"decision": "deny", "reason": "b is off today"}
+        return {"decision": "allow"}
+
+    ran: list[str] = []
+
+    def after(step: StepContext) -> str:
+        ran.append("after")
+        return "after"
+
+    def build(session_id: str, **policy: Any) -> Sequential:
+        a, b = Agent(echo("a"), name="a"), Agent(echo("b"), name="b")
+        return Sequential(a, b, after, **durable(stores, session_id), **policy)
+
+    # a governance decision is a stop reason, never an error; nothing after the node runs
+    denied = await build("deny-b", interventions=[DenyB()]).invoke_async("go")
+    assert denied.stop_reason == "blocked"
+    assert denied.reason == "workflow node b: Denied: denied by policy 'DenyB': b is off today"
+    host = AgentHooksHost([deny_b])
+    hooked = await build("hook-b", agent_hooks=host).invoke_async("go")
+    assert hooked.stop_reason == "blocked"
+    assert hooked.reason == (
+        "workflow node b: Denied: denied by AGENT-HOOKS at pre_tool_call: b is off today"
+    )
+    assert ran == []
+    assert set(denied.usage.by_agent) == {"a#1"}  # a ran and was counted; b never started
