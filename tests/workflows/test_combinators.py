@@ -217,3 +217,21 @@ async def test_stream_and_resume_stream_attribute_node_events_on_a_durable_workf
     paths, done = await paths_of(wf.resume_stream({pending.id: "approve"}))
     assert paths == {"review#2/legal#1", "review#2", "summary#3"}
     assert done.text == 'summary: ["legal wrote (ok legal)", "tech: draft of the plan"]'
+
+
+def test_a_workflow_step_with_a_store_of_its_own_is_refused_when_the_workflow_is_built(
+    tmp_path: Path,
+) -> None:
+    from tether.durable import SQLiteStore
+
+    own = Sequential(Agent(echo("a"), name="a"), store=SQLiteStore(tmp_path / "own.db"))
+    with pytest.raises(
+        ConfigurationError,
+        match=r"workflow step 'sequential' was built with store=; a nested workflow keeps its "
+        r"sessions in its outer workflow's store",
+    ):
+        Sequential(own)
+    named = Parallel(lambda s: "x", session_id="inner-1", name="inner")
+    with pytest.raises(ConfigurationError, match=r"'inner' was built with session_id="):
+        Loop(named, max_rounds=2)
+    assert own.run("go").text == "a: go"  # refused as a step, still whole on its own

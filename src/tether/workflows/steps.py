@@ -102,6 +102,7 @@ def step_node(name: str, step: Any, kind: str, workflow: Workflow, spec: StateSp
         return Node(name, "agent", NodeTool(lambda: agent, name=name, parallel=True))
     if isinstance(step, Workflow):
         inner = step
+        inner.check_nested(name)
         built: list[Agent] = []
 
         def child() -> Agent:  # one Agent per node (like an agent step's), built on first use
