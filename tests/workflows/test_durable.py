@@ -240,6 +240,10 @@ async def test_an_interrupt_in_a_loop_is_asked_once_per_round_and_resumes_once(
     [second] = elsewhere["interrupts"]
     asked.append(second["name"])
     assert effects_of(backend.effects) == ["x"]  # round two waits for its answer
+    # round one's answer again (a stale id) is refused: it cannot approve round two's write
+    with pytest.raises(AnswerError, match=rf"unknown interrupt id\(s\) \['{pending.id}'\]"):
+        await backend.build("loop").resume_async({pending.id: "approve"})
+    assert effects_of(backend.effects) == ["x"]
     result = await backend.build("loop").resume_async({second["id"]: "approve"})
     while result.stop_reason == "interrupt":
         [pending] = result.interrupts
