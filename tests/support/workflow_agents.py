@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from tether import Agent, Execution, TetherError, tool
 from tether.control import BeforeToolCall, Confirm, InterventionHandler
 from tether.durable import MemoryStore, PostgresStore, SQLiteStore, Store
@@ -222,25 +224,37 @@ def graph_workflow(store: Store | None, effects: Path) -> Graph:
     return g
 
 
-def state_workflow(store: Store | None, effects: Path) -> Sequential:
+class Tally(BaseModel):
+    """The typed state of the ``typed_state`` scenario."""
+
+    count: int = 0
+    log: list[str] = []
+
+
+def state_workflow(store: Store | None, effects: Path, *, typed: bool = False) -> Sequential:
     """first (count + 1, log first) -> Parallel(note (log note), w asking) -> last, which
-    reads the state; ``log`` appends (a reducer), ``count`` is last-write."""
+    reads the state (a dict, or a :class:`Tally` when ``typed``); ``log`` appends (a
+    reducer), ``count`` is last-write."""
+
+    def read(state: Any, key: str) -> Any:
+        return getattr(state, key) if typed else state[key]
 
     def first(ctx: StepContext) -> dict[str, Any]:
-        return {"count": ctx.state["count"] + 1, "log": ["first"]}
+        return {"count": read(ctx.state, "count") + 1, "log": ["first"]}
 
     def note(ctx: StepContext) -> Update:
         return Update("noted", {"log": ["note"]})
 
     def last(ctx: StepContext) -> str:
-        return f"count={ctx.state['count']} log={','.join(ctx.state['log'])} in={ctx.input}"
+        count, log = read(ctx.state, "count"), ",".join(read(ctx.state, "log"))
+        return f"count={count} log={log} in={ctx.input}"
 
     w = Agent(writer("w"), tools=[write_tool(effects)], name="w")
     return Sequential(
         first,
         ("both", Parallel(note, w)),
         last,
-        state={"count": 0, "log": []},
+        state=Tally() if typed else {"count": 0, "log": []},
         reducers={"log": "append"},
         store=store,
         session_id="state-2",
@@ -311,6 +325,7 @@ SCENARIOS: dict[str, Any] = {
     "loop": loop_workflow,
     "graph": graph_workflow,
     "state": state_workflow,
+    "typed_state": lambda store, effects: state_workflow(store, effects, typed=True),
     "governed": governed_workflow,
     "as_tool": caller_agent,
     "bounded_swarm": lambda store, effects: _swarm_agents().bounded_swarm(store, effects),

@@ -181,13 +181,14 @@ def test_an_update_that_is_not_json_fails_the_node_naming_it() -> None:
         Sequential(bad).run("x")
 
 
+@pytest.mark.parametrize("scenario", ["state", "typed_state"])  # a dict, a pydantic model
 async def test_the_state_survives_an_interrupt_resumed_in_a_new_process(
-    backend: Backend,
+    backend: Backend, scenario: str
 ) -> None:
-    first = await backend.build("state").invoke_async("go")
+    first = await backend.build(scenario).invoke_async("go")
     [pending] = first.interrupts
     assert pending.name == "both#2/w#2/confirm:ConfirmWrites"
-    done = await backend.resume("state", {pending.id: "approve"})
+    done = await backend.resume(scenario, {pending.id: "approve"})
     # the first step's update and the finished branch's (merged by the append reducer),
     # read back from the journal by the resuming process; nothing re-run
     assert done["text"] == 'count=1 log=first,note in=["noted", "w wrote (ok w)"]', done
