@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tether import Agent, IterationBudget, Limits, tool
-from tether.control import BeforeToolCall, Deny, InterventionHandler
+from tether.control import BeforeToolCall, Confirm, Deny, InterventionHandler
 from tether.durable import Store
 from tether.models import ScriptedModel
 from tether.workflows import Loop, Parallel, Sequential, StepContext
@@ -320,3 +320,14 @@ async def test_a_node_the_workflows_policy_denies_stops_the_workflow_as_blocked(
     )
     assert ran == []
     assert set(denied.usage.by_agent) == {"a#1"}  # a ran and was counted; b never started
+
+    class ConfirmB(InterventionHandler):
+        def before_tool_call(self, event: BeforeToolCall) -> Confirm | None:
+            return Confirm("run b?") if event.tool_call.name == "b" else None
+
+    [asked] = (await build("ask-b", interventions=[ConfirmB()]).invoke_async("go")).interrupts
+    refused = await build("ask-b", interventions=[ConfirmB()]).resume_async({asked.id: "deny"})
+    assert refused.stop_reason == "blocked"  # a human's no to the node run, on a new store object
+    assert refused.reason is not None
+    assert refused.reason.startswith("workflow node b: Denied: not confirmed (ConfirmB: run b?)")
+    assert ran == []
