@@ -9,6 +9,8 @@ Usage: python workflow_agents.py DB EFFECTS start | resume ANSWERS_JSON
 Prints one JSON line: stop_reason, text, interrupts (id, name, point, source), or the error.
 With TETHER_WF_CRASH=1 the workflow runs without the Confirm and with 1 s leases, and the
 ``write`` of TETHER_WF_HANG hangs after its side effect (the test SIGKILLs it there).
+With TETHER_WF_SCENARIO=NAME it resumes SCENARIOS[NAME] instead (``resume_elsewhere``;
+the ``backend`` fixture of tests/workflows/conftest.py) and prints its ``outcome``.
 """
 
 from __future__ import annotations
