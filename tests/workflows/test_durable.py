@@ -121,22 +121,21 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return dsn
 
 
-def test_a_workflow_suspended_in_one_process_resumes_in_others(db: str, tmp_path: Path) -> None:
-    effects = tmp_path / "effects"
-    first = workflow_agents.step(db, effects, "start", tech_asks=True)
+async def test_a_workflow_suspended_in_one_process_resumes_in_others(backend: Backend) -> None:
+    effects = backend.effects
+    wf = backend.build("review")
+    first = workflow_agents.outcome(wf, await wf.invoke_async("the plan"))
     assert first["stop_reason"] == "interrupt"
     assert sorted(i["name"] for i in first["interrupts"]) == [
         "review#2/legal#1/confirm:ConfirmWrites",
         "review#2/tech#2/confirm:ConfirmWrites",
     ]
     legal, tech = sorted(first["interrupts"], key=lambda i: i["name"])
-    refused = workflow_agents.step(
-        db, effects, "resume", json.dumps({"bogus": "approve"}), tech_asks=True
-    )
+    refused = await backend.resume("review", {"bogus": "approve"})  # a second process
     assert refused["error"] == "AnswerError"
     assert "bogus" in refused["message"]
-    answers = json.dumps({legal["id"]: "approve", tech["id"]: "approve"})
-    done = workflow_agents.step(db, effects, "resume", answers, tech_asks=True)
+    answers = {legal["id"]: "approve", tech["id"]: "approve"}
+    done = await backend.resume("review", answers)  # a third
     assert done["stop_reason"] == "end_turn"
     assert done["text"] == 'summary: ["legal wrote (ok legal)", "tech wrote (ok tech)"]'
     assert sorted(effects_of(effects)) == ["draft", "legal", "tech"]
