@@ -141,18 +141,14 @@ async def test_a_workflow_suspended_in_one_process_resumes_in_others(backend: Ba
     assert sorted(effects_of(effects)) == ["draft", "legal", "tech"]
 
 
-def test_a_finished_workflow_session_is_not_run_again(tmp_path: Path) -> None:
-    from tether import SessionStateError
-    from tether.durable import SQLiteStore
-
-    effects = tmp_path / "effects"
-    wf = review_workflow(SQLiteStore(tmp_path / "t.db"), effects)
-    [pending] = wf.run("the plan").interrupts
-    assert wf.resume({pending.id: "approve"}).stop_reason == "end_turn"
-    reloaded = review_workflow(SQLiteStore(tmp_path / "t.db"), effects)
-    with pytest.raises(SessionStateError, match="session wf-1 is not suspended"):
-        reloaded.resume({})
-    assert effects_of(effects) == ["draft", "legal"]
+async def test_a_finished_workflow_session_is_not_run_again(backend: Backend) -> None:
+    wf = backend.build("review")
+    answers = {i.id: "approve" for i in (await wf.invoke_async("the plan")).interrupts}
+    assert (await wf.resume_async(answers)).stop_reason == "end_turn"
+    again = await backend.resume("review", {})  # a second process
+    assert again["error"] == "SessionStateError", again
+    assert "session wf-1 is not suspended" in again["message"]
+    assert sorted(effects_of(backend.effects)) == ["draft", "legal", "tech"]
 
 
 def test_a_node_killed_inside_a_non_idempotent_call_asks_a_human_on_resume(
