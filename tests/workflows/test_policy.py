@@ -1,4 +1,5 @@
-"""Policy at every node: the workflow's interventions, confirm, limits, budget and cancel."""
+"""Policy at every node: the workflow's interventions, AGENT-HOOKS host, approvals, confirm,
+limits, budget and cancel."""
 
 from __future__ import annotations
 
@@ -8,15 +9,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tether import Agent, IterationBudget, Limits, tool
 from tether.control import BeforeToolCall, Confirm, Deny, InterventionHandler
 from tether.durable import Store
 from tether.models import ScriptedModel
-from tether.workflows import Loop, Parallel, Sequential, StepContext
+from tether.workflows import Graph, Loop, Parallel, Sequential, StepContext, Swarm
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
-from workflow_agents import Backend, ConfirmWrites, echo, effects_of, writer
+from workflow_agents import Backend, ConfirmWrites, echo, effects_of, no_secrets, writer
 
 
 def _writer_agent(name: str, effects: Path, **kwargs: Any) -> Agent:
@@ -331,3 +334,47 @@ async def test_a_node_the_workflows_policy_denies_stops_the_workflow_as_blocked(
     assert refused.reason is not None
     assert refused.reason.startswith("workflow node b: Denied: not confirmed (ConfirmB: run b?)")
     assert ran == []
+
+
+def _secret_reader(read: list[str]) -> Agent:
+    @tool
+    def read_secret() -> str:
+        """Read the secret."""
+        read.append("secret")
+        return "s3cr3t"
+
+    def turn(messages: list[Any], specs: list[Any]) -> Any:
+        if messages[-1].role == "tool":
+            return "got " + messages[-1].tool_results[0].content
+        return {"tool_calls": [{"name": "read_secret", "args": {}}]}
+
+    return Agent(ScriptedModel(turn), tools=[read_secret], name="reader")
+
+
+def _in_graph(step: Agent, **options: Any) -> Graph:
+    graph = Graph(**options)
+    graph.add_node("reader", step)
+    graph.set_entry("reader")
+    return graph
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        lambda step, **o: Loop(step, max_rounds=2, **o),
+        _in_graph,
+        lambda step, **o: Swarm([step, Agent(echo("other"), name="other")], entry="reader", **o),
+        lambda step, **o: Sequential(Parallel(Loop(step, max_rounds=1)), **o),
+    ],
+    ids=["loop", "graph", "swarm", "sequential>parallel>loop"],
+)
+def test_the_workflows_agent_hooks_host_reaches_the_nodes_of_every_combinator(
+    shape: Callable[..., Any],
+) -> None:
+    from tether.control.agent_hooks import AgentHooksHost
+
+    read: list[str] = []
+    result = shape(_secret_reader(read), agent_hooks=AgentHooksHost([no_secrets])).run("go")
+    assert result.stop_reason == "end_turn"
+    assert "got Denied: denied by AGENT-HOOKS at pre_tool_call: policy:no-secrets" in result.text
+    assert read == []
