@@ -47,7 +47,9 @@ def billing_turn(messages: list[Any], specs: list[Any]) -> Any:
     return {"tool_calls": [{"id": "r1", "name": "refund", "args": {"amount": 30}}]}
 
 
-def support_swarm(store: Store | None, effects: Path, **options: Any) -> Swarm:
+def support_swarm(
+    store: Store | None, effects: Path, *, billing: Any = billing_turn, **options: Any
+) -> Swarm:
     @tool
     def refund(amount: int) -> str:
         """Refund the customer (a side effect that must happen once)."""
@@ -61,15 +63,31 @@ def support_swarm(store: Store | None, effects: Path, **options: Any) -> Swarm:
         return f"order {order}"
 
     triage = Agent(ScriptedModel(triage_turn), tools=[lookup], name="triage")
-    billing = Agent(ScriptedModel(billing_turn), tools=[refund], name="billing")
     return Swarm(
-        [triage, billing],
+        [triage, Agent(ScriptedModel(billing), tools=[refund], name="billing")],
         entry="triage",
         store=store,
         session_id="swarm-1" if store is not None else None,
         interventions=[ConfirmRefunds()],
         **options,
     )
+
+
+def bouncing_turn(messages: list[Any], specs: list[Any]) -> Any:
+    """billing refunds (under the Confirm), then hands the customer back to triage."""
+    if messages[-1].role == "tool":
+        return {
+            "tool_calls": [
+                {"id": "h2", "name": "handoff", "args": {"agent": "triage", "message": "done"}}
+            ]
+        }
+    return {"tool_calls": [{"id": "r1", "name": "refund", "args": {"amount": 30}}]}
+
+
+def bounded_swarm(store: Store | None, effects: Path) -> Swarm:
+    """The support swarm with ``max_handoffs=1``: billing's handoff back, made after its
+    approval (in whichever process resumes it), is one too many."""
+    return support_swarm(store, effects, billing=bouncing_turn, max_handoffs=1, name="bounded")
 
 
 def main() -> None:

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tether import Agent, ConfigurationError, RunError
+from tether.durable import Store
 from tether.events import FinalResult, SubAgentEvent, TextDelta
 from tether.models import ScriptedModel
 from tether.workflows import Loop, Parallel, Sequential, StepContext, Update
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
-from workflow_agents import echo
+from workflow_agents import Backend, echo, effects_of
 
 
 def test_sequential_hands_each_output_to_the_next_step() -> None:
@@ -171,3 +173,65 @@ def test_one_agent_object_serves_parallel_branches_without_changing_it() -> None
     wf = Parallel(a, ("again", a))
     assert wf.run("go").text == '["a: go", "a: go"]'
     assert a.messages == []  # each run had a child conversation of its own
+
+
+async def test_a_workflow_tool_of_a_durable_agent_suspends_it_and_resumes_in_another_process(
+    backend: Backend,
+) -> None:
+    first = await backend.build("as_tool").invoke_async("go")
+    assert first.stop_reason == "interrupt", first.reason
+    [pending] = first.interrupts  # addressed through the tool call into the workflow
+    assert pending.name == "pipeline#p1/review#2/legal#1/confirm:ConfirmWrites"
+    ids = {s.session_id for s in await backend.store().list_sessions()}
+    assert {"caller-1/pipeline#1.p1", "caller-1/pipeline#1.p1/review#3.2/legal#1.1"} <= ids
+    done = await backend.resume("as_tool", {pending.id: "approve"})
+    assert done["stop_reason"] == "end_turn", done
+    assert done["text"] == 'caller: summary: ["legal wrote (ok legal)", "tech: draft of the plan"]'
+    assert effects_of(backend.effects) == ["draft", "legal"]  # draft and tech not re-run
+    assert "pipeline#p1/review#2/tech#2" not in done["by_agent"]
+    assert "pipeline#p1/summary#3" in done["by_agent"]
+
+
+async def test_stream_and_resume_stream_attribute_node_events_on_a_durable_workflow(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    from workflow_agents import review_workflow
+
+    effects = tmp_path / "effects"
+
+    async def paths_of(events: AsyncIterator[Any]) -> tuple[set[str], Any]:
+        seen: set[str] = set()
+        final = None
+        async for event in events:
+            if isinstance(event, SubAgentEvent) and isinstance(event.event, TextDelta):
+                seen.add(event.path)
+            if isinstance(event, FinalResult):
+                final = event.result
+        return seen, final
+
+    paths, first = await paths_of(review_workflow(stores(), effects).stream("the plan"))
+    assert paths == {"review#2/tech#2"}  # the branch that answered; legal waits
+    assert first.stop_reason == "interrupt"
+    [pending] = first.interrupts
+    wf = review_workflow(stores(), effects)  # a new store object, as a new process
+    paths, done = await paths_of(wf.resume_stream({pending.id: "approve"}))
+    assert paths == {"review#2/legal#1", "review#2", "summary#3"}
+    assert done.text == 'summary: ["legal wrote (ok legal)", "tech: draft of the plan"]'
+
+
+def test_a_workflow_step_with_a_store_of_its_own_is_refused_when_the_workflow_is_built(
+    tmp_path: Path,
+) -> None:
+    from tether.durable import SQLiteStore
+
+    own = Sequential(Agent(echo("a"), name="a"), store=SQLiteStore(tmp_path / "own.db"))
+    with pytest.raises(
+        ConfigurationError,
+        match=r"workflow step 'sequential' was built with store=; a nested workflow keeps its "
+        r"sessions in its outer workflow's store",
+    ):
+        Sequential(own)
+    named = Parallel(lambda s: "x", session_id="inner-1", name="inner")
+    with pytest.raises(ConfigurationError, match=r"'inner' was built with session_id="):
+        Loop(named, max_rounds=2)
+    assert own.run("go").text == "a: go"  # refused as a step, still whole on its own

@@ -16,7 +16,7 @@ from tether.durable import Store
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
 import workflow_agents
-from workflow_agents import effects_of, review_workflow
+from workflow_agents import Backend, effects_of, review_workflow
 
 
 async def test_each_node_run_is_a_child_session_of_the_workflow(
@@ -79,10 +79,23 @@ async def test_answer_ids_matching_no_pending_interrupt_are_refused_and_nothing_
     effects = tmp_path / "effects"
     first = await review_workflow(stores(), effects).invoke_async("the plan")
     [pending] = first.interrupts
+    store = stores()
+    before = {
+        s.session_id: len(await store.read_entries(s.session_id))
+        for s in await store.list_sessions()
+    }
     wf = review_workflow(stores(), effects)
     with pytest.raises(AnswerError, match=r"unknown interrupt id\(s\) \['nope'\]"):
         await wf.resume_async({"nope": "approve", pending.id: "approve"})
     assert effects_of(effects) == ["draft"]
+    after = {
+        s.session_id: len(await store.read_entries(s.session_id))
+        for s in await store.list_sessions()
+    }
+    assert after == before  # not a journal entry written, in any node's session either
+    record = await store.load("wf-1")
+    assert record is not None
+    assert record.status == "suspended"  # still waiting for the same answer
     done = await review_workflow(stores(), effects).resume_async({pending.id: "approve"})
     assert done.stop_reason == "end_turn"
     assert effects_of(effects) == ["draft", "legal"]
@@ -108,39 +121,34 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return dsn
 
 
-def test_a_workflow_suspended_in_one_process_resumes_in_others(db: str, tmp_path: Path) -> None:
-    effects = tmp_path / "effects"
-    first = workflow_agents.step(db, effects, "start", tech_asks=True)
+async def test_a_workflow_suspended_in_one_process_resumes_in_others(backend: Backend) -> None:
+    effects = backend.effects
+    wf = backend.build("review")
+    first = workflow_agents.outcome(wf, await wf.invoke_async("the plan"))
     assert first["stop_reason"] == "interrupt"
     assert sorted(i["name"] for i in first["interrupts"]) == [
         "review#2/legal#1/confirm:ConfirmWrites",
         "review#2/tech#2/confirm:ConfirmWrites",
     ]
     legal, tech = sorted(first["interrupts"], key=lambda i: i["name"])
-    refused = workflow_agents.step(
-        db, effects, "resume", json.dumps({"bogus": "approve"}), tech_asks=True
-    )
+    refused = await backend.resume("review", {"bogus": "approve"})  # a second process
     assert refused["error"] == "AnswerError"
     assert "bogus" in refused["message"]
-    answers = json.dumps({legal["id"]: "approve", tech["id"]: "approve"})
-    done = workflow_agents.step(db, effects, "resume", answers, tech_asks=True)
+    answers = {legal["id"]: "approve", tech["id"]: "approve"}
+    done = await backend.resume("review", answers)  # a third
     assert done["stop_reason"] == "end_turn"
     assert done["text"] == 'summary: ["legal wrote (ok legal)", "tech wrote (ok tech)"]'
     assert sorted(effects_of(effects)) == ["draft", "legal", "tech"]
 
 
-def test_a_finished_workflow_session_is_not_run_again(tmp_path: Path) -> None:
-    from tether import SessionStateError
-    from tether.durable import SQLiteStore
-
-    effects = tmp_path / "effects"
-    wf = review_workflow(SQLiteStore(tmp_path / "t.db"), effects)
-    [pending] = wf.run("the plan").interrupts
-    assert wf.resume({pending.id: "approve"}).stop_reason == "end_turn"
-    reloaded = review_workflow(SQLiteStore(tmp_path / "t.db"), effects)
-    with pytest.raises(SessionStateError, match="session wf-1 is not suspended"):
-        reloaded.resume({})
-    assert effects_of(effects) == ["draft", "legal"]
+async def test_a_finished_workflow_session_is_not_run_again(backend: Backend) -> None:
+    wf = backend.build("review")
+    answers = {i.id: "approve" for i in (await wf.invoke_async("the plan")).interrupts}
+    assert (await wf.resume_async(answers)).stop_reason == "end_turn"
+    again = await backend.resume("review", {})  # a second process
+    assert again["error"] == "SessionStateError", again
+    assert "session wf-1 is not suspended" in again["message"]
+    assert sorted(effects_of(backend.effects)) == ["draft", "legal", "tech"]
 
 
 def test_a_node_killed_inside_a_non_idempotent_call_asks_a_human_on_resume(
@@ -215,73 +223,44 @@ def test_a_nested_approval_is_one_inbox_row_and_the_worker_finishes_the_workflow
 
 
 async def test_an_interrupt_in_a_loop_is_asked_once_per_round_and_resumes_once(
-    stores: Callable[[], Store], tmp_path: Path
+    backend: Backend,
 ) -> None:
-    from workflow_agents import ConfirmWrites
-
-    from tether import Agent, tool
-    from tether.models import ScriptedModel
-    from tether.workflows import Loop
-
-    effects = tmp_path / "effects"
-
-    def build(store: Store) -> Loop:
-        @tool
-        def write(text: str) -> str:
-            """Write."""
-            with effects.open("a") as f:
-                f.write(text + "\n")
-            return "ok"
-
-        def turn(messages: list[Any], specs: list[Any]) -> Any:
-            if messages[-1].role == "tool":
-                return messages[0].text + "+"
-            text = messages[0].text
-            return {"tool_calls": [{"id": "w", "name": "write", "args": {"text": text}}]}
-
-        agent = Agent(ScriptedModel(turn), tools=[write], name="w")
-        return Loop(
-            agent, max_rounds=3, store=store, session_id="loop-1", interventions=[ConfirmWrites()]
-        )
-
-    result = await build(stores()).invoke_async("x")
+    result = await backend.build("loop").invoke_async("x")
     asked: list[str] = []
+    [pending] = result.interrupts
+    asked.append(pending.name)
+    # the first round's answer in a second process: it asks round two's there, once
+    elsewhere = await backend.resume("loop", {pending.id: "approve"})
+    assert elsewhere["stop_reason"] == "interrupt", elsewhere
+    [second] = elsewhere["interrupts"]
+    asked.append(second["name"])
+    assert effects_of(backend.effects) == ["x"]  # round two waits for its answer
+    # round one's answer again (a stale id) is refused: it cannot approve round two's write
+    with pytest.raises(AnswerError, match=rf"unknown interrupt id\(s\) \['{pending.id}'\]"):
+        await backend.build("loop").resume_async({pending.id: "approve"})
+    assert effects_of(backend.effects) == ["x"]
+    result = await backend.build("loop").resume_async({second["id"]: "approve"})
     while result.stop_reason == "interrupt":
         [pending] = result.interrupts
         asked.append(pending.name)
-        result = await build(stores()).resume_async({pending.id: "approve"})
+        result = await backend.build("loop").resume_async({pending.id: "approve"})
     assert asked == [
         "w#1/confirm:ConfirmWrites",
         "w#2/confirm:ConfirmWrites",
         "w#3/confirm:ConfirmWrites",
     ]
     assert result.text == "x+++"
-    assert effects_of(effects) == ["x", "x+", "x++"]  # each round's write once
+    assert effects_of(backend.effects) == ["x", "x+", "x++"]  # each round's write once
 
 
-def test_an_interrupt_three_workflows_deep_resumes_in_another_process(tmp_path: Path) -> None:
-    import subprocess
-
-    db, effects = tmp_path / "t.db", tmp_path / "effects"
-    script = Path(__file__).parents[1] / "support" / "workflow_deep_child.py"
-
-    def step(*args: str) -> dict[str, Any]:
-        done = subprocess.run(
-            [sys.executable, str(script), str(db), str(effects), *args],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-        return out
-
-    first = step("start")
-    assert [i["name"] for i in first["interrupts"]] == [
-        "outer#1/middle#1/legal#1/confirm:ConfirmWrites"
-    ]
-    done = step("resume", json.dumps({first["interrupts"][0]["id"]: "approve"}))
-    assert done["stop_reason"] == "end_turn"
+async def test_an_interrupt_three_workflows_deep_resumes_in_another_process(
+    backend: Backend,
+) -> None:
+    first = await backend.build("deep").invoke_async("go")
+    assert [i.name for i in first.interrupts] == ["outer#1/middle#1/legal#1/confirm:ConfirmWrites"]
+    done = await backend.resume("deep", {first.interrupts[0].id: "approve"})
+    assert done["stop_reason"] == "end_turn", done
     assert done["text"] == '["legal wrote (ok legal)", "side"]'
-    assert effects_of(effects) == ["legal"]
+    assert effects_of(backend.effects) == ["legal"]
+    # the nested sessions' usage is counted under their paths in the resuming run
+    assert "outer#1/middle#1/legal#1" in done["by_agent"]

@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tether import Agent, ConfigurationError
-from tether.durable import Store
+from tether import ConfigurationError
 from tether.workflows import Graph, StepContext
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
-from workflow_agents import ConfirmWrites, echo, writer
+from workflow_agents import Backend
 
 
 def tag(name: str, log: list[str] | None = None) -> Callable[[StepContext], str]:
@@ -98,36 +97,15 @@ def test_bad_graphs_are_configuration_errors() -> None:
         g.add_node("late", tag("late"))
 
 
-async def test_a_graph_interrupted_in_a_fanned_out_branch_resumes_with_a_new_store_object(
-    stores: Callable[[], Store], tmp_path: Path
+async def test_a_graph_interrupted_in_a_fanned_out_branch_resumes_in_another_process(
+    backend: Backend,
 ) -> None:
-    effects = tmp_path / "effects"
-    from tether import tool
-
-    def build(store: Store) -> Graph:
-        @tool
-        def write(text: str) -> str:
-            """Write."""
-            with effects.open("a") as f:
-                f.write(text + "\n")
-            return "ok"
-
-        g = Graph(store=store, session_id="g-1", interventions=[ConfirmWrites()], name="g")
-        g.add_node("plan", Agent(echo("plan"), name="plan"))
-        g.add_node("legal", Agent(writer("legal"), tools=[write], name="legal"))
-        g.add_node("tech", Agent(echo("tech"), name="tech"))
-        g.add_node("merge", lambda ctx: "merged " + ctx.input)
-        g.add_edge("plan", "legal")
-        g.add_edge("plan", "tech")
-        g.add_edge("legal", "merge")
-        g.add_edge("tech", "merge")
-        g.set_entry("plan")
-        return g
-
-    first = await build(stores()).invoke_async("go")
+    first = await backend.build("graph").invoke_async("go")
     assert first.stop_reason == "interrupt"
     assert [i.name for i in first.interrupts] == ["legal#2/confirm:ConfirmWrites"]
-    done = await build(stores()).resume_async({first.interrupts[0].id: "approve"})
-    assert done.stop_reason == "end_turn"
-    assert done.text == 'merged ["legal wrote (ok)", "tech: plan: go"]'
-    assert effects.read_text() == "legal\n"
+    done = await backend.resume("graph", {first.interrupts[0].id: "approve"})
+    assert done["stop_reason"] == "end_turn", done
+    assert done["text"] == 'merged ["legal wrote (ok legal)", "tech: plan: go"]'
+    assert backend.effects.read_text() == "legal\n"
+    # plan and tech finished in the first process: the resuming run did not run them
+    assert done["by_agent"] == ["legal#2"]

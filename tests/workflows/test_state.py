@@ -12,15 +12,14 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from tether import Agent, ConfigurationError, RunError, tool
-from tether.control import BeforeToolCall, Confirm, InterventionHandler
+from tether import Agent, ConfigurationError, RunError
 from tether.durable import Store
 from tether.models import ScriptedModel
 from tether.workflows import Parallel, Sequential, StepContext, Update
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
-from workflow_agents import echo
+from workflow_agents import Backend, echo
 
 
 def note(text: str) -> Callable[[StepContext], Update]:
@@ -182,48 +181,22 @@ def test_an_update_that_is_not_json_fails_the_node_naming_it() -> None:
         Sequential(bad).run("x")
 
 
+@pytest.mark.parametrize("scenario", ["state", "typed_state"])  # a dict, a pydantic model
 async def test_the_state_survives_an_interrupt_resumed_in_a_new_process(
-    stores: Callable[[], Store], tmp_path: Path
+    backend: Backend, scenario: str
 ) -> None:
-    effects = tmp_path / "effects"
-
-    class ConfirmWrites(InterventionHandler):
-        def before_tool_call(self, event: BeforeToolCall) -> Confirm | None:
-            return Confirm("write?") if event.tool_call.name == "write" else None
-
-    def build(store: Store) -> Sequential:
-        @tool
-        def write(text: str) -> str:
-            """Write."""
-            with effects.open("a") as f:
-                f.write(text + "\n")
-            return "ok"
-
-        def turn(messages: list[Any], specs: list[Any]) -> Any:
-            if messages[-1].role == "tool":
-                return "written"
-            return {"tool_calls": [{"id": "w", "name": "write", "args": {"text": "t"}}]}
-
-        def first(ctx: StepContext) -> dict[str, Any]:
-            return {"count": ctx.state["count"] + 1}
-
-        def last(ctx: StepContext) -> str:
-            return f"count={ctx.state['count']}"
-
-        return Sequential(
-            first,
-            Agent(ScriptedModel(turn), tools=[write], name="w"),
-            last,
-            state={"count": 0},
-            store=store,
-            session_id="state-2",
-            interventions=[ConfirmWrites()],
-        )
-
-    [pending] = (await build(stores()).invoke_async("go")).interrupts
-    done = await build(stores()).resume_async({pending.id: "approve"})
-    assert done.text == "count=1"  # the first step's update, read back from the journal
-    assert effects.read_text() == "t\n"
+    first = await backend.build(scenario).invoke_async("go")
+    [pending] = first.interrupts
+    assert pending.name == "both#2/w#2/confirm:ConfirmWrites"
+    done = await backend.resume(scenario, {pending.id: "approve"})
+    # the first step's update and the finished branch's (merged by the append reducer),
+    # read back from the journal by the resuming process; nothing re-run
+    assert done["text"] == 'count=1 log=first,note in=["noted", "w wrote (ok w)"]', done
+    assert done["state"] == {"count": 1, "log": ["first", "note"]}
+    assert backend.effects.read_text() == "w\n"
+    states = [e.data for e in await backend.store().read_entries("state-2") if e.kind == "state"]
+    assert states[0] == {"state": {"count": 1, "log": ["first"]}}  # journaled before w asked
+    assert states[-1] == {"delta": {"extend": {"log": ["note"]}}}  # the merge, as a delta
 
 
 def test_a_function_step_lent_to_another_agent_is_refused_naming_its_workflow() -> None:

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
 import swarm_agents
 from swarm_agents import support_swarm
+from workflow_agents import Backend
 
 
 def handing(to: str, message: str = "over to you") -> ScriptedModel:
@@ -149,3 +150,20 @@ def test_history_filters_what_the_next_agent_is_handed() -> None:
     swarm = Swarm([a, b], entry="a", history=lambda messages: "")
     assert swarm.run("a secret the next agent must not see").text == "done"
     assert seen == ["a hands off: only this"]
+
+
+async def test_max_handoffs_counts_the_handoffs_made_before_a_resume_in_another_process(
+    backend: Backend,
+) -> None:
+    first = await backend.build("bounded_swarm").invoke_async("I want my money back")
+    assert first.stop_reason == "interrupt"
+    [pending] = first.interrupts
+    assert pending.name == "billing#2/confirm:ConfirmRefunds"
+    done = await backend.resume("bounded_swarm", {pending.id: "approve"})
+    # triage -> billing was made in the first process: billing -> triage is one too many
+    assert done["stop_reason"] == "limit_turns", done
+    assert (
+        done["reason"] == "swarm 'bounded' reached max_handoffs=1 (billing -> triage was not run)"
+    )
+    assert backend.effects.read_text() == "refund 30\n"  # the approved refund, once
+    assert done["by_agent"] == ["billing#2"]

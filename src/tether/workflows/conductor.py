@@ -167,6 +167,8 @@ def _control_stop(out: ToolResult) -> StopReason | None:
 
     if out.status == "cancelled":
         return "cancelled"
+    if out.status == "denied":  # the workflow's policy refused to run the node
+        return "blocked"
     head = f"Error: NodeStopped: {STOP_MARK}"
     if not out.content.startswith(head):
         return None

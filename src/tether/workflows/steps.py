@@ -102,6 +102,7 @@ def step_node(name: str, step: Any, kind: str, workflow: Workflow, spec: StateSp
         return Node(name, "agent", NodeTool(lambda: agent, name=name, parallel=True))
     if isinstance(step, Workflow):
         inner = step
+        inner.check_nested(name)
         built: list[Agent] = []
 
         def child() -> Agent:  # one Agent per node (like an agent step's), built on first use
@@ -142,6 +143,7 @@ class NodeTool(SubAgentTool):
     """A sub-agent tool running an Agent or a workflow as a node (a child session)."""
 
     async def run_child(self, context: ToolContext, task: str) -> str:
+        not_a_tool_call(context)
         try:
             return await super().run_child(context, task)
         except NodeStopped:
@@ -152,6 +154,15 @@ class NodeTool(SubAgentTool):
             stopped = NodeStopped(f"{STOP_MARK}{error.stop_reason}] {error}")
             stopped.stop_reason, stopped.reason = error.stop_reason, error.reason
             raise stopped from error
+
+
+def not_a_tool_call(context: ToolContext) -> None:
+    """Give back the tool call the loop counted for this node run: a node run is the
+    workflow's step, not a tool call, so ``Limits(tool_calls=)`` and ``usage.tool_calls``
+    count the nodes' own tool calls only (as ``turns`` counts their model calls only)."""
+    run = context.agent.conversation.run
+    if run is not None:
+        run.usage.tool_calls -= 1
 
 
 def _default_name(step: Any) -> str | None:
@@ -183,6 +194,7 @@ def _function_tool(name: str, fn: StepFunction, workflow: Workflow) -> Tool:
         """Args:
         task: The step's input.
         """
+        not_a_tool_call(context)
         step = StepContext(task, workflow.view_at(context.agent), name)  # state before it
         if inspect.iscoroutinefunction(fn):
             value = await fn(step)

@@ -115,6 +115,17 @@ class Workflow:
             self._agent = self._build(dict(self._options), nested=False, spec=self.state_spec)
         return self._agent
 
+    def check_nested(self, label: str) -> None:
+        """Refuse to nest a workflow built with a store or a session id: its sessions go
+        into the outer workflow's store (as a sub-agent's), so they would be dropped."""
+        given = sorted(k for k in ("store", "session_id") if self._options.get(k) is not None)
+        if given:
+            raise ConfigurationError(
+                f"workflow step {label!r} was built with {' and '.join(f'{k}=' for k in given)}; "
+                "a nested workflow keeps its sessions in its outer workflow's store: build it "
+                "without them"
+            )
+
     def child_agent(self, outer: StateSpec | None = None) -> Agent:
         """A fresh Agent for this workflow as a step of another (no store of its own),
         sharing the state of the outer workflow (``outer``: its state's spec)."""
