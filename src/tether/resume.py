@@ -55,7 +55,8 @@ async def resume_events(
         if journal is not None:  # the suspension, its approvals and audit: all or nothing
             await journal_suspend(journal, ask, "in doubt")
     remaining = [i for i in suspension.interrupts if i.id not in agent.answers]
-    if remaining:
+    # Targeted resume: the answered calls run now; the others are held, still pending.
+    if remaining and not suspension.target(agent.answers):
         if journal is not None and journal.observer is not None:  # (idempotent) backfill
             await journal.observer.suspended(agent.session_id, remaining, again=True)
         if journal is not None:  # the answers given so far are acknowledged: fsync them
