@@ -78,6 +78,8 @@ class SessionView:
             elif message.role == "tool":
                 self.pending = None
                 self.intents = set()
+            if self.status == "running":  # past the suspension's batch (or model call)
+                self.interrupts = []
         elif kind == "tool_intent":
             self.intents.add(data["call_id"])
             # A new attempt consumes the answer to the call's in_doubt interrupt: if this
@@ -106,7 +108,9 @@ class SessionView:
                 self.state = dict(data["state"])
         elif kind == "status":
             self.status = data["status"]
-            if self.status != "suspended":
+            # A resume that ran the answered calls keeps the unanswered ones pending while
+            # it runs: a crash then still shows them (targeted resume).
+            if self.status not in ("suspended", "running"):
                 self.interrupts = []
         elif kind == "compaction":
             self.compaction = Compaction.from_dict(data)

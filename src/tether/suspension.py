@@ -23,6 +23,9 @@ class Suspension:
     held: dict[str, list[Interrupt]] = field(default_factory=dict)
     """Set by a targeted resume: the batch's calls whose interrupts are all unanswered
     (call id -> those interrupts). They stay pending and do not run."""
+    recovered: bool = False
+    """The last run's process died: the resume runs (to write the suspension again) even
+    when every call left waits for an answer."""
 
     def target(self, answered: Container[str]) -> bool:
         """Targeted resume: hold back the calls none of whose interrupts is ``answered``,
@@ -46,7 +49,9 @@ class Suspension:
             for call_id, interrupts in owned.items()
             if not any(i.id in answered for i in interrupts)
         }
-        runnable = any(r is None and c.id not in held for c, r in zip(calls, results, strict=True))
+        runnable = self.recovered or any(
+            r is None and c.id not in held for c, r in zip(calls, results, strict=True)
+        )
         if runnable:
             self.held = held
         return runnable
