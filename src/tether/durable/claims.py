@@ -1,7 +1,7 @@
 """Claiming sessions that are ready to resume, for workers (docs/design.md s. 8, Workers).
 
 A claim is a lease: ``claim_ready`` takes the lease of up to ``limit`` sessions whose
-status is ``ready`` (every approval decided or expired) or ``running`` with a lease that
+status is ``ready`` (an approval decided or expired since it suspended) or ``running`` with a lease that
 expired or whose holder on this host is dead (a crashed run, re-queued), in one
 transaction per store (PostgreSQL: ``FOR UPDATE SKIP LOCKED``). The claiming store does
 *not* remember the token as its own; ``adopt_lease`` hands it to the store object of the

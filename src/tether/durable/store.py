@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from tether.durable.audit import AuditEvent, AuditLog
 
 SessionStatus = Literal["idle", "running", "suspended", "ready", "completed", "failed", "cancelled"]
-"""``ready``: suspended, and every approval of the suspension is decided (or expired); set by
+"""``ready``: suspended, and some approval of the suspension is decided (or expired); set by
 ``store.approvals.decide`` / ``expire_due`` on the session row only (the journal's last
 status entry still says ``suspended``). A worker resumes it; the run sets ``running``."""
 SESSION_STATUSES: Final[frozenset[str]] = frozenset(get_args(SessionStatus))

@@ -248,7 +248,7 @@ class MemoryStore(WorkerSide):
 
     async def mark_ready(self, session_id: str) -> bool:
         """Set a ``suspended`` session ``ready`` (a worker handing a paused run back)."""
-        return self._ops.mark_ready(session_id, unless_pending=False)
+        return self._ops.mark_ready(session_id)
 
     async def close(self) -> None:
         return None

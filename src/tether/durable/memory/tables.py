@@ -41,15 +41,11 @@ class MemoryTables:
     head: tuple[int, str] = (0, GENESIS)
     approvers: dict[str, tuple[Approver, str]] = field(default_factory=dict)  # key id -> row
 
-    def mark_ready(self, session_id: str, *, unless_pending: bool) -> bool:
-        """Set a ``suspended`` session ``ready``; ``unless_pending``: only when none of its
-        approvals is still pending."""
+    def mark_ready(self, session_id: str) -> bool:
+        """Set a ``suspended`` session ``ready`` (a decision does, even with other approvals
+        still pending: the answered call may run now, the rest stay pending)."""
         row = self.sessions.get(session_id)
         if row is None or row.status != "suspended":
-            return False
-        if unless_pending and any(
-            a.session_id == session_id and a.status == "pending" for a in self.approvals.values()
-        ):
             return False
         row.status = "ready"
         row.updated_at = time.time()

@@ -38,9 +38,10 @@ if TYPE_CHECKING:
     from tether.durable.postgres.pool import Conn, PgConnector
     from tether.durable.store import Store
 
+# A decision makes its suspended session ready, even with other rows still pending: the
+# answered call may run now (targeted resume); the rest stay pending (docs/design.md s. 8).
 _READY = (
-    "UPDATE sessions SET status = 'ready', updated_at = %s WHERE id = %s AND status = 'suspended' "
-    "AND NOT EXISTS (SELECT 1 FROM approvals WHERE session_id = %s AND status = 'pending')"
+    "UPDATE sessions SET status = 'ready', updated_at = %s WHERE id = %s AND status = 'suspended'"
 )
 _SET_DECISION = (
     "UPDATE approvals SET status = %s, decided_by = %s, decided_at = %s, decision = %s, "
@@ -99,8 +100,8 @@ async def write_sidecar(conn: Conn, sidecar: Sidecar) -> None:
 
 
 async def _ready(conn: Conn, now: float, session_id: str) -> None:
-    """Mark the session ready if nothing of it is pending, and wake the workers at commit."""
-    cur = await conn.execute(_READY, (now, session_id, session_id))
+    """Mark the (suspended) session ready, and wake the workers at commit."""
+    cur = await conn.execute(_READY, (now, session_id))
     if cur.rowcount == 1:
         await notify_ready(conn, session_id)
 

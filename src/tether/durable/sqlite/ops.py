@@ -40,9 +40,10 @@ if TYPE_CHECKING:
     from tether.durable.sqlite.connections import SQLiteConnections
     from tether.durable.store import Store
 
+# A decision makes its suspended session ready, even with other rows still pending: the
+# answered call may run now (targeted resume); the rest stay pending (docs/design.md s. 8).
 _READY = (
-    "UPDATE sessions SET status = 'ready', updated_at = ? WHERE id = ? AND status = 'suspended' "
-    "AND NOT EXISTS (SELECT 1 FROM approvals WHERE session_id = ? AND status = 'pending')"
+    "UPDATE sessions SET status = 'ready', updated_at = ? WHERE id = ? AND status = 'suspended'"
 )
 _SET_DECISION = (
     "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, decision = ?, "
@@ -198,7 +199,7 @@ class SQLiteApprovals(ApprovalsBase, OnStoreThreads):
             else:
                 conn.execute(_SET_DECISION, _decision_values(decided))
                 append_audit(conn, [audit])
-                conn.execute(_READY, (now, decided.session_id, decided.session_id))
+                conn.execute(_READY, (now, decided.session_id))
         if conflict is not None:
             raise ApprovalConflict(conflict)
         return decided
@@ -215,7 +216,7 @@ class SQLiteApprovals(ApprovalsBase, OnStoreThreads):
         )
         conn.execute(_SET_DECISION, _decision_values(expired))
         append_audit(conn, [expired_audit(expired)])
-        conn.execute(_READY, (now, approval.session_id, approval.session_id))
+        conn.execute(_READY, (now, approval.session_id))
         return expired
 
     @offloaded("write")
