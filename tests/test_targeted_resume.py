@@ -165,3 +165,50 @@ def test_a_sigkill_then_the_last_answer_finishes_the_batch_at_once(db: str, tmp_
     assert done["stop_reason"] == "end_turn", done
     assert done["text"] == "paid: sent to bob + sent to ann"
     assert _effects(effects) == ["bob", "ann"]
+
+
+def test_calls_left_in_doubt_are_settled_one_at_a_time_and_a_skip_never_reruns(
+    db: str, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import time
+
+    from agent_tree import open_store
+
+    effects = tmp_path / "effects.txt"
+    env = {**os.environ, "TARGETED_CRASH": "1", "TARGETED_HANG": "1"}
+    script = [sys.executable, str(SUPPORT / "targeted_batch.py"), db, str(effects)]
+    proc = subprocess.Popen([*script, "start"], env=env, stdout=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while sorted(_effects(effects)) != ["ann", "bob"]:  # both calls started, in parallel
+            assert time.monotonic() < deadline
+            assert proc.poll() is None
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    time.sleep(1.2)  # the dead process's 1 s lease expires
+
+    async def settle() -> None:
+        store = open_store(db)
+        agent = build(store, effects, crash=True)
+        recovered = await agent.resume_async()
+        assert recovered.stop_reason == "interrupt"
+        bob, ann = recovered.interrupts
+        assert (bob.source, ann.source) == ("in_doubt", "in_doubt")
+        # the operator says bob's transfer did not happen: retry it; ann's stays in doubt
+        partial = await agent.resume_async({bob.id: "retry"})
+        assert partial.interrupts == [ann]
+        assert sorted(_effects(effects)) == ["ann", "bob", "bob"]  # bob retried, ann not
+        # ann's did happen: skip with its result. The same agent object: it never re-runs
+        done = await agent.resume_async({ann.id: {"skip": "sent to ann"}})
+        assert done.stop_reason == "end_turn", done.reason
+        assert done.text == "paid: sent to bob + sent to ann"
+        assert sorted(_effects(effects)) == ["ann", "bob", "bob"]
+        await store.close()
+
+    import asyncio
+
+    asyncio.run(settle())

@@ -51,7 +51,11 @@ async def resume_events(
     agent.answers.update(checked)
     ask, aborted = settle_in_doubt(agent, suspension)
     if ask:
+        # the calls in doubt, and any question a targeted resume left open before the crash
+        held = [i for i in suspension.interrupts if i.source != "in_doubt"]
+        ask += [i for i in held if i.id not in agent.answers]
         suspension.interrupts = ask
+        suspension.recovered = False  # the suspension is written here
         if journal is not None:  # the suspension, its approvals and audit: all or nothing
             await journal_suspend(journal, ask, "in doubt")
     remaining = [i for i in suspension.interrupts if i.id not in agent.answers]

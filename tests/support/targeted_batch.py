@@ -5,12 +5,13 @@ answers with the batch's results, in the batch's order, once its tool message is
 
 Usage: python targeted_batch.py DB EFFECTS start | resume ANSWERS_JSON | die ANSWERS_JSON
 (``die``: resume, and SIGKILL this process right after the journal append that holds a
-tool result). Prints one JSON line: stop_reason, text, interrupt ids, or
+tool result). TARGETED_CRASH=1: see ``build(crash=True)``; TARGETED_HANG=1: ``hang``. Prints one JSON line: stop_reason, text, interrupt ids, or
 {"error": class name, "message": ...} when the resume is refused.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -20,7 +21,7 @@ from typing import Any
 
 from agent_tree import open_store
 
-from tether import Agent, TetherError, tool
+from tether import Agent, Execution, TetherError, tool
 from tether.control import BeforeToolCall, Confirm, InterventionHandler
 from tether.durable import Store
 from tether.models import ScriptedModel
@@ -43,23 +44,28 @@ def turn(messages: list[Any], specs: list[Any]) -> Any:
     return {"tool_calls": CALLS}
 
 
-def build(store: Store | None, effects: Path) -> Agent:
+def build(store: Store | None, effects: Path, *, crash: bool = False, hang: bool = False) -> Agent:
     """The agent; ``transfer`` is read-only for the planner, so the two calls run in one
-    concurrent group (a parallel batch), though each appends to ``effects``."""
+    concurrent group (a parallel batch), though each appends to ``effects``. ``crash``:
+    no Confirm and 1 s leases; ``hang``: each call hangs after its side effect (the test
+    SIGKILLs the process there, leaving both calls in doubt)."""
 
     @tool(read_only=True)
-    def transfer(to: str) -> str:
+    async def transfer(to: str) -> str:
         """Pay someone (a side effect that must happen once)."""
         with effects.open("a", encoding="utf-8") as f:
             f.write(f"{to}\n")
+        if hang:
+            await asyncio.sleep(3600)
         return f"sent to {to}"
 
     return Agent(
         model=ScriptedModel(turn),
         tools=[transfer],
-        interventions=[AskEach()],
+        interventions=[] if crash else [AskEach()],
         store=store,
         session_id=SESSION if store is not None else None,
+        execution=Execution(lease_ttl=1.0 if crash else 30.0),
     )
 
 
@@ -80,7 +86,8 @@ def dying(store: Store) -> Store:
 def main() -> None:
     db, effects, mode, *rest = sys.argv[1:]
     store = open_store(db)
-    agent = build(dying(store) if mode == "die" else store, Path(effects))
+    crash, hang = bool(os.environ.get("TARGETED_CRASH")), bool(os.environ.get("TARGETED_HANG"))
+    agent = build(dying(store) if mode == "die" else store, Path(effects), crash=crash, hang=hang)
     try:
         result = agent("pay both") if mode == "start" else agent.resume(json.loads(rest[0]))
     except TetherError as exc:
