@@ -3,6 +3,7 @@ calls; the rest stay pending (same ids, same approval rows) and come back in the
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -124,6 +125,21 @@ def _step(db: str, effects: Path, *args: str, dies: bool = False) -> dict[str, A
     return out
 
 
+async def _fold(db: str) -> Any:
+    from agent_tree import open_store
+
+    from tether.journal_fold import fold
+
+    store = open_store(db)
+    try:
+        record = await store.load(SESSION)
+        assert record is not None
+        assert record.status == "running"  # it died mid-run
+        return fold(record)
+    finally:
+        await store.close()
+
+
 def test_each_answer_in_its_own_process(db: str, tmp_path: Path) -> None:
     effects = tmp_path / "effects.txt"
     first = _step(db, effects, "start")
@@ -147,6 +163,12 @@ def test_a_sigkill_after_the_answered_calls_result_resumes_with_it_done(
     # suspends again for ann
     _step(db, effects, "die", json.dumps({bob: "approve"}), dies=True)
     assert _effects(effects) == ["bob"]
+    # the journal of the dead run: bob's result saved, ann's question still open (what
+    # `tether sessions show` lists), bob's answered one not
+    view = asyncio.run(_fold(db))
+    assert [i.id for i in view.interrupts] == [ann]
+    assert view.pending is not None
+    assert [r is not None for r in view.pending[1]] == [True, False]
     # another process: bob is done (its answer and result are in the journal), ann pending
     waiting = _step(db, effects, "resume", "{}")
     assert (waiting["stop_reason"], waiting["interrupts"]) == ("interrupt", [ann])
@@ -208,7 +230,5 @@ def test_calls_left_in_doubt_are_settled_one_at_a_time_and_a_skip_never_reruns(
         assert done.text == "paid: sent to bob + sent to ann"
         assert sorted(_effects(effects)) == ["ann", "bob", "bob"]
         await store.close()
-
-    import asyncio
 
     asyncio.run(settle())

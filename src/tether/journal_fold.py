@@ -110,7 +110,9 @@ class SessionView:
             self.status = data["status"]
             # A resume that ran the answered calls keeps the unanswered ones pending while
             # it runs: a crash then still shows them (targeted resume).
-            if self.status not in ("suspended", "running"):
+            if self.status == "running":
+                self.interrupts = [i for i in self.interrupts if i.id not in self.answers]
+            elif self.status != "suspended":
                 self.interrupts = []
         elif kind == "compaction":
             self.compaction = Compaction.from_dict(data)
