@@ -20,6 +20,8 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 FACADE = {"tether", "tether.agent"}
 WINGS = ("tether.agents", "tether.ops", "tether.mcp.serve")
 WINGS_PLANNED = ("tether.workflows", "tether.protocols", "tether.temporal", "tether.evals")
+WINGS_PLANNED += ("tether.ag_ui",)  # AG-UI: serves whole agents
+WINGS += ("tether.a2a",)  # the A2A protocol host (issue 22) builds and runs whole agents
 
 # Counting TYPE_CHECKING and function-level imports; target: at most 12. 66 when measured
 # first, 69 before the Runtime reshape. Hook events, tools and policies name an AgentRef

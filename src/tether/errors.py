@@ -23,7 +23,9 @@ catch a built-in exception for the same mistake, the built-in is a second base.
     ├── ScriptExhaustedError                        a ScriptedModel ran out of turns
     ├── ToolArgumentError                           (never escapes: goes back to the model)
     ├── SubAgentError                               a sub-agent stopped without an answer (goes
-    │                                               back to its parent's model as a tool error)
+    │   │                                           back to its parent's model as a tool error)
+    │   └── RemoteAgentError (tether.a2a)           a remote A2A task failed, was rejected or
+    │                                               canceled, or its remote refused the call
     ├── CodeError (tether.tools.sandbox)            an execute_code program failed: syntax, a
     │                                               runtime error, a limit (goes back to the
     │                                               model as a tool error naming the line)
@@ -113,6 +115,11 @@ class ToolArgumentError(TetherError):
 
 class SubAgentError(TetherError):
     """A sub-agent stopped without an answer; its parent's model gets this as a tool error."""
+
+    stop_reason: str | None = None
+    """The sub-agent's stop reason (``budget_exhausted``, ``limit_turns``, ``error`` ...)."""
+    reason: str | None = None
+    """The sub-agent's ``Result.reason``, as it gave it."""
 
 
 class RunError(TetherError):

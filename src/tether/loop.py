@@ -8,6 +8,7 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
+from tether.context.memory_block import frozen_memory, memory_tools, strip_memory_blocks
 from tether.context.prompt import settle_system_prompt
 from tether.context.truncated import CONTINUE_PROMPT
 from tether.control.events import BeforeInvocation, BeforeOutput
@@ -85,7 +86,9 @@ async def run_invocation(
             if agent.name is not None:
                 start["agent"] = agent.name
             journal.defer("status", {"status": "running", **start}, status="running")
-        settle_system_prompt(run, resumed=resume is not None)
+        memory = memory_tools(runtime.toolset)  # the memory tools' frozen blocks
+        blocks = await frozen_memory(run, memory) if memory else None
+        settle_system_prompt(run, resumed=resume is not None, memory=blocks)
         # The cycles (model call, tool batch, ...) are inline, not a generator of their
         # own: one layer less for every event (4% of a plain invocation).
         hooks = runtime.hooks
@@ -94,6 +97,8 @@ async def run_invocation(
             if before.block:
                 raise StopRun("blocked", before.block)
             new_messages = before.messages
+        if memory:
+            new_messages = strip_memory_blocks(new_messages)
         for message in new_messages:
             yield await run.add_message(message)
         if resume is not None and resume.pending is not None:
@@ -354,7 +359,7 @@ async def _check_first_cost(run: RunState) -> None:
     limit = runtime.limits.cost if runtime.limits is not None else None
     if limit is None:
         return
-    prompt = runtime.system_prompt if isinstance(runtime.system_prompt, str) else None
+    prompt = run.system_prompt  # as settled: the session's, memory blocks included
     tokens = estimate_tokens(agent.messages, runtime.toolset.specs, prompt)
     estimate = await input_cost(runtime.model, tokens)
     if estimate is not None and estimate > limit:

@@ -58,7 +58,11 @@ async def open_session(agent: Running) -> SessionJournal:
             raise SessionStateError(f"session {agent.session_id} was deleted while opening it")
         if record.version != conversation.synced_version:
             view = fold(record)
+            fresh = record.version == 0 and conversation.synced_version < 0
+            given = conversation.state if fresh else None
             conversation.adopt(view)
+            if given:  # Agent(state=...) on a new session: nothing journaled to prefer
+                conversation.state = given
             conversation.synced_state = _encode_state(view.state)
         journal = SessionJournal(store, agent.session_id, record.version, lease)
         trail = journal.observer = agent.runtime.audit

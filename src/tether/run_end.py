@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 from tether.control.events import AfterInvocation
 from tether.errors import RunError
 from tether.events import FinalResult, InterruptRaised, StreamEvent
+from tether.journal_fold import IN_DOUBT
 from tether.result import Result, StopReason
 from tether.run_state import RunState
 from tether.session import SessionJournal, SessionView, journal_end
@@ -58,8 +59,12 @@ async def finish(run: RunState, outcome: Outcome) -> list[StreamEvent]:
 
         outcome.reason = provider_text(outcome.reason, runtime.model)
     if outcome.stop_reason in ("interrupt", "paused"):
+        # a call of this run that raised an in_doubt interrupt itself (a RemoteAgent that
+        # cannot ask its remote; not one lifted from a child) is in doubt now, as after a
+        # crash: the answer settles it on resume
+        doubted = [i.tool_call.id for i in run.interrupts if i.point == IN_DOUBT and i.tool_call]
         conversation.suspension = Suspension(
-            list(run.interrupts), run.pending, run.batch_position, outcome.stop_reason
+            list(run.interrupts), run.pending, run.batch_position, outcome.stop_reason, doubted
         )
         # an in-doubt call a targeted resume held back is still in doubt: its answer
         # (retry / skip / abort) is applied by the next resume, never a plain re-run

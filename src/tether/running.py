@@ -146,7 +146,7 @@ class Running:
         start = self._invocation(prompt, output_type, watched=False)  # a bad prompt raises here
         journal = await self._open()
         try:
-            return await _last_result(self._events(start, journal), self.runtime.observers)
+            return await drive_to_result(self._events(start, journal), self.runtime.observers)
         finally:
             await self._close(journal)
 
@@ -198,7 +198,7 @@ class Running:
         decided_by: str | None = None,
     ) -> Result:
         """:meth:`resume_stream` driven to its Result."""
-        return await _last_result(
+        return await drive_to_result(
             self.resume_stream(responses, output_type=output_type, decided_by=decided_by), ()
         )
 
@@ -356,10 +356,12 @@ class Running:
                 run.loop.call_soon_threadsafe(run.cancel_tasks)
 
 
-async def _last_result(
+async def drive_to_result(
     events: AsyncGenerator[StreamEvent, None], observers: Sequence[Callable[[Any], None]]
 ) -> Result:
-    """Drive ``events`` to their FinalResult, handing each to the observers."""
+    """Drive ``events`` to their FinalResult, handing each to the observers (closing
+    them whatever happens); the Result. One driver for every caller that needs only
+    the end of a stream (``invoke``, ``resume``, a Temporal workflow)."""
     result: Result | None = None
     try:
         async for event in events:

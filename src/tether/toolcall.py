@@ -197,8 +197,6 @@ async def _invoke(
     outlets = run.outlets  # set while a live group runs: this task's way into the stream
     outlet = outlets.get(task) if outlets is not None and task is not None else None
     context = ToolContext(call, agent, agent.conversation.state, run.cancel, interrupter, outlet)
-    if task is not None:
-        run.tasks.add(task)
     run.usage.tool_calls += 1
     if run.journal is not None:  # before the side effect; durable unless safe to repeat
         intent: dict[str, Any] = {"call_id": call.id, "name": call.name}
@@ -206,6 +204,14 @@ async def _invoke(
         if ran is not None:
             intent["ran"] = ran
         await run.journal.append("tool_intent", intent, durable=not tool.idempotent)
+    # cancellable only now: a cancel() landing during the intent's write must not cancel
+    # the write (an inline call runs in the run's own task); it is seen here instead
+    if task is not None:
+        run.tasks.add(task)
+    if run.cancel.cancelled:
+        if task is not None:
+            run.tasks.discard(task)
+        return error_result(call, "Cancelled: the run was cancelled", "cancelled"), None
     try:
         value = await tool.invoke(kwargs, context, run.runtime.threads.get())
     except asyncio.CancelledError:

@@ -111,6 +111,7 @@ async def test_a_store_from_before_the_server_column_is_upgraded_keeping_its_app
 
     from tether.durable.approval_types import APPROVAL_COLS, Approval, approval_row
     from tether.durable.schema import SQLITE_MIGRATIONS
+    from tether.durable.store import STORE_SCHEMA
 
     path = tmp_path / "v2.db"
     old = Approval(
@@ -134,5 +135,5 @@ async def test_a_store_from_before_the_server_column_is_upgraded_keeping_its_app
     finally:
         await store.close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT max(version) FROM tether_schema").fetchone()[0] == 3
+        assert conn.execute("SELECT max(version) FROM tether_schema").fetchone()[0] == STORE_SCHEMA
     conn.close()

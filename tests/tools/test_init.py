@@ -19,6 +19,8 @@ def test_public_names() -> None:
         "clarify",
         "delegate",
         "execute_code",
+        "memory",
+        "session_search",
         "todo",
         "tool",
     }
@@ -57,3 +59,16 @@ def test_import_does_not_load_pydantic() -> None:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == ""
+
+
+def test_the_opt_in_tools_stay_functions_after_their_modules_are_imported() -> None:
+    """A submodule import binds its name on the package: ``tether.tools.clarify`` (and
+    the others named like their module) must still be the function afterwards."""
+    import importlib
+
+    import tether.tools
+
+    for name in ("clarify", "todo", "memory", "execute_code", "session_search"):
+        importlib.import_module(f"tether.tools.{name}")
+        assert callable(getattr(tether.tools, name)), name
+        assert not isinstance(getattr(tether.tools, name), type(tether.tools)), name

@@ -202,11 +202,13 @@ class SubAgentTool(Tool):
             raise InterruptSignal(*lifted)  # every pending one, in one suspension
         self._forget(sid)
         if result.stop_reason != "end_turn":
-            raise SubAgentError(
+            error = SubAgentError(
                 f"sub-agent {where} stopped with {result.stop_reason}"
                 + (f": {result.reason}" if result.reason else "")
                 + " before it answered"
             )
+            error.stop_reason, error.reason = result.stop_reason, result.reason
+            raise error
         return _reply(result)
 
     def _answer_of(self, child: Running) -> str:

@@ -27,8 +27,13 @@ CLAIMABLE = ("ready", "running")
 SUB_SESSION_KEY = "tether_subagent"
 """Metadata key of a sub-agent's child session: never claimed on its own (its top session's
 resume recovers it, with the agent factory that knows the whole tree)."""
-NOT_A_CHILD = f"metadata NOT LIKE '%\"{SUB_SESSION_KEY}\":%'"
-"""SQL over the canonical JSON metadata text: the key as a key (a value holding the same
+TEMPORAL_KEY = "tether_temporal"
+"""Metadata key of a session a Temporal workflow runs (``{"workflow_id": ...}``): never
+claimed by ``tether worker`` (the workflow resumes it, when its answers arrive)."""
+NOT_CLAIMED_HERE = (SUB_SESSION_KEY, TEMPORAL_KEY)
+"""Metadata keys whose sessions workers never claim."""
+NOT_A_CHILD = " AND ".join(f"metadata NOT LIKE '%\"{key}\":%'" for key in NOT_CLAIMED_HERE)
+"""SQL over the canonical JSON metadata text: the keys as keys (a value holding the same
 text would be escaped as ``\\"...\\"``)."""
 READY_CHANNEL = "tether_ready"
 """PostgreSQL NOTIFY channel; the payload is the session id that became ready."""

@@ -19,13 +19,14 @@ if TYPE_CHECKING:
     from tether.durable.approvals_protocol import Approvals
     from tether.durable.approvers import Approvers
     from tether.durable.audit import AuditEvent, AuditLog
+    from tether.durable.memory_entries import MemoryEntries
 
 SessionStatus = Literal["idle", "running", "suspended", "ready", "completed", "failed", "cancelled"]
 """``ready``: suspended, and some approval of the suspension is decided (or expired); set by
 ``store.approvals.decide`` / ``expire_due`` on the session row only (the journal's last
 status entry still says ``suspended``). A worker resumes it; the run sets ``running``."""
 SESSION_STATUSES: Final[frozenset[str]] = frozenset(get_args(SessionStatus))
-STORE_SCHEMA: Final = 3
+STORE_SCHEMA: Final = 5
 """Database schema version this code creates and understands."""
 
 
@@ -160,6 +161,10 @@ class Store(Protocol):
     def audit(self) -> AuditLog: ...
     @property
     def approvers(self) -> Approvers: ...
+    @property
+    def memory_entries(self) -> MemoryEntries:
+        """Long-term memory entries by scope (``tether.tools.memory``)."""
+        ...
 
     async def create(
         self, session_id: str, *, metadata: dict[str, Any] | None = None

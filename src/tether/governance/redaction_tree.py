@@ -5,7 +5,8 @@ parent's tool result and final answer).
 From a session, the reader walks up to the tree's root (each child session names its
 parent in the metadata key ``tether_subagent``), then down through every session whose
 id a tool call of the tree derives (``child_session_id``) and that names that parent:
-one id search per session finds the readable ids, a lookup each the hashed ones (at most
+one id search per session finds the readable ids (a lookup each when there are at most
+16), a lookup each the hashed ones (at most
 :data:`MAX_SESSIONS` per session). Bounded like the timeline's tree: :data:`MAX_DEPTH`
 levels, :data:`MAX_SESSIONS` sessions.
 """
@@ -25,6 +26,7 @@ MAX_DEPTH: Final = 6
 MAX_SESSIONS: Final = 200
 _APPROVALS: Final = 10_000
 _PAGE: Final = 500
+_DIRECT: Final = 16
 
 
 def parent_of(record: SessionRecord) -> str | None:
@@ -95,7 +97,8 @@ async def _children(store: Store, record: SessionRecord) -> list[SessionRecord]:
     prefix = sid + SEPARATOR
     readable = {c for c in candidates if c.startswith(prefix)}
     existing: set[str] = set()
-    if readable and len(prefix) <= SEARCH_MAX:
+    # a few candidates: one lookup each beats an id search over every session's row
+    if len(readable) > _DIRECT and len(prefix) <= SEARCH_MAX:
         offset = 0
         while True:
             page = await store.session_page(search=prefix, offset=offset, limit=_PAGE)

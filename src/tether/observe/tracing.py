@@ -27,6 +27,7 @@ from tether.observe import continuity, logs
 from tether.observe import governance as G
 from tether.observe import runs as spans
 from tether.observe.metrics import Instruments
+from tether.observe.quiet import QuietTracer, is_storeless, quiet_instruments
 from tether.observe.runs import RunSpans, end_abandoned
 from tether.observe.steps import StepSpans
 
@@ -99,8 +100,9 @@ class Tracing(StepSpans):
                 f"Tracing(agent_name=...) must be a non-empty string, got {agent_name!r}"
             )
         version = release()
-        self.tracer = trace.get_tracer(SCOPE, version, tracer_provider)
+        self.tracer = QuietTracer(trace.get_tracer(SCOPE, version, tracer_provider))
         self.instruments = Instruments(metrics.get_meter(SCOPE, version or "", meter_provider))
+        quiet_instruments(self.instruments)
         self.capture = A.capture_from_env() if capture_content is None else capture_content
         self.resume = resume
         self.agent_name = agent_name
@@ -148,7 +150,7 @@ class Tracing(StepSpans):
         if stale is not None:
             end_abandoned(stale, agent)
         state = agent.conversation.run
-        journal = state.journal if state is not None else None
+        journal = state.journal if state is not None and not is_storeless() else None
         resumed = not event.messages  # a resume starts its invocation with no new input
         saved = None
         if resumed:

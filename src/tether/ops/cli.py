@@ -11,11 +11,13 @@ from tether.ops.approvals_cli import approvers_app
 from tether.ops.audit_cli import app as audit_app
 from tether.ops.eval_cli import app as eval_app
 from tether.ops.mcp_cli import app as mcp_app
+from tether.ops.memory_cli import app as memory_app
 from tether.ops.policy_cli import app as policy_app
 from tether.ops.replay_cli import HELP as REPLAY_HELP
 from tether.ops.replay_cli import replay
 from tether.ops.sessions import STORE, _fail
 from tether.ops.sessions import app as sessions_app
+from tether.ops.temporal_cli import app as temporal_app
 from tether.ops.worker_cli import load_factory, worker
 
 DEMO_DIR = typer.Option(
@@ -39,6 +41,8 @@ app.add_typer(audit_app, name="audit")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(policy_app, name="policy")
 app.add_typer(eval_app, name="eval")
+app.add_typer(memory_app, name="memory")
+app.add_typer(temporal_app, name="temporal")
 app.command()(worker)
 app.command("replay", help=REPLAY_HELP)(replay)
 
@@ -77,7 +81,17 @@ def serve(
     app_spec: str | None = typer.Option(
         None,
         "--app",
-        help="module:factory building a session's Agent (validates edited arguments).",
+        help="module:factory building a session's Agent (validates edited arguments; "
+        "served over A2A at /a2a).",
+    ),
+    public_url: str | None = typer.Option(
+        None, "--public-url", help="Base URL the A2A agent card names (default: the request's)."
+    ),
+    a2a_skills: str | None = typer.Option(
+        None,
+        "--a2a-skills",
+        help="JSON file: the A2A card's skills ([{id, name, description, tags, examples}]; "
+        "default: one per tool).",
     ),
 ) -> None:
     """Serve the approvals inbox (web page at /) and its HTTP API (needs the server extra:
@@ -95,10 +109,25 @@ def serve(
         )
     if app_spec is not None:
         load_factory(app_spec)  # a bad --app is a usage error before anything starts
+    if a2a_skills is not None:
+        from tether.a2a.skills import load_skills
+        from tether.errors import ConfigurationError
+
+        try:
+            load_skills(a2a_skills)  # a bad file is a usage error before anything starts
+        except ConfigurationError as exc:
+            _fail(str(exc))
     from tether.errors import TetherError
 
     try:
-        run_server(store, host=host, port=port, app_spec=app_spec)
+        run_server(
+            store,
+            host=host,
+            port=port,
+            app_spec=app_spec,
+            public_url=public_url,
+            a2a_skills=a2a_skills,
+        )
     except TetherError as exc:
         _fail(str(exc))
 

@@ -1,7 +1,7 @@
 """The approver roles the default server policy knows, checked when an approver is added.
 
 ``approve:PATTERN`` (a tool-name glob; ``interrupt:NAME`` for approvals without a tool),
-``viewer``, ``auditor`` and ``admin``; see :mod:`tether.ops.server.auth`. The store takes
+``viewer``, ``auditor``, ``admin`` and ``invoke`` (A2A callers, tether.a2a); see :mod:`tether.ops.server.auth`. The store takes
 any role (a custom ``create_app(policy=...)`` may use its own); ``tether approvers add``
 refuses the others unless asked to (``--custom-role``), so a typo does not issue a token
 that is refused later.
@@ -10,7 +10,7 @@ that is refused later.
 from __future__ import annotations
 
 APPROVE_PREFIX = "approve:"
-PLAIN_ROLES = ("viewer", "auditor", "admin")
+PLAIN_ROLES = ("viewer", "auditor", "admin", "invoke")
 VALID_ROLES = (
     "approve:PATTERN (a tool-name glob, e.g. approve:* or approve:delete_*), "
     + ", ".join(PLAIN_ROLES)

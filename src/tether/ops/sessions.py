@@ -1,6 +1,7 @@
-"""``tether sessions``: list, show and export the durable sessions in a store.
+"""``tether sessions``: list, search, show and export the durable sessions in a store.
 
 The commands are here; what they print is in :mod:`~tether.ops.sessions_table` (list),
+:mod:`~tether.ops.search_view` (search),
 :mod:`~tether.ops.transcript_view` (show) and :mod:`~tether.ops.timeline_table`
 (timeline); the options and store plumbing every command shares in
 :mod:`~tether.ops.cli_common`.
@@ -96,6 +97,33 @@ def list_sessions(
                 style="dim",
             )
         )
+
+
+@app.command()
+def search(
+    query: str = typer.Argument(..., help="Words to find (any of them; letters and digits)."),
+    store: str = STORE,
+    scope: str = typer.Option("*", "--scope", help="Only sessions whose id matches this glob."),
+    limit: int = typer.Option(20, "--limit", min=1, max=50, help="Show at most this many."),
+    as_json: bool = JSON,
+) -> None:
+    """Full-text search of the sessions' messages (user, assistant and tool text), best
+    first, each hit a snippet redacted like ``show`` (a masked value is never found)."""
+    from tether.governance.search import search_sessions
+    from tether.ops.search_view import hits_table
+
+    hits = with_store(
+        store, lambda s: search_sessions(s, query, scope=scope, limit=limit), read_only=True
+    )
+    if as_json:
+        for hit in hits:
+            typer.echo(json_line(hit.json()))
+        return
+    console = Console(highlight=False)
+    if not hits:
+        console.print(safe(f"no session in {describe(store)} matches {query!r}", one_line=True))
+        return
+    console.print(hits_table(hits, describe(store), query))
 
 
 @app.command()

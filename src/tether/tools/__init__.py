@@ -1,5 +1,5 @@
-"""Tools: ``@tool``, schemas from type hints, tool sources, the opt-in clarify, delegate, todo,
-execute_code.
+"""Tools: ``@tool``, schemas from type hints, tool sources; opt-in clarify, delegate, todo,
+execute_code, memory, session_search.
 
 Importing this package is cheap: pydantic is loaded only when the first tool is created.
 The loop's internals (name repair, batch planning, output formatting, source expansion)
@@ -13,23 +13,18 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from tether.tools.base import Tool
+from tether.tools.clarify import clarify  # eager, like todo: the module has the same name
 from tether.tools.context import CancelSignal, ToolContext
 from tether.tools.decorator import as_tool, tool
 from tether.tools.execute_code import execute_code  # eager, as todo
 from tether.tools.media import ToolOutput
+from tether.tools.memory import memory  # eager, like todo: the module has the same name
+from tether.tools.session_search import session_search  # eager, like todo
 from tether.tools.source import ToolSource
 from tether.tools.todo import todo  # eager: a lazy import would rebind the name to the module
 
 if TYPE_CHECKING:
     from tether.agents.delegate import DelegateTool
-
-
-def clarify(name: str = "clarify") -> Tool:
-    """The opt-in ``clarify`` tool (``tether.tools.clarify``): the model asks the user a
-    question; the run suspends and the answer is the tool's result."""
-    from tether.tools.clarify import clarify as build
-
-    return build(name)
 
 
 def delegate(**options: Any) -> DelegateTool:
@@ -74,6 +69,8 @@ __all__ = [
     "clarify",
     "delegate",
     "execute_code",
+    "memory",
+    "session_search",
     "todo",
     "tool",
 ]

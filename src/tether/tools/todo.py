@@ -116,10 +116,10 @@ def line(item: dict[str, str]) -> str:
     return f"- {_MARKS.get(status, '[?]')} {shown(item['id'])}. {shown(item['text'])} ({status})"
 
 
-def shown(text: str) -> str:
-    """``text`` (at most :data:`MAX_TEXT` characters) on one line, with control, bidi and
-    other invisible characters stripped."""
-    text = text[:MAX_TEXT]
+def shown(text: str, limit: int | None = MAX_TEXT) -> str:
+    """``text`` (at most ``limit`` characters, None: all) on one line, with control, bidi
+    and other invisible characters stripped."""
+    text = text[:limit]
     if text.isascii() and text.isprintable():
         return text
     kept = []

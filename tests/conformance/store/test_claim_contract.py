@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 from tether.durable import Store
-from tether.durable.claims import SUB_SESSION_KEY
+from tether.durable.claims import SUB_SESSION_KEY, TEMPORAL_KEY
 
 STATUS = {"status": "running"}
 
@@ -36,3 +36,17 @@ async def test_a_crashed_child_session_is_never_claimed_but_its_top_session_is(
     assert sorted(lease.session_id for lease in claimed) == ["odd", "pay-1"]
     again = await worker.claim_ready(limit=10, ttl=30, exclude={"pay-1", "odd"})
     assert again == []
+
+
+async def test_a_session_a_temporal_workflow_runs_is_never_claimed(
+    backend: Any, store: Store
+) -> None:
+    """Its workflow resumes it when the answers arrive (as the Update): a worker that
+    claimed it would run the session a second time, outside the workflow."""
+    await _crashed(store, "wf-1", {TEMPORAL_KEY: {"workflow_id": "wf-1"}})
+    await _crashed(store, "plain", None)
+    await store.create("ready-wf", metadata={TEMPORAL_KEY: {"workflow_id": "ready-wf"}})
+    await store.set_status("ready-wf", "ready")
+    await asyncio.sleep(0.1)
+    claimed = await backend.open().claim_ready(limit=10, ttl=30)
+    assert [lease.session_id for lease in claimed] == ["plain"]

@@ -188,7 +188,7 @@ async def test_sessions_list_timeline_charts_and_audit_view(tmp_path: Path) -> N
             await page.fill("#s-search", "pay-1")
             await row.locator("button.link").click()
             await page.wait_for_selector("#steps tr.kind-end")
-            assert await page.is_visible("#tl-audit")
+            await page.wait_for_selector("#tl-audit", state="visible")  # once the timeline drew it
             await page.click("#steps tr[data-kind='interrupt']")
             await page.locator("#sd-links button", has_text="approval apr_").click()
             await page.wait_for_selector("#message:has-text('approved by alice')")

@@ -7,7 +7,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from tether.durable.claims import (
-    SUB_SESSION_KEY,
+    NOT_CLAIMED_HERE,
     Candidate,
     WorkerSide,
     claim_lease,
@@ -15,15 +15,18 @@ from tether.durable.claims import (
 )
 from tether.durable.entries import ENTRY_SCHEMA, Entry, JournalKind, decode_entry, decode_object
 from tether.durable.errors import LeaseLost, SessionBusy, SessionConflict, SessionNotFound
+from tether.durable.memory.memory_entries import MemoryMemoryEntries
 from tether.durable.memory.ops import (
     MemoryApprovals,
     MemoryApprovers,
     MemoryAudit,
     sidecar_writer,
 )
+from tether.durable.memory.search import search_tables
 from tether.durable.memory.tables import MemoryTables, SessionRow
 from tether.durable.session_list import TOOL_CALL_MARK, PromptRows, Row, build_page, check_page
 from tether.durable.session_prompt import READ_MAX
+from tether.durable.session_search import TextHit, TextQuery
 from tether.durable.store import (
     Holder,
     Lease,
@@ -59,6 +62,7 @@ class MemoryStore(WorkerSide):
         self.audit = MemoryAudit(data)
         self.approvals = MemoryApprovals(self, data, self.audit)
         self.approvers = MemoryApprovers(data)
+        self.memory_entries = MemoryMemoryEntries(data.memory)
 
     def sibling(self) -> MemoryStore:
         """Another store object (another lease holder) sharing this store's sessions."""
@@ -216,6 +220,10 @@ class MemoryStore(WorkerSide):
         prompts.approvals = [a for a in approvals if a.session_id in ids]
         return build_page(rows, usage, len(matching), offset, prompts)
 
+    async def search_text(self, query: TextQuery) -> list[TextHit]:
+        """Full-text search of past sessions (a scan: see :mod:`tether.durable.session_search`)."""
+        return search_tables(self._ops, query)
+
     async def delete(self, session_id: str) -> None:
         self._rows.pop(session_id, None)
         self._holder.held.pop(session_id, None)
@@ -231,7 +239,7 @@ class MemoryStore(WorkerSide):
         now = time.time()
         rows: list[Candidate] = []
         for sid, row in sorted(self._rows.items(), key=lambda item: (item[1].updated_at, item[0])):
-            if f'"{SUB_SESSION_KEY}":' in row.metadata:
+            if any(f'"{key}":' in row.metadata for key in NOT_CLAIMED_HERE):
                 continue
             cur = row.lease
             rows.append(

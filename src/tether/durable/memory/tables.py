@@ -12,6 +12,7 @@ from tether.durable.audit import GENESIS, StoredRow
 if TYPE_CHECKING:
     from tether.durable.approval_types import Approval
     from tether.durable.approvers import Approver
+    from tether.durable.memory.memory_entries import Scopes
     from tether.durable.store import Lease, SessionStatus
 
 
@@ -40,6 +41,7 @@ class MemoryTables:
     audit: list[StoredRow] = field(default_factory=list)
     head: tuple[int, str] = (0, GENESIS)
     approvers: dict[str, tuple[Approver, str]] = field(default_factory=dict)  # key id -> row
+    memory: Scopes = field(default_factory=dict)
 
     def mark_ready(self, session_id: str) -> bool:
         """Set a ``suspended`` session ``ready`` (a decision does, even with other approvals

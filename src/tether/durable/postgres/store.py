@@ -24,6 +24,7 @@ from tether.durable.errors import (
 )
 from tether.durable.postgres.claims import PgClaims
 from tether.durable.postgres.listing import PgListing
+from tether.durable.postgres.memory_entries import PostgresMemoryEntries
 from tether.durable.postgres.ops import (
     PostgresApprovals,
     PostgresApprovers,
@@ -31,7 +32,9 @@ from tether.durable.postgres.ops import (
     write_sidecar,
 )
 from tether.durable.postgres.pool import Broken, PgConnector
+from tether.durable.postgres.search import INDEX_CTE, PgSearch, index_params
 from tether.durable.schema import ENTRY_COLS, SESSION_COLS
+from tether.durable.session_search import TextHit, TextQuery, index_rows
 from tether.durable.store import (
     Holder,
     Lease,
@@ -68,7 +71,7 @@ WITH s AS (
     INSERT INTO entries (session_id, seq, kind, schema, at, data)
     SELECT s.id, e.seq, e.kind, %(schema)s, %(at)s, e.data
     FROM s, unnest(%(seqs)s::bigint[], %(kinds)s::text[], %(datas)s::text[]) AS e(seq, kind, data)
-)
+){INDEX_CTE}
 SELECT count(*) FROM s
 """
 
@@ -97,8 +100,10 @@ class PostgresStore(WorkerSide):
         self.approvals = PostgresApprovals(self, self._pg)
         self.audit = PostgresAudit(self._pg)
         self.approvers = PostgresApprovers(self._pg)
+        self.memory_entries = PostgresMemoryEntries(self._pg)
         self._claims = PgClaims(self._pg, self._holder)
         self._listing = PgListing(self._pg)
+        self._search = PgSearch(self._pg)
 
     async def create(
         self, session_id: str, *, metadata: dict[str, Any] | None = None
@@ -174,6 +179,7 @@ class PostgresStore(WorkerSide):
             "seqs": [e.seq for e in encoded],
             "kinds": [e.kind for e in encoded],
             "datas": [e.text for e in encoded],
+            **index_params(index_rows(expected_version, entries)),
         }
         doing = f"appending to session {session_id!r} (outcome unknown: reload to check)"
         async with self._conn(doing) as conn:
@@ -353,8 +359,16 @@ class PostgresStore(WorkerSide):
         except Broken:  # a stale pooled connection: retry once on a fresh one
             return await self._listing.page(status, search, offset, limit)
 
+    async def search_text(self, query: TextQuery) -> list[TextHit]:
+        """Full-text search of past sessions (see :mod:`tether.durable.session_search`)."""
+        try:
+            return await self._search.run(query)
+        except Broken:  # a stale pooled connection: retry once on a fresh one
+            return await self._search.run(query)
+
     async def delete(self, session_id: str) -> None:
         async with self._conn(f"deleting session {session_id!r}") as conn, conn.transaction():
+            await conn.execute("DELETE FROM search_text WHERE session_id = %s", (session_id,))
             await conn.execute("DELETE FROM entries WHERE session_id = %s", (session_id,))
             await conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
         self._holder.held.pop(session_id, None)

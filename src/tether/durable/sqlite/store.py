@@ -26,10 +26,13 @@ from tether.durable.errors import (
     SessionNotFound,
 )
 from tether.durable.schema import ENTRY_COLS, SESSION_COLS
+from tether.durable.session_search import TextHit, TextQuery, index_rows
 from tether.durable.sqlite.claims import SQLiteClaims
 from tether.durable.sqlite.connections import SQLiteConnections
 from tether.durable.sqlite.listing import SQLiteListing
+from tether.durable.sqlite.memory_entries import SQLiteMemoryEntries
 from tether.durable.sqlite.ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit, write_sidecar
+from tether.durable.sqlite.search import SQLiteSearch, delete_index, write_index
 from tether.durable.sqlite.threads import offloaded
 from tether.durable.store import (
     EncodedEntry,
@@ -84,8 +87,10 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         self.approvals = SQLiteApprovals(self, self)
         self.audit = SQLiteAudit(self)
         self.approvers = SQLiteApprovers(self)
+        self.memory_entries = SQLiteMemoryEntries(self)
         self._claims = SQLiteClaims(self, self._holder)
         self._listing = SQLiteListing(self)
+        self._search = SQLiteSearch(self)
 
     # -- Store API --------------------------------------------------------------
 
@@ -141,8 +146,9 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         # validated and encoded by the caller: the writer thread, which every session of
         # the store shares, runs only the SQL
         encoded = encode_entries(session_id, expected_version, entries, status)
+        indexed = index_rows(expected_version, entries)
         now = await self._write_entries(
-            session_id, expected_version, encoded, status, lease, sidecar, durable=durable
+            session_id, expected_version, encoded, status, lease, sidecar, indexed, durable=durable
         )
         return [decode_entry(session_id, e.seq, e.kind, e.text, now, ENTRY_SCHEMA) for e in encoded]
 
@@ -155,6 +161,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         status: SessionStatus | None,
         lease: Lease | None,
         sidecar: Sidecar | None,
+        indexed: list[tuple[int, str, str]],
         *,
         durable: bool,
     ) -> float:
@@ -179,6 +186,8 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
             )
             if sidecar:
                 write_sidecar(conn, sidecar)
+            if indexed:
+                write_index(conn, session_id, now, indexed)
         return now
 
     def _diagnose(
@@ -326,9 +335,15 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         """One page of sessions with their counts (see :mod:`tether.durable.session_list`)."""
         return self._listing.page(status, search, offset, limit)
 
+    @offloaded("read")
+    async def search_text(self, query: TextQuery) -> list[TextHit]:
+        """Full-text search of past sessions (see :mod:`tether.durable.session_search`)."""
+        return self._search.run(query)
+
     @offloaded("write")
     async def delete(self, session_id: str) -> None:
         with self.transaction() as conn:
+            delete_index(conn, session_id)
             conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         self._holder.held.pop(session_id, None)

@@ -31,7 +31,13 @@ def check_store(store_url: str) -> None:
 
 
 def serve(
-    store_url: str, *, host: str = "127.0.0.1", port: int = 8700, app_spec: str | None = None
+    store_url: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8700,
+    app_spec: str | None = None,
+    public_url: str | None = None,
+    a2a_skills: str | None = None,
 ) -> None:
     """Check the store (creating a missing SQLite file: approvers can be added while it
     runs), then run the server on ``host:port`` until interrupted (uvicorn)."""
@@ -40,10 +46,20 @@ def serve(
     from tether.ops.store_url import describe, open_store
 
     factory = None if app_spec is None else load_factory(app_spec)
+    skills = None
+    if a2a_skills is not None:
+        from tether.a2a.skills import load_skills
+
+        skills = load_skills(a2a_skills)
     check_store(store_url)  # its own store object: a PostgreSQL pool belongs to one loop
     store = open_store(store_url)
     app = create_app(
-        store, app_factory=factory, title=f"tether inbox: {describe(store_url)}", close_store=True
+        store,
+        app_factory=factory,
+        title=f"tether inbox: {describe(store_url)}",
+        close_store=True,
+        public_url=public_url,
+        a2a_skills=skills,
     )
     # uvicorn's access log has method, path and query only: tokens travel in a header
     uvicorn.run(app, host=host, port=port, log_level="info", proxy_headers=False)

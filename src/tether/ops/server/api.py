@@ -58,6 +58,8 @@ log = logging.getLogger("tether.server")
 
 APPROVAL_STATUSES: Final = ("pending", "approved", "denied", "expired", "any")
 MAX_LIMIT: Final = 1000
+TEXT_MATCHES: Final = 20
+"""Full-text hits ``GET /api/sessions?q=`` adds (``matches``), best first."""
 MAX_WAIT: Final = 25.0
 
 
@@ -177,7 +179,9 @@ class Api:
     # -- sessions ----------------------------------------------------------------------
 
     async def list_sessions(self, request: Request) -> JSONResponse:
-        """Most recently active first, with counts; filtered and paged in the store."""
+        """Most recently active first, with counts; filtered and paged in the store. With
+        ``q``: the sessions whose id contains it, and ``matches``, the redacted full-text
+        hits of its words in the sessions' messages."""
         await authenticate(request, self.run, "sessions")
         status = query_choice(request, "status", SESSION_STATUSES)
         limit = query_int(request, "limit", 100, 1, MAX_LIMIT)
@@ -192,14 +196,24 @@ class Api:
             offset=offset,
             limit=limit,
         )
-        return ok(
-            {
-                "sessions": [summary_json(s) for s in page.sessions],
-                "total": page.total,
-                "offset": page.offset,
-                "limit": limit,
-            }
-        )
+        body: dict[str, Any] = {
+            "sessions": [summary_json(s) for s in page.sessions],
+            "total": page.total,
+            "offset": page.offset,
+            "limit": limit,
+        }
+        if search is not None:  # and the sessions whose messages hold its words
+            body["matches"] = await self._text_matches(search)
+        return ok(body)
+
+    async def _text_matches(self, query: str) -> list[dict[str, Any]]:
+        """Full-text hits for ``q`` (:func:`tether.governance.search.search_sessions`)."""
+        from tether.governance.search import can_search, search_sessions
+
+        if not can_search(self.store):
+            return []
+        hits = await self.run(search_sessions, self.store, query, limit=TEXT_MATCHES)
+        return [hit.json() for hit in hits]
 
     async def get_session(self, request: Request) -> JSONResponse:
         from tether.governance.redaction import show_session, tree_masks

@@ -15,6 +15,10 @@ Routes (all ``/api/*`` and ``/openapi.json`` need a bearer token, see auth.py):
   /api/audit/export?session=`` (JSONL: the chain status, then the records)
 * ``GET /api/me`` - the caller's name, roles and the views they may open
 * ``GET /api/events?since=&wait=`` - long poll for inbox changes
+* ``POST /ag-ui`` - with ``app_factory`` and the extra tether[ag-ui]: the agent over AG-UI
+  (tether.ag_ui; role invoke)
+* with ``app_factory`` (``--app``): ``GET /.well-known/agent-card.json`` and ``POST /a2a``,
+  the agent over A2A (tether.a2a)
 """
 
 from __future__ import annotations
@@ -52,12 +56,17 @@ def create_app(
     app_factory: AppFactory | None = None,
     title: str = "tether inbox",
     close_store: bool = False,
+    public_url: str | None = None,
+    a2a_skills: list[dict[str, Any]] | None = None,
 ) -> Starlette:
     """The server for ``store``. ``policy(approver, approval) -> bool`` decides who may
     decide what (default: roles, see :func:`~tether.ops.server.auth.default_policy`);
     ``app_factory(session_id=...)`` builds the session's Agent to validate edited
     arguments and redact views (once per session, kept and closed on shutdown: agents.py;
-    without it, edits are refused). ``close_store`` closes it on shutdown."""
+    without it, edits are refused; with it, the agent is also served over A2A, see
+    tether.a2a: ``public_url`` is the base URL its card names, else the request's;
+    ``a2a_skills`` the card's skills, else one per tool).
+    ``close_store`` closes the store on shutdown."""
     api = Api(store, policy, app_factory)
     index, static = make_inbox(title)
     spec = document()
@@ -82,10 +91,31 @@ def create_app(
         Route("/api/me", api.me, methods=["GET"]),
         Route("/api/events", api.events, methods=["GET"]),
     ]
+    served = None
+    if app_factory is not None:
+        try:
+            from tether.a2a.routes import a2a_routes
+        except ImportError as exc:  # the a2a extra is not installed
+            log.info("the agent is not served over A2A (pip install 'tether[a2a]'): %s", exc)
+        else:
+            a2a, served = a2a_routes(api, app_factory, public_url=public_url, skills=a2a_skills)
+            routes += a2a
+    if app_factory is not None:
+        try:
+            from tether.ag_ui import AgUiEndpoint
+        except ImportError as exc:  # the extra tether[ag-ui] is not installed
+            log.info("no AG-UI endpoint (pip install 'tether[ag-ui]'): %s", exc)
+        else:
+            ag_ui = AgUiEndpoint(api.run, api.policy, app_factory)
+            routes.append(Route("/ag-ui", ag_ui.handle, methods=["POST"]))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if served is not None:
+            served.watch()
         yield
+        if served is not None:
+            await served.close()
         await api.close(close_store=close_store)
 
     async def http_error(request: Request, exc: Exception) -> Response:

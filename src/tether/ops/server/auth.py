@@ -15,10 +15,13 @@ Roles (the default policy; pass ``create_app(policy=...)`` to decide approvals y
 * ``auditor`` - read the audit log (``/api/audit``, ``/api/audit/verify``,
   ``/api/audit/export``) and the sessions it is about (list, transcripts, timelines,
   updates); not the approvals inbox.
+* ``invoke`` - call the served agent over A2A (``/a2a``): start tasks, read, continue
+  and cancel its own; answer its tasks' questions, not their approvals (tether.a2a).
 * ``admin`` - all of the above, every approval.
 
 Access levels: ``read`` (the inbox: approvals), ``sessions`` (sessions, timelines,
-updates, ``/api/me``, the OpenAPI document: every known role) and ``audit``.
+updates, ``/api/me``, the OpenAPI document: every known role), ``audit``, ``invoke``
+(A2A: the handler decides per task) and ``run`` (AG-UI: ``invoke`` or ``admin``).
 
 Any other role grants nothing. Tokens are never logged or echoed. A store that fails
 while a token is checked gives 503 without any detail (the detail goes to the log).
@@ -46,7 +49,7 @@ log = logging.getLogger("tether.server")
 
 Policy = Callable[["Approver", "Approval"], bool]
 """``policy(approver, approval) -> bool``: may this approver decide this approval?"""
-Access = Literal["read", "sessions", "audit"]
+Access = Literal["read", "sessions", "audit", "invoke", "run"]
 
 APPROVE_PREFIX: Final = "approve:"
 READ_ROLES: Final = frozenset({"viewer", "admin"})
@@ -77,6 +80,10 @@ def default_policy(approver: Approver, approval: Approval) -> bool:
 def allowed(approver: Approver, access: Access) -> bool:
     """Inbox, sessions or audit access, from the roles."""
     roles = set(approver.roles)
+    if access == "invoke":  # A2A: the handler decides per task what the roles allow
+        return "invoke" in roles or allowed(approver, "sessions")
+    if access == "run":  # AG-UI: every request runs the agent
+        return bool(roles & {"invoke", "admin"})
     if access == "audit":
         return bool(roles & AUDIT_ROLES)
     inbox = bool(roles & READ_ROLES) or any(r.startswith(APPROVE_PREFIX) for r in roles)
@@ -120,6 +127,8 @@ async def authenticate(request: Request, run: StoreRunner, access: Access) -> Ap
             "audit": "auditor or admin",
             "read": "viewer, approve:PATTERN or admin",
             "sessions": "viewer, approve:PATTERN, auditor or admin",
+            "invoke": "invoke, viewer, approve:PATTERN, auditor or admin",
+            "run": "invoke or admin",
         }[access]
         raise HTTPException(
             403,

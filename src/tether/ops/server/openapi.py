@@ -235,6 +235,20 @@ SCHEMAS: dict[str, Any] = {
             "total": {"type": "integer", "minimum": 0},
             "offset": {"type": "integer", "minimum": 0},
             "limit": {"type": "integer", "minimum": 1},
+            "matches": {"type": "array", "maxItems": 20, "items": _ref("SearchHit")},
+        },
+    },
+    "SearchHit": {
+        "type": "object",
+        "required": ["session_id", "seq", "at", "time", "role", "snippet", "rank"],
+        "properties": {
+            "session_id": {"type": "string"},
+            "seq": {"type": "integer", "minimum": 1},
+            "at": {"type": "number"},
+            "time": {"type": "string"},
+            "role": {"enum": ["user", "assistant", "tool"]},
+            "snippet": {"type": "string", "maxLength": 240},
+            "rank": {"type": "number"},
         },
     },
     "TimelineStep": {
@@ -468,7 +482,7 @@ def document() -> dict[str, Any]:
             "summary": "Sessions, most recently active first, with counts (paged)",
             "parameters": [
                 _query("status", {"enum": ["idle", "running", "suspended", "ready", "completed", "failed", "cancelled"]}, "Status"),
-                _query("q", {"type": "string", "maxLength": 200}, "Only ids containing this text (case-sensitive)"),
+                _query("q", {"type": "string", "maxLength": 200}, "Only ids containing this text (case-sensitive); also adds `matches`: the redacted full-text hits of its words in the sessions' messages, best first"),
                 _query("offset", {"type": "integer", "minimum": 0, "maximum": 2**31}, "Skip this many"),
                 _query("limit", _LIMIT, "At most this many"),
             ],

@@ -86,12 +86,31 @@ async function loadSessions() {
       el("td", s.pending_approvals || "", s.pending_approvals ? "badge-cell" : undefined));
     body.append(row);
   }
+  drawMatches(data.matches);
   $("s-total").textContent = String(data.total);
   const first = data.total === 0 ? 0 : data.offset + 1;
   $("s-range").textContent = first + "–" + (data.offset + data.sessions.length) + " of " + data.total;
   $("s-prev").disabled = data.offset === 0;
   $("s-next").disabled = data.offset + data.sessions.length >= data.total;
   $("s-updated").textContent = "updated " + new Date().toLocaleTimeString();
+}
+
+function drawMatches(matches) {
+  // the full-text hits of the search box's words (GET /api/sessions?q=): snippets the
+  // server redacted, shown as escaped text like every value
+  const list = $("match-list");
+  list.replaceChildren();
+  $("s-matches").hidden = !matches || matches.length === 0;
+  for (const m of matches || []) {
+    const item = el("li", undefined, "match");
+    item.dataset.session = m.session_id;
+    const open = el("button", m.session_id, "link");
+    open.type = "button";
+    open.addEventListener("click", () => openTimeline(m.session_id));
+    item.append(open, el("span", " " + m.role + " · " + new Date(m.at * 1000).toLocaleString() + " ", "muted"),
+      el("span", m.snippet, "snippet"));
+    list.append(item);
+  }
 }
 
 function reloadSessions(reset) {
