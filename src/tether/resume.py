@@ -49,6 +49,8 @@ async def resume_events(
         if journal.observer is not None:
             await journal.observer.answered(agent.session_id, checked)
     agent.answers.update(checked)
+    if journal is not None:  # asked before, not answered now: their rows stay as they are
+        journal.held = frozenset(i.id for i in suspension.interrupts if i.id not in agent.answers)
     ask, aborted = settle_in_doubt(agent, suspension)
     if ask:
         # the calls in doubt, and any question a targeted resume left open before the crash

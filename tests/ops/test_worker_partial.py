@@ -4,6 +4,7 @@ again for the other (its row still pending), and its decision finishes the batch
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -64,3 +65,82 @@ async def test_the_worker_resumes_a_partially_decided_session(
     assert await _status(inbox) == "completed"
     decided = {a.interrupt_id: a.status for a in await inbox.approvals.find(session_id=SESSION)}
     assert decided == {bob.id: "denied", ann.id: "approved"}
+
+
+async def test_a_decision_made_while_a_targeted_resume_runs_is_not_asked_again(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    """The inbox decides ann's row while the resume that answered bob runs (bob's call held
+    inside its tool until the decision commits): the run re-suspends on ann with ann's row
+    as it is (no second row: nobody is asked twice), the session ends the run ``ready``,
+    and the worker finishes the batch with the inbox's decision."""
+    effects = tmp_path / "effects.txt"
+    bob, ann = (await build(stores(), effects).invoke_async("pay both")).interrupts
+    inbox = stores()
+    rows = {a.interrupt_id: a for a in await inbox.approvals.pending(session_id=SESSION)}
+    inside, decided = asyncio.Event(), asyncio.Event()
+
+    async def hold_bob(to: str) -> None:
+        if to == "bob":
+            inside.set()
+            await decided.wait()
+
+    agent = build(stores(), effects, gate=hold_bob)
+    resuming = asyncio.create_task(agent.resume_async({bob.id: True}))
+    await asyncio.wait_for(inside.wait(), 30)
+    assert await _status(inbox) == "running"
+    await inbox.approvals.decide(rows[ann.id].id, "approve", decided_by="alice")
+    assert await _status(inbox) == "running"  # not ready yet: the run holds the session
+    decided.set()
+    partial = await asyncio.wait_for(resuming, 30)
+    agent.close()
+    assert (partial.stop_reason, [i.id for i in partial.interrupts]) == ("interrupt", [ann.id])
+    assert _effects(effects) == ["bob"]
+
+    found = await inbox.approvals.find(session_id=SESSION)
+    assert sorted((a.interrupt_id, a.id, a.status) for a in found) == sorted(
+        [(bob.id, rows[bob.id].id, "approved"), (ann.id, rows[ann.id].id, "approved")]
+    )  # one row per interrupt: ann's is the one alice decided
+    assert await inbox.approvals.pending(session_id=SESSION) == []
+    assert await _status(inbox) == "ready"  # the decision is not lost: a worker takes it
+
+    config = WorkerConfig(poll=0.05, listen=False)
+    done = await Worker(stores(), lambda session_id: build(stores(), effects), config).run(
+        once=True
+    )
+    assert [(o.session_id, o.outcome) for o in done] == [(SESSION, "completed")]
+    assert _effects(effects) == ["bob", "ann"]  # ann ran once, with alice's decision
+    assert await _status(inbox) == "completed"
+    after = await inbox.approvals.find(session_id=SESSION)
+    assert sorted((a.interrupt_id, a.id) for a in after) == sorted(
+        (a.interrupt_id, a.id) for a in found
+    )
+
+
+async def test_a_resume_without_answers_does_not_ask_again_what_the_inbox_decided(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    effects = tmp_path / "effects.txt"
+    bob, ann = (await build(stores(), effects).invoke_async("pay both")).interrupts
+    inbox = stores()
+    rows = {a.interrupt_id: a for a in await inbox.approvals.pending(session_id=SESSION)}
+    await inbox.approvals.decide(rows[ann.id].id, "approve", decided_by="alice")
+
+    # a caller resumes with nothing: nothing runs, and ann's decided row stays the only one
+    idle = await build(stores(), effects).resume_async()
+    assert idle.stop_reason == "interrupt"
+    assert _effects(effects) == []
+    found = await inbox.approvals.find(session_id=SESSION)
+    assert sorted((a.interrupt_id, a.id) for a in found) == sorted(
+        (iid, row.id) for iid, row in rows.items()
+    )
+    assert [a.id for a in await inbox.approvals.pending(session_id=SESSION)] == [rows[bob.id].id]
+    assert await _status(inbox) == "ready"
+
+    config = WorkerConfig(poll=0.05, listen=False)
+    outcomes = await Worker(stores(), lambda session_id: build(stores(), effects), config).run(
+        once=True
+    )
+    assert [(o.session_id, o.outcome) for o in outcomes] == [(SESSION, "suspended")]
+    assert _effects(effects) == ["ann"]  # alice's decision ran; bob still waits
+    assert [a.id for a in await inbox.approvals.pending(session_id=SESSION)] == [rows[bob.id].id]

@@ -16,6 +16,7 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,15 +45,25 @@ def turn(messages: list[Any], specs: list[Any]) -> Any:
     return {"tool_calls": CALLS}
 
 
-def build(store: Store | None, effects: Path, *, crash: bool = False, hang: bool = False) -> Agent:
+def build(
+    store: Store | None,
+    effects: Path,
+    *,
+    crash: bool = False,
+    hang: bool = False,
+    gate: Callable[[str], Awaitable[None]] | None = None,
+) -> Agent:
     """The agent; ``transfer`` is read-only for the planner, so the two calls run in one
     concurrent group (a parallel batch), though each appends to ``effects``. ``crash``:
     no Confirm and 1 s leases; ``hang``: each call hangs after its side effect (the test
-    SIGKILLs the process there, leaving both calls in doubt)."""
+    SIGKILLs the process there, leaving both calls in doubt); ``gate(payee)`` is awaited
+    before the side effect (a test holds a call there while it acts)."""
 
     @tool(read_only=True)
     async def transfer(to: str) -> str:
         """Pay someone (a side effect that must happen once)."""
+        if gate is not None:
+            await gate(to)
         with effects.open("a", encoding="utf-8") as f:
             f.write(f"{to}\n")
         if hang:

@@ -125,9 +125,12 @@ class Sidecar:
 
     approvals: list[tuple[Approval, AuditEvent]] = field(default_factory=list)
     audit: list[AuditEvent] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+    """Interrupt ids a suspension keeps from before its run (targeted resume): their rows
+    stay as they are, and one decided meanwhile makes the suspended session ``ready``."""
 
     def __bool__(self) -> bool:
-        return bool(self.approvals or self.audit)
+        return bool(self.approvals or self.audit or self.held)
 
 
 def sidecar_audit(

@@ -148,11 +148,14 @@ class Rules:
 
     async def answers_for(self, rows: ApprovalRows, session_id: str) -> dict[str, Any]:
         waiting = _pending_in(await _view(rows, session_id))
+        newest: dict[str, Approval] = {}  # an id asked again (in doubt after a retry): its
+        for approval in await rows.find(session_id=session_id, limit=10_000):  # last row
+            newest[approval.interrupt_id] = approval  # (oldest first)
         out: dict[str, Any] = {}
-        for approval in await rows.find(session_id=session_id, limit=10_000):
-            if approval.status == "pending" or approval.interrupt_id not in waiting:
+        for interrupt_id, approval in newest.items():
+            if approval.status == "pending" or interrupt_id not in waiting:
                 continue
-            out[approval.interrupt_id] = await self.response_of(rows, approval)
+            out[interrupt_id] = await self.response_of(rows, approval)
         return out
 
     async def response_of(self, rows: ApprovalRows, approval: Approval) -> Any:

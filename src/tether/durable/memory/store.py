@@ -122,6 +122,8 @@ class MemoryStore(WorkerSide):
         row.updated_at = now
         if status is not None:
             row.status = status
+        if sidecar and status == "suspended":
+            self._ops.ready_if_held_decided(session_id, sidecar.held)
         return out
 
     async def read_entries(

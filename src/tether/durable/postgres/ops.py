@@ -31,6 +31,7 @@ from tether.durable.approvers import (
     parse_token,
 )
 from tether.durable.audit import INSERT_COLS, ROW_COLS, AuditBase, AuditEvent, StoredRow, chain
+from tether.durable.claims import HELD_ROWS, held_decided
 from tether.durable.postgres.claims import notify_ready
 from tether.durable.store import Sidecar, sidecar_audit
 
@@ -84,6 +85,20 @@ async def insert_approval(conn: Conn, approval: Approval) -> Approval | None:
     if found is None:  # decided in between: ask again
         return await insert_approval(conn, approval)
     return approval_from_row(found)
+
+
+async def ready_if_held_decided(conn: Conn, session_id: str, held: list[str]) -> None:
+    """In a suspension's transaction (which holds the session row, as a decision does
+    before it reads its row): ``ready`` if one of the ``held`` interrupts it kept was
+    decided while its run ran (:func:`tether.durable.claims.held_decided`)."""
+    if not held:
+        return
+    cur = await conn.execute(
+        f"SELECT {HELD_ROWS} FROM approvals WHERE session_id = %s AND interrupt_id = ANY(%s)",
+        (session_id, held),
+    )
+    if held_decided(await cur.fetchall(), held):
+        await _ready(conn, time.time(), session_id)
 
 
 async def write_sidecar(conn: Conn, sidecar: Sidecar) -> None:

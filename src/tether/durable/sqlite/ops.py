@@ -31,6 +31,7 @@ from tether.durable.approvers import (
     parse_token,
 )
 from tether.durable.audit import INSERT_COLS, ROW_COLS, AuditBase, AuditEvent, StoredRow, chain
+from tether.durable.claims import HELD_ROWS, held_decided
 from tether.durable.sqlite.threads import StoreThreads, offloaded
 from tether.durable.store import Sidecar, sidecar_audit
 
@@ -79,6 +80,22 @@ def insert_approval(conn: sqlite3.Connection, approval: Approval) -> Approval | 
         f"INSERT INTO approvals ({APPROVAL_COLS}) VALUES ({', '.join('?' * len(row))})", row
     )
     return None
+
+
+def ready_if_held_decided(
+    conn: sqlite3.Connection, session_id: str, held: list[str], now: float
+) -> None:
+    """In a suspension's transaction: ``ready`` if one of the ``held`` interrupts it kept
+    was decided while its run ran (:func:`tether.durable.claims.held_decided`)."""
+    if not held:
+        return
+    marks = ", ".join("?" * len(held))
+    rows = conn.execute(
+        f"SELECT {HELD_ROWS} FROM approvals WHERE session_id = ? AND interrupt_id IN ({marks})",
+        (session_id, *held),
+    ).fetchall()
+    if held_decided(rows, held):
+        conn.execute(_READY, (now, session_id))
 
 
 def write_sidecar(conn: sqlite3.Connection, sidecar: Sidecar) -> None:
