@@ -10,6 +10,10 @@ from pathlib import Path
 import agent_tree
 import pytest
 
+from tether.control import BeforeToolCall, InterventionHandler
+from tether.journal_fold import fold
+from tether.ops.worker import Worker, WorkerConfig
+
 CHILDREN = {
     2: ("tree-1/coder#1.k1", "tree-1/coder#1.k2"),
     3: ("tree-1/researcher#1.p1/coder#1.k1", "tree-1/researcher#1.p1/coder#1.k2"),
@@ -84,3 +88,60 @@ def test_in_memory_each_child_runs_when_its_own_question_is_answered(tmp_path: P
     assert _effects(effects) == ["b"]
     assert done.text.startswith("planner done: ")
     assert done.text.endswith(" + wrote b")
+
+
+class HoldWrite(InterventionHandler):
+    """Holds the ``write`` of ``text`` (inside the child, after its Confirm was answered)
+    until ``release`` is set."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.inside = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def before_tool_call(self, event: BeforeToolCall) -> None:
+        if event.tool_call.name == "write" and event.tool_call.arguments["text"] == self.text:
+            self.inside.set()
+            await self.release.wait()
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+async def test_a_decision_made_while_one_child_resumes_is_kept_and_a_worker_finishes(
+    db: str, tmp_path: Path, depth: int
+) -> None:
+    """k2's row is decided in the inbox while the resume that answered k1 runs inside k1's
+    child: the tree re-suspends on k2 with k2's one row, the top session ends ``ready``,
+    and a worker resumes the tree with the inbox's decision."""
+    effects = tmp_path / "effects.txt"
+    first = await agent_tree.build(db, effects, depth=depth).invoke_async("plan")
+    k1, k2 = first.interrupts
+    inbox = agent_tree.open_store(db)
+    try:
+        rows = {a.interrupt_id: a for a in await inbox.approvals.pending(session_id="tree-1")}
+        hold = HoldWrite("a")
+        agent = agent_tree.build(db, effects, depth=depth, policies=(hold,))
+        resuming = asyncio.create_task(agent.resume_async({k1.id: "approve"}))
+        await asyncio.wait_for(hold.inside.wait(), 30)
+        await inbox.approvals.decide(rows[k2.id].id, "approve", decided_by="alice")
+        hold.release.set()
+        partial = await asyncio.wait_for(resuming, 30)
+        agent.close()
+        assert [i.id for i in partial.interrupts] == [k2.id]
+        assert _effects(effects) == ["a"]
+        found = await inbox.approvals.find(session_id="tree-1")
+        assert sorted((a.interrupt_id, a.id, a.status) for a in found) == sorted(
+            (iid, row.id, "approved") for iid, row in rows.items()
+        )  # one row per interrupt, k2's the one alice decided
+        status = {s.session_id: s.status for s in await inbox.list_sessions()}
+        assert status["tree-1"] == "ready"
+
+        config = WorkerConfig(poll=0.05, listen=False)
+        factory = lambda session_id: agent_tree.build(db, effects, depth=depth)  # noqa: E731
+        done = await Worker(inbox, factory, config).run(once=True)
+        assert [(o.session_id, o.outcome) for o in done] == [("tree-1", "completed")]
+        assert _effects(effects) == ["a", "b"]
+        record = await inbox.load("tree-1")
+        assert record is not None
+        assert fold(record).messages[-1].text == DONE[depth]
+    finally:
+        await inbox.close()
