@@ -103,6 +103,10 @@ async def test_a_decision_made_while_a_targeted_resume_runs_is_not_asked_again(
     )  # one row per interrupt: ann's is the one alice decided
     assert await inbox.approvals.pending(session_id=SESSION) == []
     assert await _status(inbox) == "ready"  # the decision is not lost: a worker takes it
+    raised = [r.data for r in await inbox.audit.records(SESSION) if r.event == "interrupt.raised"]
+    assert sorted((r["interrupt_id"], r["approval_id"]) for r in raised) == sorted(
+        (iid, row.id) for iid, row in rows.items()
+    )  # each raised once (the held one is not raised again), naming its one row
 
     config = WorkerConfig(poll=0.05, listen=False)
     done = await Worker(stores(), lambda session_id: build(stores(), effects), config).run(
