@@ -148,3 +148,39 @@ async def test_a_resume_without_answers_does_not_ask_again_what_the_inbox_decide
     assert [(o.session_id, o.outcome) for o in outcomes] == [(SESSION, "suspended")]
     assert _effects(effects) == ["ann"]  # alice's decision ran; bob still waits
     assert [a.id for a in await inbox.approvals.pending(session_id=SESSION)] == [rows[bob.id].id]
+
+
+async def test_an_edit_decided_while_a_targeted_resume_runs_runs_as_edited(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    effects = tmp_path / "effects.txt"
+    bob, ann = (await build(stores(), effects).invoke_async("pay both")).interrupts
+    inbox = stores()
+    rows = {a.interrupt_id: a for a in await inbox.approvals.pending(session_id=SESSION)}
+    inside, decided = asyncio.Event(), asyncio.Event()
+
+    async def hold_bob(to: str) -> None:
+        if to == "bob":
+            inside.set()
+            await decided.wait()
+
+    agent = build(stores(), effects, gate=hold_bob)
+    resuming = asyncio.create_task(agent.resume_async({bob.id: True}))
+    await asyncio.wait_for(inside.wait(), 30)
+    app = build(stores(), effects)  # the app's agent judges the edit (the inbox's validate)
+    edited = await inbox.approvals.decide(
+        rows[ann.id].id, "approve", decided_by="alice", edited_args={"to": "carol"}, validate=app
+    )
+    app.close()
+    assert (edited.decision, edited.edited_args) == ("approve_edited", {"to": "carol"})
+    decided.set()
+    await asyncio.wait_for(resuming, 30)
+    agent.close()
+    assert await _status(inbox) == "ready"
+
+    config = WorkerConfig(poll=0.05, listen=False)
+    done = await Worker(stores(), lambda session_id: build(stores(), effects), config).run(
+        once=True
+    )
+    assert [(o.session_id, o.outcome) for o in done] == [(SESSION, "completed")]
+    assert _effects(effects) == ["bob", "carol"]  # ann's call ran once, as alice edited it
