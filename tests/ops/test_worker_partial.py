@@ -184,3 +184,24 @@ async def test_an_edit_decided_while_a_targeted_resume_runs_runs_as_edited(
     )
     assert [(o.session_id, o.outcome) for o in done] == [(SESSION, "completed")]
     assert _effects(effects) == ["bob", "carol"]  # ann's call ran once, as alice edited it
+
+
+async def test_answers_for_reads_an_interrupt_asked_again_by_its_newest_row(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    """An interrupt asked again (an in-doubt call whose retry was cut off too) has an old
+    decided row and a new pending one: the old answer is stale and is not handed to a
+    worker (a stale retry would repeat a side effect)."""
+    effects = tmp_path / "effects.txt"
+    _, ann = (await build(stores(), effects).invoke_async("pay both")).interrupts
+    inbox = stores()
+    rows = {a.interrupt_id: a for a in await inbox.approvals.pending(session_id=SESSION)}
+    await inbox.approvals.decide(rows[ann.id].id, "approve", decided_by="alice")
+    assert await inbox.approvals.answers_for(SESSION) == {ann.id: True}
+    again = await inbox.approvals.request(SESSION, ann)  # asked again: a new pending row
+    assert (again.id != rows[ann.id].id, again.status) == (True, "pending")
+    assert await inbox.approvals.answers_for(SESSION) == {}
+    await inbox.approvals.decide(again.id, "deny", decided_by="bob", note="no")
+    assert await inbox.approvals.answers_for(SESSION) == {
+        ann.id: {"approved": False, "reason": "no"}
+    }
