@@ -205,3 +205,19 @@ async def test_answers_for_reads_an_interrupt_asked_again_by_its_newest_row(
     assert await inbox.approvals.answers_for(SESSION) == {
         ann.id: {"approved": False, "reason": "no"}
     }
+
+
+async def test_a_held_interrupt_asked_again_is_ready_only_when_its_newest_row_is_decided(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    effects = tmp_path / "effects.txt"
+    bob, ann = (await build(stores(), effects).invoke_async("pay both")).interrupts
+    inbox = stores()
+    rows = {a.interrupt_id: a for a in await inbox.approvals.pending(session_id=SESSION)}
+    await inbox.approvals.decide(rows[ann.id].id, "approve", decided_by="alice")
+    again = await inbox.approvals.request(SESSION, ann)  # ann asked again: a new pending row
+    partial = await build(stores(), effects).resume_async({bob.id: True})
+    assert [i.id for i in partial.interrupts] == [ann.id]
+    assert _effects(effects) == ["bob"]
+    assert await _status(inbox) == "suspended"  # ann's old decision does not count
+    assert [a.id for a in await inbox.approvals.pending(session_id=SESSION)] == [again.id]
