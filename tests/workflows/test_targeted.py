@@ -6,18 +6,21 @@ and through the worker."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import workflow_agents
-from workflow_agents import effects_of, review_workflow
+from workflow_agents import ConfirmWrites, effects_of, review_workflow, writer
 
-from tether import Agent
+from tether import Agent, tool
+from tether.control import BeforeToolCall, InterventionHandler
 from tether.durable import Store
 from tether.journal_fold import fold
 from tether.ops.worker import Worker, WorkerConfig
+from tether.workflows import Parallel
 
 SESSION = "wf-1"
 JOINED = 'summary: ["legal wrote (ok legal)", "tech wrote (ok tech)"]'
@@ -154,3 +157,75 @@ async def test_the_worker_runs_the_branch_decided_first_and_the_other_stays_pend
     record = await inbox.load(SESSION)
     assert record is not None
     assert fold(record).messages[-1].text == JOINED  # the join saw both, in order
+
+
+class HoldWrite(InterventionHandler):
+    """Holds the ``write`` of ``text`` (after its Confirm was answered) until released."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.inside = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def before_tool_call(self, event: BeforeToolCall) -> None:
+        if event.tool_call.name == "write" and event.tool_call.arguments["text"] == self.text:
+            self.inside.set()
+            await self.release.wait()
+
+
+def _review(store: Store, effects: Path, *policies: InterventionHandler) -> Parallel:
+    """Two agents, each writing once behind the workflow's Confirm."""
+
+    @tool
+    def write(text: str) -> str:
+        """Write text (a side effect that must happen once)."""
+        with effects.open("a", encoding="utf-8") as f:
+            f.write(f"{text}\n")
+        return f"ok {text}"
+
+    legal = Agent(writer("legal"), tools=[write], name="legal")
+    tech = Agent(writer("tech"), tools=[write], name="tech")
+    return Parallel(
+        legal,
+        tech,
+        name="review",
+        store=store,
+        session_id=SESSION,
+        interventions=[ConfirmWrites(), *policies],
+    )
+
+
+async def test_a_branch_decided_in_the_inbox_while_the_other_branch_runs_is_not_asked_again(
+    stores: Callable[[], Store], tmp_path: Path
+) -> None:
+    effects = tmp_path / "effects"
+    first = await _review(stores(), effects).invoke_async("the plan")
+    legal, tech = first.interrupts
+    inbox = stores()
+    asked = await _rows(inbox)
+    hold = HoldWrite("legal")
+    wf = _review(stores(), effects, hold)
+    resuming = asyncio.create_task(wf.resume_async({legal.id: "approve"}))
+    await asyncio.wait_for(hold.inside.wait(), 30)  # legal's branch runs, inside its write
+    await inbox.approvals.decide(asked[tech.id][0], "approve", decided_by="alice")
+    hold.release.set()
+    partial = await asyncio.wait_for(resuming, 30)
+    wf.agent.close()
+    assert [i.id for i in partial.interrupts] == [tech.id]
+    assert effects_of(effects) == ["legal"]
+    assert await _rows(inbox) == {
+        legal.id: (asked[legal.id][0], "approved"),
+        tech.id: (asked[tech.id][0], "approved"),  # alice's row: tech is not asked again
+    }
+    assert (await _statuses(inbox))["workflow"] == "ready"
+
+    def factory(session_id: str) -> Agent:
+        return _review(stores(), effects).agent
+
+    config = WorkerConfig(poll=0.05, listen=False)
+    done = await Worker(stores(), factory, config).run(once=True)
+    assert [(o.session_id, o.outcome) for o in done] == [(SESSION, "completed")]
+    assert effects_of(effects) == ["legal", "tech"]
+    record = await inbox.load(SESSION)
+    assert record is not None
+    assert fold(record).messages[-1].text == '["legal wrote (ok legal)", "tech wrote (ok tech)"]'
