@@ -5,12 +5,14 @@ again for the other (its row still pending), and its decision finishes the batch
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
+import pytest
 from targeted_batch import SESSION, build
 
 from tether.durable import Store
@@ -221,3 +223,73 @@ async def test_a_held_interrupt_asked_again_is_ready_only_when_its_newest_row_is
     assert _effects(effects) == ["bob"]
     assert await _status(inbox) == "suspended"  # ann's old decision does not count
     assert [a.id for a in await inbox.approvals.pending(session_id=SESSION)] == [again.id]
+
+
+_DECIDE = """
+import asyncio, sys
+sys.path.insert(0, sys.argv[3])
+from agent_tree import open_store
+from tether.governance import decide_approval
+
+async def main():
+    store = open_store(sys.argv[1])
+    await decide_approval(store, sys.argv[2], "approve", decided_by="alice (another process)")
+    await store.close()
+
+asyncio.run(main())
+"""
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "tether.db")
+    dsn: str = request.getfixturevalue("pg_dsn")
+    return dsn
+
+
+async def test_a_decision_from_another_process_while_a_targeted_resume_runs_is_kept(
+    db: str, tmp_path: Path
+) -> None:
+    """The inbox's decision path (``governance.decide_approval``, what the CLI and the HTTP
+    API call) in another process, while bob's call is held inside its tool."""
+    from agent_tree import open_store
+
+    effects = tmp_path / "effects.txt"
+    bob, ann = (await build(open_store(db), effects).invoke_async("pay both")).interrupts
+    inbox = open_store(db)
+    try:
+        rows = {a.interrupt_id: a for a in await inbox.approvals.pending(session_id=SESSION)}
+        inside, decided = asyncio.Event(), asyncio.Event()
+
+        async def hold_bob(to: str) -> None:
+            if to == "bob":
+                inside.set()
+                await decided.wait()
+
+        agent = build(open_store(db), effects, gate=hold_bob)
+        resuming = asyncio.create_task(agent.resume_async({bob.id: True}))
+        await asyncio.wait_for(inside.wait(), 30)
+        support = str(Path(__file__).parents[1] / "support")
+        other = [sys.executable, "-c", _DECIDE, db, rows[ann.id].id, support]
+        done = await asyncio.to_thread(
+            subprocess.run, other, capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        decided.set()
+        partial = await asyncio.wait_for(resuming, 30)
+        agent.close()
+        assert [i.id for i in partial.interrupts] == [ann.id]
+        found = await inbox.approvals.find(session_id=SESSION)
+        assert sorted((a.interrupt_id, a.id, a.status) for a in found) == sorted(
+            (iid, row.id, "approved") for iid, row in rows.items()
+        )
+        assert await _status(inbox) == "ready"
+        config = WorkerConfig(poll=0.05, listen=False)
+        outcomes = await Worker(
+            inbox, lambda session_id: build(open_store(db), effects), config
+        ).run(once=True)
+        assert [(o.session_id, o.outcome) for o in outcomes] == [(SESSION, "completed")]
+        assert _effects(effects) == ["bob", "ann"]
+    finally:
+        await inbox.close()
