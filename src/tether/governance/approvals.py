@@ -148,9 +148,10 @@ class Rules:
 
     async def answers_for(self, rows: ApprovalRows, session_id: str) -> dict[str, Any]:
         waiting = _pending_in(await _view(rows, session_id))
-        newest: dict[str, Approval] = {}  # an id asked again (in doubt after a retry): its
-        for approval in await rows.find(session_id=session_id, limit=10_000):  # last row
-            newest[approval.interrupt_id] = approval  # (oldest first)
+        # oldest first: an id asked again (in doubt after a retry) answers by its last row
+        newest: dict[str, Approval] = {}
+        for approval in await rows.find(session_id=session_id, limit=10_000):
+            newest[approval.interrupt_id] = approval
         out: dict[str, Any] = {}
         for interrupt_id, approval in newest.items():
             if approval.status == "pending" or interrupt_id not in waiting:
