@@ -157,8 +157,10 @@ def test_answers_given_while_others_stay_pending_are_fsynced(tmp_path: Path) -> 
     store = RecordingStore(db)
     again = asking(two, store=store, session_id="pay-2")
     assert again.resume({bob: "approve"}).stop_reason == "interrupt"
-    assert RAN == []
-    assert store.appends == [(["interrupt_answered"], True, 0)]
+    # targeted resume: the answered call runs now; its answer is fsync'd with its intent
+    assert RAN == [{"to": "bob", "amount": 5}]
+    before_the_transfer = [(kinds, durable) for kinds, durable, ran in store.appends if not ran]
+    assert before_the_transfer == [(["interrupt_answered", "status", "tool_intent"], True)]
     later = asking(two, store=SQLiteStore(db), session_id="pay-2")
     assert later.resume({ann: "approve"}).text == "done"
     assert RAN == [{"to": "bob", "amount": 5}, {"to": "ann", "amount": 5}]
@@ -260,11 +262,16 @@ def test_a_resume_that_still_waits_for_answers_runs_after_invocation(tmp_path: P
     bob, ann = (i.id for i in asking(two, store=SQLiteStore(db), session_id="w")("pay").interrupts)
     again = asking(two, store=SQLiteStore(db), session_id="w")
     seen = _seen(again)
-    result = again.resume({bob: "approve"})
+    result = again.resume({bob: "approve"})  # targeted resume: bob's call runs, ann waits
     assert (result.stop_reason, [i.id for i in result.interrupts]) == ("interrupt", [ann])
     assert seen == [("interrupt", [ann])]
     assert again.last_result is result
-    assert RAN == []
+    assert RAN == [{"to": "bob", "amount": 5}]
+    waiting = again.resume({})  # answers nothing: nothing runs, and it still ends once
+    assert (waiting.stop_reason, [i.id for i in waiting.interrupts]) == ("interrupt", [ann])
+    assert seen == [("interrupt", [ann]), ("interrupt", [ann])]
+    assert again.last_result is waiting
+    assert RAN == [{"to": "bob", "amount": 5}]
 
 
 DIES_AFTER_THE_ANSWER = """

@@ -85,5 +85,11 @@ class Conversation:
         if view.status == "running" and not view.messages:
             self.suspension = None  # it died before saving its prompt: nothing to continue
         elif view.status == "running":  # the last run's process died: recover on resume()
-            self.suspension = Suspension([], view.pending, view.position, "paused")
+            # still pending: the calls a targeted resume held back (in-doubt ones are
+            # asked again by the resume itself)
+            waiting = [
+                i for i in view.interrupts if i.id not in view.answers and i.source != "in_doubt"
+            ]
+            self.suspension = Suspension(waiting, view.pending, view.position, "paused")
             self.suspension.in_doubt = [c.id for c in view.in_doubt()]
+            self.suspension.recovered = True

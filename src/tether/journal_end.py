@@ -39,7 +39,12 @@ async def journal_suspend(
     sidecar = None
     if journal.observer is not None:
         sidecar = journal.observer.closing(
-            journal.session_id, "interrupt", reason, {"model_calls": 0, "tool_calls": 0}, interrupts
+            journal.session_id,
+            "interrupt",
+            reason,
+            {"model_calls": 0, "tool_calls": 0},
+            interrupts,
+            journal.held,
         )
     raised = {"interrupts": [i.to_dict() for i in interrupts], "stop_reason": "interrupt"}
     entries: list[tuple[JournalKind, dict[str, Any]]] = [
@@ -81,7 +86,9 @@ async def journal_end(
     sidecar = None
     if journal.observer is not None and not journal.failed:
         raised = view.interrupts if status == "suspended" else []
-        sidecar = journal.observer.closing(journal.session_id, stop_reason, reason, usage, raised)
+        sidecar = journal.observer.closing(
+            journal.session_id, stop_reason, reason, usage, raised, journal.held
+        )
     await journal.append_many(
         entries, durable=status == "suspended", status=status, sidecar=sidecar
     )

@@ -82,6 +82,8 @@ class SessionView:
             elif message.role == "tool":
                 self.pending = None
                 self.intents = set()
+            if self.status == "running":  # past the suspension's batch (or model call)
+                self.interrupts = []
         elif kind == "tool_intent":
             self.intents.add(data["call_id"])
             # A new attempt consumes the answer to the call's in_doubt interrupt: if this
@@ -110,7 +112,11 @@ class SessionView:
                 self.state = dict(data["state"])
         elif kind == "status":
             self.status = data["status"]
-            if self.status != "suspended":
+            # A resume that ran the answered calls keeps the unanswered ones pending while
+            # it runs: a crash then still shows them (targeted resume).
+            if self.status == "running":
+                self.interrupts = [i for i in self.interrupts if i.id not in self.answers]
+            elif self.status != "suspended":
                 self.interrupts = []
             if "stop_reason" in data:  # a run's end
                 self.stop_reason, self.end_reason = data["stop_reason"], data.get("reason")

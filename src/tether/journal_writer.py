@@ -34,6 +34,7 @@ class SessionObserver(Protocol):
         reason: str | None,
         usage: dict[str, int],
         interrupts: list[Interrupt],
+        held: frozenset[str] = ...,
     ) -> Sidecar: ...
     async def suspended(
         self, session_id: str, interrupts: list[Interrupt], *, again: bool = False
@@ -68,6 +69,8 @@ class SessionJournal:
         self._audit: list[AuditEvent] = []
         self.end_recorded = False
         """Whether the run's end went out with its audit records (``journal_end``)."""
+        self.held: frozenset[str] = frozenset()
+        """Interrupts pending before this run that it got no answer for (targeted resume)."""
 
     def defer(
         self, kind: JournalKind, data: dict[str, Any], *, status: SessionStatus | None = None
@@ -150,7 +153,7 @@ class SessionJournal:
                 from tether.durable.store import Sidecar
 
                 extra = sidecar or Sidecar()
-                sidecar = Sidecar(extra.approvals, [*audit, *extra.audit])
+                sidecar = Sidecar(extra.approvals, [*audit, *extra.audit], extra.held)
             appending = self.store.append(
                 self.session_id,
                 self.version,

@@ -30,7 +30,7 @@ from tether.result import Result
 from tether.run_end import Outcome, finish
 from tether.run_state import RunState, StopRun
 from tether.session import SessionJournal
-from tether.suspension import Suspension
+from tether.suspension import Suspension, owning_call
 from tether.toolcalls import repair_names, run_batch
 
 if TYPE_CHECKING:
@@ -104,6 +104,7 @@ async def run_invocation(
         if resume is not None and resume.pending is not None:
             run.pending = resume.pending
             run.batch_position = resume.batch_position
+            run.held = resume.held
             if resume.stop_reason == "cancelled":
                 raise StopRun(
                     "cancelled", "aborted by the operator: a crash left a tool call in doubt"
@@ -266,6 +267,9 @@ async def _close_batch(
     run: RunState, calls: Sequence[ToolCall], results: list[ToolResult | None]
 ) -> MessageCompleted:
     """After the batch: suspend for its interrupts, or append its tool message."""
+    for waiting in run.held.values():  # still unanswered: pending again, same ids
+        run.interrupts.extend(waiting)
+    run.held = {}
     if run.blocked is not None:  # nobody is asked about a run that stops here
         run.interrupts.clear()
     if run.interrupts:
@@ -284,9 +288,12 @@ def _in_call_order(interrupts: list[Interrupt], calls: Sequence[ToolCall]) -> No
     (parallel calls raise in any order; the Result and the inbox show them stably)."""
     position = {call.id: index for index, call in enumerate(calls)}
     last = len(position)
-    interrupts.sort(
-        key=lambda i: last if i.tool_call is None else position.get(i.tool_call.id, last)
-    )
+
+    def order(interrupt: Interrupt) -> int:
+        owner = owning_call(interrupt, calls)
+        return last if owner is None else position[owner]
+
+    interrupts.sort(key=order)
 
 
 async def _after_batch(run: RunState, calls: Sequence[ToolCall], unknown: int) -> None:

@@ -49,13 +49,20 @@ async def resume_events(
         if journal.observer is not None:
             await journal.observer.answered(agent.session_id, checked)
     agent.answers.update(checked)
+    if journal is not None:  # asked before, not answered now: their rows stay as they are
+        journal.held = frozenset(i.id for i in suspension.interrupts if i.id not in agent.answers)
     ask, aborted = settle_in_doubt(agent, suspension)
     if ask:
+        # the calls in doubt, and any question a targeted resume left open before the crash
+        held = [i for i in suspension.interrupts if i.source != "in_doubt"]
+        ask += [i for i in held if i.id not in agent.answers]
         suspension.interrupts = ask
+        suspension.recovered = False  # the suspension is written here
         if journal is not None:  # the suspension, its approvals and audit: all or nothing
             await journal_suspend(journal, ask, "in doubt")
     remaining = [i for i in suspension.interrupts if i.id not in agent.answers]
-    if remaining:
+    # Targeted resume: the answered calls run now; the others are held, still pending.
+    if remaining and not suspension.target(agent.answers):
         if journal is not None and journal.observer is not None:  # (idempotent) backfill
             await journal.observer.suspended(agent.session_id, remaining, again=True)
         if journal is not None:  # the answers given so far are acknowledged: fsync them

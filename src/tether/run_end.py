@@ -66,6 +66,11 @@ async def finish(run: RunState, outcome: Outcome) -> list[StreamEvent]:
         conversation.suspension = Suspension(
             list(run.interrupts), run.pending, run.batch_position, outcome.stop_reason, doubted
         )
+        # an in-doubt call a targeted resume held back is still in doubt: its answer
+        # (retry / skip / abort) is applied by the next resume, never a plain re-run
+        conversation.suspension.in_doubt = [
+            i.tool_call.id for i in run.interrupts if i.source == "in_doubt" and i.tool_call
+        ]
     else:
         closing = run.close_open_calls(
             _close_status(outcome.stop_reason), outcome.reason or outcome.stop_reason

@@ -55,6 +55,7 @@ class RunState:
         "context_step",
         "failover",
         "grace_used",
+        "held",
         "interrupts",
         "invalid_calls",
         "invalid_rounds",
@@ -108,6 +109,9 @@ class RunState:
         """Index of the assistant message whose tool calls run now (part of interrupt ids)."""
         self.answers: dict[str, JSONValue] = conversation.answers
         self.interrupts: list[Interrupt] = []
+        self.held: dict[str, list[Interrupt]] = {}
+        """Calls of a resumed batch that wait for answers (targeted resume): call id ->
+        its pending interrupts. They do not run; their interrupts stay pending."""
         self.paused = False
         self.blocked: str | None = None
         """Why a hook stopped the run at the tool seam (``block``): it ends ``blocked``

@@ -41,7 +41,7 @@ async def run_batch(
     """Run the ``calls`` that have no result yet, group by group, filling ``results``
     in the model's call order. An interrupted call keeps ``None`` (it re-runs on resume)."""
     tools = run.runtime.toolset.by_name
-    todo = [i for i, r in enumerate(results) if r is None]
+    todo = [i for i, r in enumerate(results) if r is None and calls[i].id not in run.held]
     if len(todo) == len(calls):
         groups = [[0]] if len(calls) == 1 else plan_batches(calls, tools)
     else:  # resuming: plan only what is left, keeping the original indices

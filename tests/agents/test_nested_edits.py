@@ -99,7 +99,8 @@ def test_an_edit_routes_to_the_child_across_processes(db: str, tmp_path: Path, d
     second = _step(db, effects, depth, "resume", json.dumps({one: EDIT}))
     assert second["stop_reason"] == "interrupt"
     assert [i["id"] for i in second["interrupts"]] == [two]
-    assert not effects.exists()  # the tree runs on once every question is answered
+    # targeted resume: the edited call ran (exactly the edit); k2 waits for its answer
+    assert effects.read_text().split() == ["EDITED"]
     third = _step(db, effects, depth, "resume", json.dumps({two: "approve"}))
     assert third["stop_reason"] == "end_turn", third
     assert third["text"] == DONE[depth]

@@ -209,12 +209,15 @@ def test_a_nested_confirm_suspends_the_tree_and_resume_continues_the_child(
     waiting = top.resume({one.id: "approve"})
     assert waiting.stop_reason == "interrupt"
     assert [i.id for i in waiting.interrupts] == [two.id]
-    assert not effects.exists()
+    # targeted resume: the answered coder ran, the other still waits
+    assert effects.read_text().split() == [one.tool_call.arguments["text"]]
     done = top.resume({two.id: "approve"})
     assert done.stop_reason == "end_turn", done.reason
     assert done.text == "planner done: researcher done: wrote a + wrote b"
     assert sorted(effects.read_text().split()) == ["a", "b"]
-    paths = set(done.usage.by_agent)
+    # each invocation's usage has the agents it ran: k1 ran in the targeted resume
+    assert "researcher#p1/coder#k1" in waiting.usage.by_agent
+    paths = set(done.usage.by_agent) | set(waiting.usage.by_agent)
     assert {"researcher#p1", "researcher#p1/coder#k1", "researcher#p1/coder#k2"} <= paths
 
 
@@ -243,7 +246,7 @@ def test_a_three_level_tree_is_answered_in_two_resumes_from_two_processes(
     second = _step(db, effects, "resume", json.dumps({one: "approve"}))
     assert second["stop_reason"] == "interrupt"
     assert [i["id"] for i in second["interrupts"]] == [two]
-    assert not effects.exists()
+    assert len(effects.read_text().split()) == 1  # targeted resume: the answered coder ran
     third = _step(db, effects, "resume", json.dumps({two: "approve"}))
     assert third["stop_reason"] == "end_turn", third
     assert third["text"] == "planner done: researcher done: wrote a + wrote b"

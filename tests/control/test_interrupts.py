@@ -101,11 +101,13 @@ def test_interrupts_of_a_parallel_batch_are_collected_and_finished_siblings_neve
     partial = agent.resume({first.id: "yes"})
     assert partial.stop_reason == "interrupt"  # one still pending
     assert partial.interrupts == [second]
-    assert sorted(runs) == ["a", "ask1", "ask2"]  # nothing re-ran yet
+    # targeted resume: the answered call re-ran (to its interrupt, answered now); ask2 waits
+    assert sorted(runs) == ["a", "ask1", "ask1", "ask2"]
 
     final = agent.resume({second.id: "no"})
     assert final.stop_reason == "end_turn"
     assert runs.count("a") == 1  # the finished sibling was not re-run
+    assert runs.count("ask1") == 2  # nor the one the partial resume finished
     contents = [r.content for r in agent.messages[2].tool_results]
     assert contents == ["a", f"{first.reason}=yes", f"{second.reason}=no"]
 

@@ -100,6 +100,26 @@ def test_a_declined_elicitation_leaves_the_session_suspended(tmp_path):
     assert deleted(tmp_path) == []
 
 
+def test_a_host_that_declines_one_of_two_questions_gets_the_other_call_run(tmp_path):
+    # targeted resume (issue 23): the approved delete runs, the declined one stays pending
+    db = tmp_path / "served.db"
+
+    def first_only(params):
+        if "/tmp/one" in params.message:
+            return ElicitResult(action="accept", content={"approve": True, "note": ""})
+        return ElicitResult(action="decline")
+
+    _, text, asked = asyncio.run(
+        call(tmp_path, "/tmp/one /tmp/two", first_only, env={"SERVED_DB": str(db)})
+    )
+    assert len(asked) == 2
+    assert deleted(tmp_path) == ["/tmp/one"]
+    assert "is suspended, waiting for a person to answer 1 question(s)" in text
+    assert "delete /tmp/two?" in text
+    (approval,) = asyncio.run(SQLiteStore(db).approvals.pending())
+    assert approval.arguments == {"path": "/tmp/two"}
+
+
 def test_a_bad_app_is_refused_before_serving():
     out = CliRunner().invoke(app, ["mcp", "serve", "--app", "no_such_module:factory"])
     assert out.exit_code != 0

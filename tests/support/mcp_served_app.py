@@ -1,6 +1,6 @@
 """An agent served by ``tether mcp serve --app mcp_served_app:factory`` in the tests.
 
-Its scripted model deletes the path given as prompt; a Confirm asks before every
+Its scripted model deletes the paths given as prompt (one batch); a Confirm asks before every
 delete. Deleting appends the path to $SERVED_LOG; $SERVED_DB (if set) is its store.
 """
 
@@ -29,9 +29,10 @@ def delete(path: str) -> str:
 
 
 def script(messages: list[Any], specs: list[dict[str, Any]]) -> Any:
-    if messages[-1].role == "user":
-        return {"tool_calls": [{"name": "delete", "args": {"path": messages[-1].text}}]}
-    return "done: " + messages[-1].tool_results[0].content
+    if messages[-1].role == "user":  # one delete per path of the prompt, in one batch
+        paths = messages[-1].text.split()
+        return {"tool_calls": [{"name": "delete", "args": {"path": p}} for p in paths]}
+    return "done: " + " + ".join(r.content for r in messages[-1].tool_results)
 
 
 def factory(session_id: str) -> Agent:

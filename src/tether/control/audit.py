@@ -205,13 +205,22 @@ class AuditTrail:
         reason: str | None,
         usage: dict[str, int],
         interrupts: list[Interrupt],
+        held: frozenset[str] = frozenset(),
     ) -> Sidecar:
         """The approvals and audit records of a run's end, to commit with its journal end:
-        an approval and ``interrupt.raised`` per interrupt, then ``invocation.end``."""
+        an approval and ``interrupt.raised`` per interrupt, then ``invocation.end``.
+
+        ``held``: interrupts pending before the run that it got no answer for (targeted
+        resume). They were raised and filed before: they keep their row whatever its
+        status (one decided while the run ran is the human's answer, never asked again);
+        the store makes the session ``ready`` when one was decided (``Sidecar.held``).
+        """
         from tether.durable.store import Sidecar
 
         sidecar = Sidecar()
-        for approval, record in self._raised(session_id, interrupts):
+        sidecar.held = [i.id for i in interrupts if i.id in held]
+        raised = [i for i in interrupts if i.id not in held]
+        for approval, record in self._raised(session_id, raised):
             if approval is not None:
                 sidecar.approvals.append(approval)
             sidecar.audit.append(record)
@@ -271,14 +280,21 @@ class AuditTrail:
         self, session_id: str, interrupts: list[Interrupt], *, again: bool = False
     ) -> None:
         """File an approval per interrupt that asks a human; ``again``: only make sure they
-        exist (idempotent), without new ``interrupt.raised`` records."""
+        exist (idempotent), without new ``interrupt.raised`` records: an interrupt that has
+        a row keeps it whatever its status (one decided in the inbox is not asked again)."""
         from tether.durable.approvals import APPROVAL_SOURCES
 
         approvals = getattr(self.store, "approvals", None) if self.files_approvals else None
         records: list[tuple[str, dict[str, Any]]] = []
         try:
+            filed: set[str] = set()
+            if again and approvals is not None:
+                rows = await approvals.find(session_id=session_id, limit=10_000)
+                filed = {row.interrupt_id for row in rows}
             for interrupt in interrupts:
                 approval_id = None
+                if interrupt.id in filed:
+                    continue
                 if approvals is not None and interrupt.source in APPROVAL_SOURCES:
                     approval = await approvals.request(
                         session_id, interrupt, **self._filing(interrupt)

@@ -83,7 +83,8 @@ class ApprovalsBase:
 
     async def _decide(self, decided: Approval, audit: AuditEvent) -> Approval:
         """Write ``decided`` if the row is still pending and unexpired (else ApprovalConflict)
-        and mark the session ``ready`` when no approval of it is pending: one transaction."""
+        and mark the session ``ready`` if it is suspended (even with other rows pending:
+        targeted resume): one transaction."""
         raise NotImplementedError
 
     async def _expire(self, now: float) -> list[Approval]:
@@ -180,7 +181,9 @@ class ApprovalsBase:
         redactor: Redactor | None = None,
     ) -> Approval:
         """Record a decision (first one wins: a later one raises :class:`ApprovalConflict`)
-        and, in the same transaction, mark the session ``ready`` when nothing of it is pending.
+        and, in the same transaction, mark the session ``ready`` if it is suspended (the
+        answered call may run while others stay pending; a run holding the session ends
+        ``ready`` itself, see :func:`tether.durable.claims.held_decided`).
 
         ``edited_args`` (approve only, Confirm interrupts only) are merged over the
         arguments that will run (the call after every policy ahead of the Confirm).

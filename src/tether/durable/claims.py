@@ -1,7 +1,8 @@
 """Claiming sessions that are ready to resume, for workers (docs/design.md s. 8, Workers).
 
 A claim is a lease: ``claim_ready`` takes the lease of up to ``limit`` sessions whose
-status is ``ready`` (every approval decided or expired) or ``running`` with a lease that
+status is ``ready`` (an approval decided or expired since it suspended, see
+:func:`held_decided` for one decided while its run ran) or ``running`` with a lease that
 expired or whose holder on this host is dead (a crashed run, re-queued), in one
 transaction per store (PostgreSQL: ``FOR UPDATE SKIP LOCKED``). The claiming store does
 *not* remember the token as its own; ``adopt_lease`` hands it to the store object of the
@@ -37,6 +38,23 @@ NOT_A_CHILD = " AND ".join(f"metadata NOT LIKE '%\"{key}\":%'" for key in NOT_CL
 text would be escaped as ``\\"...\\"``)."""
 READY_CHANNEL = "tether_ready"
 """PostgreSQL NOTIFY channel; the payload is the session id that became ready."""
+
+HELD_ROWS = "interrupt_id, status, requested_at, id"
+"""The approval columns :func:`held_decided` reads, in its order."""
+
+
+def held_decided(rows: Iterable[tuple[str, str, float, str]], held: Collection[str]) -> bool:
+    """Whether a suspension that kept ``held`` interrupts from before its run (targeted
+    resume, ``Sidecar.held``) ends ``ready``: the newest row of one of them (``rows``:
+    :data:`HELD_ROWS` of the session) was decided or expired while the run held the
+    session, when deciding could not make it ready. Older rows of an id (an in-doubt
+    question asked again after a retry) do not count."""
+    newest: dict[str, tuple[float, str, str]] = {}
+    for interrupt_id, status, requested_at, row_id in rows:
+        seen = newest.get(interrupt_id)
+        if interrupt_id in held and (seen is None or (requested_at, row_id) > seen[:2]):
+            newest[interrupt_id] = (requested_at, row_id, status)
+    return any(status != "pending" for _, _, status in newest.values())
 
 
 @runtime_checkable

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from tether.durable.memory_entries import MemoryEntries
 
 SessionStatus = Literal["idle", "running", "suspended", "ready", "completed", "failed", "cancelled"]
-"""``ready``: suspended, and every approval of the suspension is decided (or expired); set by
+"""``ready``: suspended, and some approval of the suspension is decided (or expired); set by
 ``store.approvals.decide`` / ``expire_due`` on the session row only (the journal's last
 status entry still says ``suspended``). A worker resumes it; the run sets ``running``."""
 SESSION_STATUSES: Final[frozenset[str]] = frozenset(get_args(SessionStatus))
@@ -125,9 +125,12 @@ class Sidecar:
 
     approvals: list[tuple[Approval, AuditEvent]] = field(default_factory=list)
     audit: list[AuditEvent] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+    """Interrupt ids a suspension keeps from before its run (targeted resume): their rows
+    stay as they are, and one decided meanwhile makes the suspended session ``ready``."""
 
     def __bool__(self) -> bool:
-        return bool(self.approvals or self.audit)
+        return bool(self.approvals or self.audit or self.held)
 
 
 def sidecar_audit(

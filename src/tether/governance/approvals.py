@@ -148,11 +148,15 @@ class Rules:
 
     async def answers_for(self, rows: ApprovalRows, session_id: str) -> dict[str, Any]:
         waiting = _pending_in(await _view(rows, session_id))
-        out: dict[str, Any] = {}
+        # oldest first: an id asked again (in doubt after a retry) answers by its last row
+        newest: dict[str, Approval] = {}
         for approval in await rows.find(session_id=session_id, limit=10_000):
-            if approval.status == "pending" or approval.interrupt_id not in waiting:
+            newest[approval.interrupt_id] = approval
+        out: dict[str, Any] = {}
+        for interrupt_id, approval in newest.items():
+            if approval.status == "pending" or interrupt_id not in waiting:
                 continue
-            out[approval.interrupt_id] = await self.response_of(rows, approval)
+            out[interrupt_id] = await self.response_of(rows, approval)
         return out
 
     async def response_of(self, rows: ApprovalRows, approval: Approval) -> Any:
@@ -273,7 +277,7 @@ def _runs_sha256(
         return None
     if not edited:
         return current.args_sha256
-    interrupt = _pending_in(view).get(current.interrupt_id)
+    interrupt = _pending_in(view, running=True).get(current.interrupt_id)
     if interrupt is None or interrupt.tool_call is None:
         return None
     return args_sha256({**_real_in(interrupt, current), **edited})
@@ -292,7 +296,7 @@ def _real_in(interrupt: Interrupt, approval: Approval) -> dict[str, Any]:
 
 def _waiting_in(view: SessionView | None, approval: Approval) -> Interrupt:
     """The tool-call interrupt the approval's session is still waiting for."""
-    interrupt = _pending_in(view).get(approval.interrupt_id)
+    interrupt = _pending_in(view, running=True).get(approval.interrupt_id)
     if interrupt is None or interrupt.tool_call is None:
         raise ApprovalError(
             f"approval {approval.id}: session {approval.session_id!r} is no longer waiting "
@@ -301,9 +305,11 @@ def _waiting_in(view: SessionView | None, approval: Approval) -> Interrupt:
     return interrupt
 
 
-def _pending_in(view: SessionView | None) -> dict[str, Interrupt]:
-    """The interrupts a session's view still waits for (none unless it is suspended)."""
-    if view is None or view.status != "suspended":
+def _pending_in(view: SessionView | None, *, running: bool = False) -> dict[str, Interrupt]:
+    """The interrupts a session's view still waits for (none unless it is suspended;
+    ``running``: also those a running targeted resume holds, for an edit decided while it
+    runs. Not for ``answers_for``: a crashed run's held in-doubt calls are asked again)."""
+    if view is None or view.status not in (("suspended", "running") if running else ("suspended",)):
         return {}
     return {i.id: i for i in view.interrupts if i.id not in view.answers}
 

@@ -75,14 +75,16 @@ def build_server(
             for _ in range(_MAX_ROUNDS):
                 if result.stop_reason != "interrupt":
                     break
-                answers = await _ask(ctx, agent, result.interrupts, problem)
-                if answers is None:
+                answers, complete = await _ask(ctx, agent, result.interrupts, problem)
+                if not answers:
                     return _suspended(agent, result.interrupts)
-                try:
+                try:  # targeted resume: what the host answered runs, the rest stays pending
                     result = await agent.resume_async(answers, decided_by=who)
                     problem = None
                 except AnswerError as exc:  # nothing was recorded: ask again, with why
                     problem = str(exc)
+                if not complete and result.stop_reason == "interrupt":
+                    return _suspended(agent, result.interrupts)  # declined: for a person
             return _answer(agent, result)
         finally:
             agent.close()
@@ -101,13 +103,14 @@ def _host(ctx: Context) -> str:
 
 async def _ask(
     ctx: Context, agent: Agent, pending: list[Interrupt], problem: str | None = None
-) -> dict[str, Any] | None:
-    """The host's answers to every pending interrupt, or None if it cannot or will not say."""
+) -> tuple[dict[str, Any], bool]:
+    """The host's answers to the pending interrupts, and whether it answered every one (it
+    may not elicit at all, or decline a question: the answers before it still count)."""
     from mcp_types import ClientCapabilities, ElicitationCapability
 
     wanted = ClientCapabilities(elicitation=ElicitationCapability())
     if not ctx.session.check_client_capability(wanted):
-        return None
+        return {}, False
     answers: dict[str, Any] = {}
     for interrupt in pending:
         message = _question(agent, interrupt)
@@ -116,7 +119,7 @@ async def _ask(
         if interrupt.source == "intervention":
             confirm = await ctx.elicit(message, _Confirm)
             if confirm.action != "accept" or confirm.data is None:
-                return None
+                return answers, False
             note = confirm.data.note or None
             if not confirm.data.approve:
                 answers[interrupt.id] = {"approved": False, "reason": note}
@@ -127,9 +130,9 @@ async def _ask(
         else:
             free = await ctx.elicit(message, _Answer)
             if free.action != "accept" or free.data is None:
-                return None
+                return answers, False
             answers[interrupt.id] = _parsed(free.data.answer)
-    return answers
+    return answers, True
 
 
 def _edited(interrupt: Interrupt, text: str, note: str | None) -> Any:

@@ -140,7 +140,7 @@ class MemoryApprovals(ApprovalsBase):
             raise ApprovalConflict(current)
         self._data.approvals[decided.id] = decided
         self._audit.append_now([audit])
-        self._data.mark_ready(decided.session_id, unless_pending=True)
+        self._data.mark_ready(decided.session_id)
         return decided
 
     async def _expire(self, now: float) -> list[Approval]:
@@ -161,7 +161,7 @@ class MemoryApprovals(ApprovalsBase):
         )
         self._data.approvals[approval.id] = expired
         self._audit.append_now([expired_audit(expired)])
-        self._data.mark_ready(approval.session_id, unless_pending=True)
+        self._data.mark_ready(approval.session_id)
         return expired
 
 

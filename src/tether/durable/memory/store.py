@@ -122,6 +122,8 @@ class MemoryStore(WorkerSide):
         row.updated_at = now
         if status is not None:
             row.status = status
+        if sidecar and status == "suspended":
+            self._ops.ready_if_held_decided(session_id, sidecar.held)
         return out
 
     async def read_entries(
@@ -256,7 +258,7 @@ class MemoryStore(WorkerSide):
 
     async def mark_ready(self, session_id: str) -> bool:
         """Set a ``suspended`` session ``ready`` (a worker handing a paused run back)."""
-        return self._ops.mark_ready(session_id, unless_pending=False)
+        return self._ops.mark_ready(session_id)
 
     async def close(self) -> None:
         return None

@@ -43,15 +43,24 @@ class MemoryTables:
     approvers: dict[str, tuple[Approver, str]] = field(default_factory=dict)  # key id -> row
     memory: Scopes = field(default_factory=dict)
 
-    def mark_ready(self, session_id: str, *, unless_pending: bool) -> bool:
-        """Set a ``suspended`` session ``ready``; ``unless_pending``: only when none of its
-        approvals is still pending."""
+    def ready_if_held_decided(self, session_id: str, held: list[str]) -> None:
+        """A suspension keeping ``held`` interrupts ends ``ready`` if one was decided
+        meanwhile (:func:`tether.durable.claims.held_decided`)."""
+        from tether.durable.claims import held_decided
+
+        rows = [
+            (a.interrupt_id, a.status, a.requested_at, a.id)
+            for a in self.approvals.values()
+            if a.session_id == session_id
+        ]
+        if held and held_decided(rows, held):
+            self.mark_ready(session_id)
+
+    def mark_ready(self, session_id: str) -> bool:
+        """Set a ``suspended`` session ``ready`` (a decision does, even with other approvals
+        still pending: the answered call may run now, the rest stay pending)."""
         row = self.sessions.get(session_id)
         if row is None or row.status != "suspended":
-            return False
-        if unless_pending and any(
-            a.session_id == session_id and a.status == "pending" for a in self.approvals.values()
-        ):
             return False
         row.status = "ready"
         row.updated_at = time.time()

@@ -31,6 +31,7 @@ from tether.durable.approvers import (
     parse_token,
 )
 from tether.durable.audit import INSERT_COLS, ROW_COLS, AuditBase, AuditEvent, StoredRow, chain
+from tether.durable.claims import HELD_ROWS, held_decided
 from tether.durable.postgres.claims import notify_ready
 from tether.durable.store import Sidecar, sidecar_audit
 
@@ -38,9 +39,10 @@ if TYPE_CHECKING:
     from tether.durable.postgres.pool import Conn, PgConnector
     from tether.durable.store import Store
 
+# A decision makes its suspended session ready, even with other rows still pending: the
+# answered call may run now (targeted resume); the rest stay pending (docs/design.md s. 8).
 _READY = (
-    "UPDATE sessions SET status = 'ready', updated_at = %s WHERE id = %s AND status = 'suspended' "
-    "AND NOT EXISTS (SELECT 1 FROM approvals WHERE session_id = %s AND status = 'pending')"
+    "UPDATE sessions SET status = 'ready', updated_at = %s WHERE id = %s AND status = 'suspended'"
 )
 _SET_DECISION = (
     "UPDATE approvals SET status = %s, decided_by = %s, decided_at = %s, decision = %s, "
@@ -85,6 +87,20 @@ async def insert_approval(conn: Conn, approval: Approval) -> Approval | None:
     return approval_from_row(found)
 
 
+async def ready_if_held_decided(conn: Conn, session_id: str, held: list[str]) -> None:
+    """In a suspension's transaction (which holds the session row, as a decision does
+    before it reads its row): ``ready`` if one of the ``held`` interrupts it kept was
+    decided while its run ran (:func:`tether.durable.claims.held_decided`)."""
+    if not held:
+        return
+    cur = await conn.execute(
+        f"SELECT {HELD_ROWS} FROM approvals WHERE session_id = %s AND interrupt_id = ANY(%s)",
+        (session_id, held),
+    )
+    if held_decided(await cur.fetchall(), held):
+        await _ready(conn, time.time(), session_id)
+
+
 async def write_sidecar(conn: Conn, sidecar: Sidecar) -> None:
     """A journal append's approvals and audit records, inside its transaction."""
     inserted: list[AuditEvent] = []
@@ -99,8 +115,8 @@ async def write_sidecar(conn: Conn, sidecar: Sidecar) -> None:
 
 
 async def _ready(conn: Conn, now: float, session_id: str) -> None:
-    """Mark the session ready if nothing of it is pending, and wake the workers at commit."""
-    cur = await conn.execute(_READY, (now, session_id, session_id))
+    """Mark the (suspended) session ready, and wake the workers at commit."""
+    cur = await conn.execute(_READY, (now, session_id))
     if cur.rowcount == 1:
         await notify_ready(conn, session_id)
 

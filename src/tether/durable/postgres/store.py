@@ -29,6 +29,7 @@ from tether.durable.postgres.ops import (
     PostgresApprovals,
     PostgresApprovers,
     PostgresAudit,
+    ready_if_held_decided,
     write_sidecar,
 )
 from tether.durable.postgres.pool import Broken, PgConnector
@@ -193,6 +194,8 @@ class PostgresStore(WorkerSide):
                         await self._explain(conn, session_id, expected_version, lease)
                     if sidecar:
                         await write_sidecar(conn, sidecar)
+                        if status == "suspended":
+                            await ready_if_held_decided(conn, session_id, sidecar.held)
             else:
                 cur = await conn.execute(_APPEND, params)
                 row = await cur.fetchone()

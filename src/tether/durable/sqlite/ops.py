@@ -31,6 +31,7 @@ from tether.durable.approvers import (
     parse_token,
 )
 from tether.durable.audit import INSERT_COLS, ROW_COLS, AuditBase, AuditEvent, StoredRow, chain
+from tether.durable.claims import HELD_ROWS, held_decided
 from tether.durable.sqlite.threads import StoreThreads, offloaded
 from tether.durable.store import Sidecar, sidecar_audit
 
@@ -40,9 +41,10 @@ if TYPE_CHECKING:
     from tether.durable.sqlite.connections import SQLiteConnections
     from tether.durable.store import Store
 
+# A decision makes its suspended session ready, even with other rows still pending: the
+# answered call may run now (targeted resume); the rest stay pending (docs/design.md s. 8).
 _READY = (
-    "UPDATE sessions SET status = 'ready', updated_at = ? WHERE id = ? AND status = 'suspended' "
-    "AND NOT EXISTS (SELECT 1 FROM approvals WHERE session_id = ? AND status = 'pending')"
+    "UPDATE sessions SET status = 'ready', updated_at = ? WHERE id = ? AND status = 'suspended'"
 )
 _SET_DECISION = (
     "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, decision = ?, "
@@ -78,6 +80,22 @@ def insert_approval(conn: sqlite3.Connection, approval: Approval) -> Approval | 
         f"INSERT INTO approvals ({APPROVAL_COLS}) VALUES ({', '.join('?' * len(row))})", row
     )
     return None
+
+
+def ready_if_held_decided(
+    conn: sqlite3.Connection, session_id: str, held: list[str], now: float
+) -> None:
+    """In a suspension's transaction: ``ready`` if one of the ``held`` interrupts it kept
+    was decided while its run ran (:func:`tether.durable.claims.held_decided`)."""
+    if not held:
+        return
+    marks = ", ".join("?" * len(held))
+    rows = conn.execute(
+        f"SELECT {HELD_ROWS} FROM approvals WHERE session_id = ? AND interrupt_id IN ({marks})",
+        (session_id, *held),
+    ).fetchall()
+    if held_decided(rows, held):
+        conn.execute(_READY, (now, session_id))
 
 
 def write_sidecar(conn: sqlite3.Connection, sidecar: Sidecar) -> None:
@@ -198,7 +216,7 @@ class SQLiteApprovals(ApprovalsBase, OnStoreThreads):
             else:
                 conn.execute(_SET_DECISION, _decision_values(decided))
                 append_audit(conn, [audit])
-                conn.execute(_READY, (now, decided.session_id, decided.session_id))
+                conn.execute(_READY, (now, decided.session_id))
         if conflict is not None:
             raise ApprovalConflict(conflict)
         return decided
@@ -215,7 +233,7 @@ class SQLiteApprovals(ApprovalsBase, OnStoreThreads):
         )
         conn.execute(_SET_DECISION, _decision_values(expired))
         append_audit(conn, [expired_audit(expired)])
-        conn.execute(_READY, (now, approval.session_id, approval.session_id))
+        conn.execute(_READY, (now, approval.session_id))
         return expired
 
     @offloaded("write")

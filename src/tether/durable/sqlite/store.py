@@ -31,7 +31,13 @@ from tether.durable.sqlite.claims import SQLiteClaims
 from tether.durable.sqlite.connections import SQLiteConnections
 from tether.durable.sqlite.listing import SQLiteListing
 from tether.durable.sqlite.memory_entries import SQLiteMemoryEntries
-from tether.durable.sqlite.ops import SQLiteApprovals, SQLiteApprovers, SQLiteAudit, write_sidecar
+from tether.durable.sqlite.ops import (
+    SQLiteApprovals,
+    SQLiteApprovers,
+    SQLiteAudit,
+    ready_if_held_decided,
+    write_sidecar,
+)
 from tether.durable.sqlite.search import SQLiteSearch, delete_index, write_index
 from tether.durable.sqlite.threads import offloaded
 from tether.durable.store import (
@@ -186,6 +192,8 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
             )
             if sidecar:
                 write_sidecar(conn, sidecar)
+                if status == "suspended":
+                    ready_if_held_decided(conn, session_id, sidecar.held, now)
             if indexed:
                 write_index(conn, session_id, now, indexed)
         return now
