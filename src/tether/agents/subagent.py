@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, cast
 
@@ -182,16 +182,11 @@ class SubAgentTool(Tool):
                     if key in parent.conversation.answers:
                         answers[interrupt.id] = parent.conversation.answers[key]
                 events = child.resume_stream(answers, output_type=self.output_type)
-                result = await _forward(events, context, where)
             elif conversation.messages:  # finished before a crash lost the parent's record
                 return self._answer_of(child, where, view)
             else:
-                result = await _forward(
-                    child.stream(task, output_type=self.output_type), context, where
-                )
-        except asyncio.CancelledError:
-            child.cancel()
-            raise
+                events = child.stream(task, output_type=self.output_type)
+            result = await _cancelled_cooperatively(child, _forward(events, context, where))
         finally:
             _learn(child)
         run = parent.conversation.run
@@ -249,6 +244,55 @@ def _learn(child: Running) -> None:
     from tether.governance.redaction import learn_calls, redactor_of
 
     learn_calls(child.runtime.hidden, child.messages, redactor_of(child))
+
+
+async def _cancelled_cooperatively(child: Running, driving: Awaitable[Result]) -> Result:
+    """Drive the child's run in a task of its own, so that a cancel of this call (the
+    parent's cancel, a timeout) becomes ``child.cancel()``: the child stops at its next
+    check and journals its end (``cancelled``, as a cancelled top-level run does), its
+    own children likewise; then the CancelledError goes on. A cancel repeated while the
+    child winds down changes nothing (``cancel()`` is idempotent); the child's task
+    itself cancelled (the event loop shutting down) abandons it, nothing written."""
+
+    async def drive() -> Result | _Escaped:
+        try:
+            return await driving
+        except (KeyboardInterrupt, SystemExit) as exc:
+            return _Escaped(exc)  # asyncio would raise it out of the loop, past the cleanup
+
+    running = asyncio.ensure_future(drive())
+    try:
+        outcome = await asyncio.shield(running)
+    except asyncio.CancelledError:
+        while not running.done():
+            run = child.conversation.run
+            # a run not started yet takes a fresh signal: cancel again once it runs
+            if run is None or not run.cancel.cancelled:
+                child.cancel()
+            try:
+                await asyncio.wait({running}, timeout=_RECHECK)
+            except asyncio.CancelledError:
+                continue  # cancelled again: the child is stopping already
+        if not running.cancelled():
+            running.exception()  # retrieved: the cancel that stopped it is what goes on
+        raise
+    if isinstance(outcome, _Escaped):
+        raise outcome.error
+    return outcome
+
+
+_RECHECK = 0.05
+"""Seconds between checks that a cancelled child's run saw its cancel (one that had not
+started yet when the cancel came takes a new signal when it starts)."""
+
+
+class _Escaped:
+    """A KeyboardInterrupt or SystemExit from a child's task, re-raised in the call's."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: KeyboardInterrupt | SystemExit) -> None:
+        self.error = error
 
 
 async def _forward(
