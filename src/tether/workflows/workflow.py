@@ -246,8 +246,21 @@ class Workflow:
         self.agent.cancel()
 
     def as_tool(self, name: str, description: str | None = None) -> Tool:
-        """This workflow as a tool of an agent (each call a child session)."""
+        """This workflow as a tool of an agent (each call a child session in the calling
+        agent's store). A workflow built with ``store=`` or ``session_id=`` is refused:
+        the tool would drop them."""
         from tether.agents.subagent import SubAgentTool
+
+        given = sorted(k for k in ("store", "session_id") if self._options.get(k) is not None)
+        if given:
+            built = " and ".join(f"{k}=" for k in given)
+            raise ConfigurationError(
+                f"wf.as_tool({name!r}): this workflow was built with {built}, which a tool "
+                "cannot use: each call runs the workflow as a child session in the calling "
+                "agent's session tree and store. Build the workflow without them (give the "
+                "store to the agent that calls the tool), or run it on its own with "
+                "wf.run(...)"
+            )
 
         def fresh() -> Agent:  # a plain task in, a plain answer out (no state envelope)
             options = {k: v for k, v in self._options.items() if k not in ("session_id", "store")}
