@@ -368,10 +368,12 @@ class Agent(Running):
         self.conversation.clear(session_id)
 
     def close(self) -> None:
-        """Release the tool thread pool and close tool sources such as MCP connections
-        (the agent stays usable: both come back on first use)."""
-        self.runtime.threads.release()
-        self.runtime.toolset.close()
+        """Release the tool thread pool and close tool sources such as MCP connections,
+        this agent's and its whole tree's (sub-agents, workflow nodes), each once (the
+        agents stay usable: both come back on first use)."""
+        from tether.agents.subagent import close_tree
+
+        close_tree(self)
 
     def __enter__(self) -> Agent:
         return self

@@ -102,6 +102,7 @@ class SubAgentTool(Tool):
         child's under the parent's policy): the last one built, reused while all three are
         the same (an Agent object's calls; a hook added to the child since rebuilds it)."""
         self._busy = threading.Lock()
+        self._made: dict[int, Agent] = {}  # built by the factory, holding tool sources
 
     def make_child(self, context: ToolContext) -> Agent:
         """A fresh child for one call (factory mode)."""
@@ -147,8 +148,34 @@ class SubAgentTool(Tool):
                 return await self._drive(child, context, task, where, position, sid)
             finally:
                 self._busy.release()
-        child = self._live.get(sid) or self._under(self.make_child(context), context, sid)
-        return await self._drive(child, context, task, where, position, sid)
+        waiting = self._live.get(sid)
+        if waiting is not None:
+            return await self._drive(waiting, context, task, where, position, sid)
+        made = self.make_child(context)
+        try:
+            return await self._drive(
+                self._under(made, context, sid), context, task, where, position, sid
+            )
+        finally:
+            self._track(made)
+
+    def _track(self, made: Agent) -> None:
+        """Keep an Agent the factory built while its tree holds something to close (an
+        MCP server, say), for the parent's ``close()``; one held nothing is let go."""
+        if _holds(made, set()):
+            self._made[id(made)] = made
+        else:
+            self._made.pop(id(made), None)
+
+    def subagents(self) -> list[Agent]:
+        """The child Agents this tool runs that may hold tool sources: the Agent object,
+        or those its factory built (kept until :meth:`forget_made`)."""
+        made = list(self._made.values())
+        return made if self._instance is None else [self._instance, *made]
+
+    def forget_made(self) -> None:
+        """Let go of the Agents the factory built (after they were closed)."""
+        self._made.clear()
 
     def _under(self, agent: Agent, context: ToolContext, sid: str) -> Running:
         """``agent``'s runtime under the calling agent's, on the conversation of ``sid``
@@ -225,6 +252,53 @@ class SubAgentTool(Tool):
 
     def _forget(self, sid: str) -> None:
         self._live.pop(sid, None)
+
+
+def _holds(agent: Agent, seen: set[int]) -> bool:
+    """Whether ``agent``'s tree has tool sources to close."""
+    if id(agent) in seen:
+        return False
+    seen.add(id(agent))
+    toolset = agent.runtime.toolset
+    if toolset.sources:
+        return True
+    return any(
+        _holds(child, seen)
+        for tool in toolset.tools
+        if isinstance(tool, SubAgentTool)
+        for child in tool.subagents()
+    )
+
+
+def close_tree(top: Agent) -> None:
+    """Close ``top``'s tool sources and thread pool and those of every agent under it
+    (sub-agents, workflow nodes, at any depth), each once however many tools or parents
+    share it; every one is closed even when one fails (the first error is raised)."""
+    agents: set[int] = set()
+    sources: set[int] = set()
+    first: Exception | None = None
+    stack = [top]
+    while stack:
+        agent = stack.pop()
+        if id(agent) in agents:
+            continue
+        agents.add(id(agent))
+        runtime = agent.runtime
+        runtime.threads.release()
+        for source in runtime.toolset.sources:
+            if id(source) in sources:
+                continue
+            sources.add(id(source))
+            try:
+                source.close()
+            except Exception as exc:  # the others are still closed
+                first = first or exc
+        for tool in runtime.toolset.tools:
+            if isinstance(tool, SubAgentTool):
+                stack.extend(tool.subagents())
+                tool.forget_made()
+    if first is not None:
+        raise first
 
 
 def _stopped(where: str, stop_reason: StopReason, reason: str | None) -> SubAgentError:
