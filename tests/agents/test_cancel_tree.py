@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from crash_campaign import run_child, tree_journals
 
 from tether import Agent, SessionStateError, tool
 from tether.agents import as_tool
@@ -162,3 +164,43 @@ async def test_a_parallel_workflow_cancelled_from_another_thread_ends_every_node
     with pytest.raises(SessionStateError, match="not suspended"):
         await wf.resume_async()
     assert await _versions(store) == before
+
+
+CANCEL_CHILD = Path(__file__).parents[1] / "support" / "crash_cancel_child.py"
+
+
+def test_a_crash_at_any_point_of_a_cancel_loses_no_acknowledged_entry(tmp_path: Path) -> None:
+    """SIGKILL at every journal point of the cancel path of a two-deep tree (the leaf's
+    tool cancels the top): every acknowledged entry of every session is in the store,
+    nothing that was not committed is; a recovery in a new process ends every session
+    (none stays ``running``)."""
+    full = run_child(tmp_path / "full.db", "top", tmp_path / "full", "start", None, 0, CANCEL_CHILD)
+    assert full.result is not None, full.stderr
+    assert full.result["stop_reason"] == "cancelled"
+    statuses = {s for s, _, _ in tree_journals(tmp_path / "full.db", "top").values()}
+    assert statuses == {"cancelled"}
+    first = int((tmp_path / "full").read_text().split()[0]) + 1  # the cancel's first point
+    last = full.result["points"]
+    assert last - first >= 10  # every child's end, then the top's: many points to kill at
+    for target in range(first, last + 1):
+        db, effects = tmp_path / f"k{target}.db", tmp_path / f"k{target}"
+        killed = run_child(db, "top", effects, "start", None, target, CANCEL_CHILD)
+        assert killed.at is not None, killed.stderr
+        assert killed.at[0] == target
+        held = {
+            (sid, seq, kind)
+            for sid, (_, _, entries) in tree_journals(db, "top").items()
+            for seq, kind, _ in entries
+        }
+        assert set(killed.session_acks) <= held, target  # no acknowledged entry lost
+        assert held <= set(killed.durable), target  # and nothing beyond the commits
+        again = run_child(db, "top", effects, "resume", None, 0, CANCEL_CHILD)
+        after = tree_journals(db, "top")
+        if after["top"][0] == "cancelled" and again.result is None:  # killed after its end
+            assert "top is not suspended: there is nothing to resume" in again.stderr
+            assert {s for s, _, _ in after.values()} == {"cancelled"}
+        else:
+            assert again.result is not None, again.stderr
+        assert "running" not in {s for s, _, _ in after.values()}, (target, after.keys())
+        kept = {(sid, seq, kind) for sid, (_, _, es) in after.items() for seq, kind, _ in es}
+        assert held <= kept, target
