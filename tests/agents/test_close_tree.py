@@ -129,3 +129,26 @@ def test_closing_a_workflows_agent_stops_its_nodes_servers_at_any_depth() -> Non
     assert _gone(pid_a)
     assert _gone(pid_b)
     assert (a.closed, b.closed) == (1, 1)
+
+
+def test_a_factory_agent_without_sources_is_let_go_after_its_call() -> None:
+    built: list[Agent] = []
+
+    def fresh() -> Agent:
+        built.append(Agent(ScriptedModel(["done"]), name="plain"))
+        return built[-1]
+
+    def serving() -> Agent:
+        return _pid_agent("served", _server("served"))
+
+    plain, served = as_tool(fresh, name="plain"), as_tool(serving, name="served")
+    top = Agent(_calling("plain", "plain", "served"), tools=[plain, served])
+    top.run("go")
+    assert len(built) == 2
+    assert plain.subagents() == []  # nothing to close: not kept after the call
+    [kept] = served.subagents()  # its server is closed by the top's close()
+    [pid] = _pids(top.messages[-1].text.split()[-1])
+    top.close()
+    assert _gone(pid)
+    assert served.subagents() == []  # closed, then let go
+    assert kept.tool_sources  # still usable: its source reconnects on first use
