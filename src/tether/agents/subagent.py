@@ -334,17 +334,17 @@ async def _cancelled_cooperatively(child: Running, driving: Awaitable[Result]) -
         except (KeyboardInterrupt, SystemExit) as exc:
             return _Escaped(exc)  # asyncio would raise it out of the loop, past the cleanup
 
+    # The task's first step runs before this call can see a cancel (the loop runs ready
+    # callbacks in order), and it reaches the child's Running._open, which sets the run's
+    # signal, without awaiting: the cancel below always lands on the signal of the run.
     running = asyncio.ensure_future(drive())
     try:
         outcome = await asyncio.shield(running)
     except asyncio.CancelledError:
+        child.cancel()
         while not running.done():
-            run = child.conversation.run
-            # a run not started yet takes a fresh signal: cancel again once it runs
-            if run is None or not run.cancel.cancelled:
-                child.cancel()
             try:
-                await asyncio.wait({running}, timeout=_RECHECK)
+                await asyncio.wait({running})
             except asyncio.CancelledError:
                 continue  # cancelled again: the child is stopping already
         if not running.cancelled():
@@ -353,11 +353,6 @@ async def _cancelled_cooperatively(child: Running, driving: Awaitable[Result]) -
     if isinstance(outcome, _Escaped):
         raise outcome.error
     return outcome
-
-
-_RECHECK = 0.05
-"""Seconds between checks that a cancelled child's run saw its cancel (one that had not
-started yet when the cancel came takes a new signal when it starts)."""
 
 
 class _Escaped:
