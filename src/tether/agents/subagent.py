@@ -213,7 +213,14 @@ class SubAgentTool(Tool):
                 return self._answer_of(child, where, view)
             else:
                 events = child.stream(task, output_type=self.output_type)
-            result = await _cancelled_cooperatively(child, _forward(events, context, where))
+            driving = _forward(events, context, where)
+            if child.runtime.store is None:  # nothing to journal: cancelled where it stands
+                result = await driving
+            else:
+                result = await _cancelled_cooperatively(child, driving)
+        except asyncio.CancelledError:
+            child.cancel()
+            raise
         finally:
             _learn(child)
         run = parent.conversation.run
