@@ -152,3 +152,14 @@ def test_a_factory_agent_without_sources_is_let_go_after_its_call() -> None:
     assert _gone(pid)
     assert served.subagents() == []  # closed, then let go
     assert kept.tool_sources  # still usable: its source reconnects on first use
+
+
+def test_a_workflow_closes_like_its_agent_and_as_a_context_manager() -> None:
+    a = Counted(_server("a"))
+    with Sequential(_pid_agent("a", a), name="flow") as wf:
+        assert wf.run("go").stop_reason == "end_turn"
+        pid = int(wf.agent.messages[2].tool_results[0].content)
+        assert not _gone(pid, within=0.2)
+    assert _gone(pid)
+    assert a.closed == 1
+    Sequential(_pid_agent("b", Counted(_server("b")))).close()  # never ran: nothing to close

@@ -245,6 +245,18 @@ class Workflow:
         """Cancel the run: every running node is cancelled (thread-safe)."""
         self.agent.cancel()
 
+    def close(self) -> None:
+        """Close the tool sources (MCP connections) and thread pools of every node's agent,
+        at any depth (:meth:`Agent.close` of :attr:`agent`)."""
+        if self._agent is not None:
+            self._agent.close()
+
+    def __enter__(self) -> Workflow:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def as_tool(self, name: str, description: str | None = None) -> Tool:
         """This workflow as a tool of an agent (each call a child session in the calling
         agent's store). A workflow built with ``store=`` or ``session_id=`` is refused:
