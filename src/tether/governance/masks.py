@@ -68,6 +68,52 @@ def shown_arguments(
     return redact_secrets(tool, shown)
 
 
+class Chained:
+    """Several redactors as one, each applied to what the one before showed: the masks of
+    every agent on a sub-agent's path add up (the innermost first; none can unmask)."""
+
+    __slots__ = ("redactors",)
+    redactors: tuple[Redactor, ...]
+
+    def __init__(self, redactors: Iterable[Redactor]) -> None:
+        flat: list[Redactor] = []
+        for redactor in redactors:
+            for one in redactor.redactors if isinstance(redactor, Chained) else (redactor,):
+                if all(one is not r for r in flat):
+                    flat.append(one)
+        self.redactors = tuple(flat)
+
+    def __call__(self, tool: str | None, arguments: dict[str, Any]) -> dict[str, Any]:
+        for redactor in self.redactors:
+            arguments = redactor(tool, arguments)
+        return arguments
+
+
+def chained(*redactors: Redactor | None) -> Redactor | None:
+    """The redactors given (None ones left out) as one; None when there are none."""
+    given = Chained(r for r in redactors if r is not None)
+    if not given.redactors:
+        return None
+    return given.redactors[0] if len(given.redactors) == 1 else given
+
+
+class Scrubbing:
+    """A row's redaction in an agent tree: ``redactor`` masks by name, then every shown
+    value is scrubbed of ``hidden`` (the tree's strings a mask hid: a call quoting a
+    secret another call's mask hid) and of secret-looking tokens. ``hidden`` is shared,
+    not copied (the tree's live set)."""
+
+    __slots__ = ("hidden", "redactor")
+
+    def __init__(self, redactor: Redactor | None, hidden: set[str]) -> None:
+        self.redactor = redactor
+        self.hidden = hidden
+
+    def __call__(self, tool: str | None, arguments: dict[str, Any]) -> dict[str, Any]:
+        masked = arguments if self.redactor is None else self.redactor(tool, arguments)
+        return Masker(None, {}, self.hidden).scrub(masked)  # type: ignore[no-any-return]
+
+
 def hidden_strings(real: Any, shown: Any, out: set[str]) -> None:
     """Add to ``out`` the strings (and numbers, as text) present in ``real`` that the
     redactor removed from ``shown``; shorter than 4 characters they are not scrubbed from
@@ -177,10 +223,20 @@ class Masker:
         """What the masks hid (shared with others when given: an agent tree's set)."""
 
     def arguments(self, tool: str | None, real: dict[str, Any]) -> dict[str, Any]:
+        """A call's arguments as shown: masked by name (the redactor, the default mask, the
+        learned ``masks``; what they hid is learned), then every shown value scrubbed of
+        what any mask hid (a task quoting another call's secret) and of secret tokens."""
+        shown = self.learn(tool, real)
+        return self.scrub(shown)  # type: ignore[no-any-return]
+
+    def learn(self, tool: str | None, real: dict[str, Any]) -> dict[str, Any]:
+        """Learn what the masks hide in one call (a view's pre-pass over a journal, before
+        it shows anything); its arguments masked by name only (not yet scrubbed)."""
         shown = shown_arguments(tool, real, self.redactor)
         for key in self.masks.get(tool or "", ()):
             if key in shown:
                 shown[key] = MASK
+        # learned before the scrub: a value quoting a secret is not itself a secret
         hidden_strings(real, shown, self.hidden)
         return shown
 
