@@ -201,9 +201,26 @@ def learned_masks(
             shown = approval.arguments.get(key, MASK)
             if isinstance(value, dict | list) and isinstance(shown, dict | list):
                 continue  # masked inside: the default mask and the scrub cover it
-            if shown != value:
+            if shown != value and not _scrubbed(value, shown):
                 masks.setdefault(call.name, set()).add(key)
     return masks
+
+
+def _scrubbed(real: Any, shown: Any) -> bool:
+    """Whether ``shown`` is ``real`` with some parts replaced by the mask (a quote of a
+    secret scrubbed out, not the key masked by a redactor): a wildcard match, greedy."""
+    if not isinstance(real, str) or not isinstance(shown, str) or shown == MASK:
+        return False
+    parts = shown.split(MASK)
+    if len(parts) < 2 or not real.startswith(parts[0]) or not real.endswith(parts[-1]):
+        return False
+    at, end = len(parts[0]), len(real) - len(parts[-1])
+    for part in parts[1:-1]:
+        found = real.find(part, at, end)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return at <= end
 
 
 class Masker:
