@@ -57,13 +57,18 @@ def edits_to_store(
     approval: Approval, edited: dict[str, Any], redactor: Redactor | None = None
 ) -> dict[str, Any]:
     """The edited arguments to record for ``approval``: keys left as shown are dropped (the
-    real values stay), and an edit the redaction would mask is refused, since the row
-    stores only what approvers may see and a masked edit could not run as typed."""
+    real values stay), and an edit the redaction would mask (or of a key the row shows
+    masked) is refused, since the row stores only what approvers may see and a masked
+    edit could not run as typed."""
     changed = {
         k: v for k, v in edited.items() if k not in approval.arguments or approval.arguments[k] != v
     }
     stored = shown_arguments(approval.tool, changed, redactor)
-    masked = sorted(k for k in changed if stored.get(k, MASK) != changed[k])
+    # a key the row shows masked was masked when filed (by any policy on the interrupt's
+    # path, a sub-agent's too), whatever the redactor known here says
+    masked = sorted(
+        k for k in changed if stored.get(k, MASK) != changed[k] or approval.arguments.get(k) == MASK
+    )
     if masked:
         raise AnswerError(
             f"edited arguments may not set {', '.join(repr(k) for k in masked)}: approvers see "
