@@ -126,3 +126,18 @@ def inner_tree(store: Store, session_id: str) -> Agent:
 def make_flow(session_id: str) -> Any:
     """``--app quoting_tree:make_flow`` (its workflow's agent gives the views the redactor)."""
     return flow(MemoryStore(), session_id)
+
+
+_stores: dict[str, Store] = {}
+
+
+def served_flow(session_id: str) -> Any:
+    """A host's ``--app`` factory: :func:`flow` on the SQLite store ``$QUOTING_DB``."""
+    import os
+
+    from tether.durable import SQLiteStore
+
+    path = os.environ["QUOTING_DB"]
+    if path not in _stores:
+        _stores[path] = SQLiteStore(path)
+    return flow(_stores[path], session_id)

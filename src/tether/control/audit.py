@@ -263,21 +263,33 @@ class AuditTrail:
         """How this agent files an approval for ``interrupt`` (both paths file the same):
         by the policy of the sub-agent that raised it (its trail's: every policy on the
         path added up), its arguments scrubbed of the tree's hidden strings."""
+        trail = self.raised_in(interrupt)
+        return {
+            "redactor": self.redactor_for(interrupt),
+            "ttl": trail.approval_ttl,
+            "on_expiry": trail.approval_on_expiry,
+            "server": _server_of(trail.toolset, interrupt),
+        }
+
+    def raised_in(self, interrupt: Interrupt) -> AuditTrail:
+        """The trail of the sub-agent that raised ``interrupt`` (by its address; this one
+        for the agent's own, or when that sub-agent has not run in this process)."""
         from tether.agents.addresses import address
-        from tether.governance.masks import Scrubbing
 
         trail = self
         for where in address(interrupt):
             below = trail.below.get(where.partition("#")[0])
             if below is None:
-                break  # not run in this process: the policies found so far
+                break  # the policies found so far
             trail = below
-        return {
-            "redactor": Scrubbing(trail.redactor, self.hidden),
-            "ttl": trail.approval_ttl,
-            "on_expiry": trail.approval_on_expiry,
-            "server": _server_of(trail.toolset, interrupt),
-        }
+        return trail
+
+    def redactor_for(self, interrupt: Interrupt) -> Redactor:
+        """How ``interrupt`` is shown (its row, the protocol hosts): the redactor of every
+        agent on its path, then the tree's hidden strings scrubbed out."""
+        from tether.governance.masks import Scrubbing
+
+        return Scrubbing(self.raised_in(interrupt).redactor, self.hidden)
 
     def under(self, own: ApprovalPolicy | None, toolset: Toolset, label: str) -> AuditTrail:
         """The trail of sub-agent ``label`` (its tool's name) run under this agent, with

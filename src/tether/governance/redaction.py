@@ -32,6 +32,7 @@ from tether.errors import AnswerError
 from tether.governance.masks import MASK, Masker, learned_masks, shown_arguments
 
 if TYPE_CHECKING:
+    from tether.control.interrupts import Interrupt
     from tether.durable.store import SessionRecord
     from tether.messages import Message, ToolCall
     from tether.session import SessionView
@@ -51,6 +52,15 @@ def redactor_of(agent: Any) -> Redactor | None:
     trail = getattr(agent, "audit_sink", None)
     redactor = getattr(trail, "redactor", None)
     return redactor if callable(redactor) else None
+
+
+def interrupt_redactor(agent: Any, interrupt: Interrupt) -> Redactor | None:
+    """How ``agent``'s hosts show ``interrupt`` (as its row is filed): the redactors of
+    every agent on its path and the tree's hidden strings; the agent's redactor only when
+    it has no audit trail (no store)."""
+    trail = getattr(agent, "audit_sink", None)
+    redactor_for = getattr(trail, "redactor_for", None)
+    return redactor_of(agent) if redactor_for is None else redactor_for(interrupt)
 
 
 def edits_to_store(
