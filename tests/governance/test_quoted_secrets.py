@@ -122,3 +122,18 @@ async def test_the_row_of_a_later_call_quoting_a_masked_secret_holds_no_secret(
     assert row.arguments["text"] == f"paid: charged *** for {PLAIN}"
     assert CARD not in str(row.reason)
     assert PLAIN in str(row.reason)
+
+
+async def test_a_row_filed_in_a_later_process_learns_the_trees_secrets_from_the_store(
+    stores: Any,
+) -> None:
+    """pay finished in the first process; notify's second send is filed in another (a new
+    workflow object on a new store object: nothing learned in memory, pay not run again)."""
+    await flow(stores(), "wf").invoke_async("go")
+    [first] = await stores().approvals.pending()
+    result = await flow(stores(), "wf").resume_async({first.interrupt_id: True})
+    assert result.stop_reason == "interrupt"
+    [second] = await stores().approvals.pending()
+    assert second.id != first.id
+    assert CARD not in json.dumps(second.to_dict())
+    assert second.arguments["text"] == f"paid: charged *** for {PLAIN} again"

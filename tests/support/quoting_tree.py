@@ -2,7 +2,7 @@
 
 ``pay`` calls ``charge(card=CARD, memo=PLAIN)``: a redactor hiding ``card`` by name masks
 it; pay's answer quotes the card. ``notify`` is handed that answer as its task and calls
-``send(text=<its task>)``, which a Confirm holds for a human: the row, the views of the
+``send(text=<its task>)`` (then once more, ``<its task> again``), which a Confirm holds: the row, the views of the
 tree and the protocol hosts must show the card nowhere, the memo (not hidden) everywhere.
 
 ``flow(store, sid)``: ``Sequential(pay, notify)`` with the redactor on the workflow's
@@ -62,9 +62,12 @@ def _pay(messages: list[Any], specs: list[Any]) -> Any:
 
 
 def _notify(messages: list[Any], specs: list[Any]) -> Any:
-    if messages[-1].role == "tool":
+    """send(task), then send(task + " again") (each confirmed), then the answer."""
+    sent = sum(1 for m in messages if m.role == "tool")
+    if sent == 2:
         return "notified"
-    return {"tool_calls": [{"id": "n1", "name": "send", "args": {"text": messages[0].text}}]}
+    text = messages[0].text + (" again" if sent else "")
+    return {"tool_calls": [{"id": f"n{sent + 1}", "name": "send", "args": {"text": text}}]}
 
 
 def pay_agent(**options: Any) -> Agent:

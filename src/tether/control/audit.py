@@ -103,6 +103,7 @@ class AuditTrail:
         a lifted interrupt's row is filed by the policy of the agent that raised it."""
         self.hidden: set[str] = set()
         """The agent tree's hidden strings (the run's ``Runtime.hidden``), scrubbed from rows."""
+        self._learned: set[str] = set()  # sessions whose tree's masks were read from the store
         self._started: dict[str, float] = {}
         self.journal: SessionJournal | None = None
         """The journal of the run holding the session (set while the session is open)."""
@@ -161,9 +162,24 @@ class AuditTrail:
 
     async def _invocation_start(self, event: BeforeInvocation) -> None:
         self.hidden = event.agent.runtime.hidden
+        await self._learn_tree(event.agent)
         self._started.clear()
         self._in_invocation = True
         await self._write([("invocation.start", {"new_messages": len(event.messages)})])
+
+    async def _learn_tree(self, agent: Any) -> None:
+        """Once per session, when it already has tool calls: what the masks hid in its
+        agent tree's sessions (children run by an earlier process are not run again), so
+        the rows this process files are scrubbed of it too."""
+        sid = agent.session_id
+        if not self.files_approvals or sid in self._learned or not any(
+            m.tool_calls for m in agent.messages
+        ):
+            return
+        from tether.governance.redaction_tree import load_tree_masks
+
+        self._learned.add(sid)
+        self.hidden |= (await load_tree_masks(self.store, sid, self.redactor)).hidden
 
     def _tool_start(self, event: BeforeToolCall) -> None:
         self._started[event.tool_call.id] = time.perf_counter()
