@@ -172,8 +172,10 @@ class AuditTrail:
         agent tree's sessions (children run by an earlier process are not run again), so
         the rows this process files are scrubbed of it too."""
         sid = agent.session_id
-        if not self.files_approvals or sid in self._learned or not any(
-            m.tool_calls for m in agent.messages
+        if (
+            not self.files_approvals
+            or sid in self._learned
+            or not any(m.tool_calls for m in agent.messages)
         ):
             return
         from tether.governance.redaction_tree import load_tree_masks
