@@ -1,7 +1,7 @@
 """The protocol hosts serving the quoting workflow (tests/support/quoting_tree.py) show
 the card nowhere: AG-UI's events (node calls' args, the interrupt's arguments and
 message) and A2A's task (history, artifacts, the interrupt's data part), while the memo
-(not hidden) still shows."""
+(not hidden) still shows; AG-UI shows a node's interrupt by the node agent's own policy."""
 
 from __future__ import annotations
 
@@ -67,3 +67,21 @@ async def test_a2a_task_scrubs_the_quoted_secret(served: tuple[Path, str]) -> No
     assert CARD not in text
     [interrupt] = interrupts_of(task)
     assert PLAIN in json.dumps(interrupt)
+
+
+def test_ag_ui_shows_a_node_interrupt_by_the_node_agents_own_redactor(
+    served: tuple[Path, str],
+) -> None:
+    """The workflow has no redactor; pay's own policy hides ``card`` (as its row is filed)."""
+    db, token = served
+    app = create_app(
+        SQLiteStore(db),
+        app_factory=load_factory("quoting_tree:served_inner_flow"),
+        close_store=True,
+    )
+    with live_server(app) as url:
+        status, events = post_run(url, token, run_input("inner-thread", "r1", [user("go")]))
+    assert status == 200, events
+    [pending] = events[-1].outcome.interrupts
+    assert pending.metadata["tether"]["arguments"] == {"card": "***", "memo": PLAIN}
+    assert CARD not in json.dumps(pending.model_dump(mode="json"))

@@ -144,3 +144,15 @@ def served_flow(session_id: str) -> Any:
     if path not in _stores:
         _stores[path] = SQLiteStore(path)
     return flow(_stores[path], session_id)
+
+
+def served_inner_flow(session_id: str) -> Any:
+    """A host's ``--app`` factory: :func:`inner_flow` on the SQLite store ``$QUOTING_DB``."""
+    import os
+
+    from tether.durable import SQLiteStore
+
+    path = os.environ["QUOTING_DB"]
+    if path not in _stores:
+        _stores[path] = SQLiteStore(path)
+    return inner_flow(_stores[path], session_id)
