@@ -2,8 +2,10 @@
 
 The default mask (:func:`redact_secrets`) hides the value of every secret-looking key;
 an agent's redactor (``ApprovalPolicy(redactor=...)``) adds masks on top, never removes
-one. What a mask hid is remembered and scrubbed from every other text (:class:`Masker`),
-and free text is also cleared of secret-looking tokens (:func:`redact_text`). The views
+one (a sub-agent's redactors add up with its parents': :class:`Chained`). What a mask hid
+is remembered and scrubbed from every other text and from the shown arguments of every
+call (:class:`Masker`, :class:`Scrubbing` for a row filed in an agent tree), and free
+text is also cleared of secret-looking tokens (:func:`redact_text`). The views
 built from these are in :mod:`tether.governance.redaction`.
 """
 

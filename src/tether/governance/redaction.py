@@ -8,7 +8,9 @@ Arguments are shown as ``redactor(tool, real)`` (the agent's
 ``ApprovalPolicy(redactor=...)``, when known) with the default
 :func:`~tether.governance.masks.redact_secrets` always applied on top: a custom redactor adds masks, it cannot unmask a secret-looking
 key. Every string a mask hid is then scrubbed from all other text of the session
-(messages, results, reasons), and a key an approval row shows masked is masked in every
+(messages, results, reasons) and from every call's shown arguments (a call may quote
+what another call's mask hid; every view learns all of its calls before it shows any),
+and a key an approval row shows masked is masked in every
 call of that tool in the session, so a view never shows more than the approvals do, even
 when the viewer does not know the custom redactor.
 
