@@ -158,10 +158,50 @@ def _token(match: re.Match[str]) -> str:
     return MASK
 
 
-def redact_text(text: str, hidden: Iterable[str] = ()) -> str:
+class Hidden:
+    """A set of hidden strings indexed by their last 4 characters (secrets share prefixes
+    such as ``sk-`` or a card's, rarely endings), so a text is scanned for the few that
+    can occur in it (those ending with one of the text's 4-grams), longest first: a view of
+    N calls hiding N strings is not N x N scans. Rebuilt when the set has grown (hidden
+    sets only ever grow)."""
+
+    __slots__ = ("_by_end", "_short", "_size", "strings")
+
+    def __init__(self, strings: set[str]) -> None:
+        self.strings = strings
+        self._size = -1
+        self._by_end: dict[str, list[str]] = {}
+        self._short: list[str] = []
+
+    def within(self, text: str) -> list[str]:
+        """The hidden strings that may occur in ``text``, longest first."""
+        if self._size != len(self.strings):
+            index: dict[str, list[str]] = {}
+            short: list[str] = []
+            for secret in self.strings:
+                if len(secret) < 4:
+                    short.append(secret)  # (given so: never learned) looked up as it is
+                else:
+                    index.setdefault(secret[-4:], []).append(secret)
+            self._by_end, self._short, self._size = index, short, len(self.strings)
+        by_end = self._by_end
+        if len(by_end) * 4 < len(text):  # few keys: look each up (str.find is fast)
+            keys = [k for k in by_end if k in text]
+        else:  # the text's 4-grams, each looked up
+            keys = list({text[i : i + 4] for i in range(len(text) - 3)} & by_end.keys())
+        found = [secret for key in keys for secret in by_end[key]]
+        found += [secret for secret in self._short if secret in text]
+        return sorted(found, key=len, reverse=True)
+
+
+def redact_text(text: str, hidden: Iterable[str] | Hidden = ()) -> str:
     """Free text as a person may see it: every ``hidden`` string masked (longest first),
     then every secret-looking token (see ``_TOKENS``)."""
-    for secret in sorted(hidden, key=len, reverse=True):
+    if isinstance(hidden, Hidden):
+        ordered = hidden.within(text)
+    else:
+        ordered = sorted(hidden, key=len, reverse=True)
+    for secret in ordered:
         text = text.replace(secret, MASK)
     lowered = text.lower()
     if any(word in lowered for word in _TRIGGERS):  # re is slow to scan: most text has none
@@ -240,6 +280,12 @@ class Masker:
         self.masks = masks
         self.hidden: set[str] = set() if hidden is None else hidden
         """What the masks hid (shared with others when given: an agent tree's set)."""
+        self._hidden: Hidden | None = None
+
+    def _index(self) -> Hidden:
+        if self._hidden is None or self._hidden.strings is not self.hidden:
+            self._hidden = Hidden(self.hidden)
+        return self._hidden
 
     def arguments(self, tool: str | None, real: dict[str, Any]) -> dict[str, Any]:
         """A call's arguments as shown: masked by name (the redactor, the default mask, the
@@ -266,7 +312,7 @@ class Masker:
         """``value`` (text, or JSON-like data) with every hidden string and secret-looking
         token masked (:func:`redact_text` on each string)."""
         if isinstance(value, str):
-            return redact_text(value, self.hidden)
+            return redact_text(value, self._index())
         if isinstance(value, dict):
             return {k: self.scrub(v) for k, v in value.items()}
         if isinstance(value, list):
@@ -275,7 +321,7 @@ class Masker:
 
     def text(self, value: str) -> str:
         """One text (a span's status, a reason) as it may be shown."""
-        return redact_text(value, self.hidden)
+        return redact_text(value, self._index())
 
     def block(self, block: ContentBlock) -> ContentBlock:
         if block.type == "tool_call":
