@@ -24,7 +24,7 @@ async def test_the_inner_agents_redactor_and_ttl_file_the_row(stores: Any, build
     [row] = await stores().approvals.pending()  # read back as another process would
     assert row.session_id == "top"  # filed at the top, lifted
     assert row.tool == "charge"
-    assert row.arguments == {"card": "***", "memo": PLAIN}
+    assert row.arguments == {"card": "***", "memo": PLAIN, "cvv": "***"}
     assert CARD not in json.dumps(row.to_dict())
     assert row.expires_at is not None
     assert row.expires_at - row.requested_at == pytest.approx(60.0)  # the inner's ttl

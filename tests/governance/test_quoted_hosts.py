@@ -83,5 +83,6 @@ def test_ag_ui_shows_a_node_interrupt_by_the_node_agents_own_redactor(
         status, events = post_run(url, token, run_input("inner-thread", "r1", [user("go")]))
     assert status == 200, events
     [pending] = events[-1].outcome.interrupts
-    assert pending.metadata["tether"]["arguments"] == {"card": "***", "memo": PLAIN}
+    # the cvv is too short to be a hidden string: only the node agent's redactor masks it
+    assert pending.metadata["tether"]["arguments"] == {"card": "***", "memo": PLAIN, "cvv": "***"}
     assert CARD not in json.dumps(pending.model_dump(mode="json"))

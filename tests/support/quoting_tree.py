@@ -23,12 +23,14 @@ from tether.workflows import Sequential
 
 CARD = "4111-2222-3333-4444"
 PLAIN = "espresso-order-77"
+CVV = 987
 
 
 def hide_card(tool_name: str | None, args: dict[str, Any]) -> dict[str, Any]:
-    """The argument-name redactor: ``card`` of ``charge``."""
-    if tool_name == "charge" and "card" in args:
-        return {**args, "card": "***"}
+    """The argument-name redactor: ``card`` and ``cvv`` of ``charge`` (a 3-digit cvv is too
+    short to be scrubbed from other text: only its key's mask hides it)."""
+    if tool_name == "charge":
+        return {**args, **{k: "***" for k in ("card", "cvv") if k in args}}
     return args
 
 
@@ -43,7 +45,7 @@ class ConfirmTool(InterventionHandler):
 
 
 @tool
-def charge(card: str, memo: str) -> str:
+def charge(card: str, memo: str, cvv: int = 0) -> str:
     """Charge a card."""
     return f"charged {card} for {memo}"
 
@@ -57,7 +59,7 @@ def send(text: str) -> str:
 def _pay(messages: list[Any], specs: list[Any]) -> Any:
     if messages[-1].role == "tool":
         return "paid: " + messages[-1].tool_results[0].content
-    args = {"card": CARD, "memo": PLAIN}
+    args = {"card": CARD, "memo": PLAIN, "cvv": CVV}
     return {"tool_calls": [{"id": "p1", "name": "charge", "args": args}]}
 
 
