@@ -80,11 +80,9 @@ def policy_of(own: Runtime, parent: Runtime, label: str = "") -> Runtime:
     audit = own.audit
     if parent.audit is not None and audit is None and parent.store is not None:
         # The child writes its own audit records (tool calls, verdicts, interrupts) into
-        # the parent's store, redacted like the parent's; approvals are filed by the parent.
-        from tether.control.audit import ApprovalPolicy, AuditTrail
-
-        policy = ApprovalPolicy(redactor=parent.audit.redactor)
-        audit = AuditTrail(parent.store, own.toolset, policy, files_approvals=False)
+        # the parent's store, redacted like the parent's and its own; approvals are filed
+        # by the parent with both policies (AuditTrail.under).
+        audit = parent.audit.under(own.approvals, own.toolset, label)
         hooks.add_provider(audit)
     defaulted = own.limits is None or own.limits is DEFAULT_LIMITS  # the child set none
     budget = own.budget

@@ -179,17 +179,20 @@ class ServedRuns:
         self, run: ActiveRun, first: StreamEvent | None, events: AsyncGenerator[StreamEvent, None]
     ) -> None:
         from tether.events import MessageCompleted
+        from tether.governance.masks import Masker
         from tether.governance.redaction import redactor_of, show_messages
 
         replies = sum(1 for m in run.agent.messages if m.role == "assistant" and m.text)
+        # the tree's hidden strings too: a node's reply may quote what a child's mask hid
         redactor = redactor_of(run.agent)
+        masker = Masker(redactor, {}, run.agent.runtime.hidden)
         try:
             event = first
             while event is not None:
                 message = event.message if isinstance(event, MessageCompleted) else None
                 if message is not None and message.role == "assistant" and message.text:
                     replies += 1
-                    shown = show_messages(run.agent.messages, redactor)
+                    shown = show_messages(run.agent.messages, masker=masker)
                     text = next((m.text for m in reversed(shown) if m.role == "assistant"), "")
                     await run.publish(
                         TaskArtifactUpdateEvent(

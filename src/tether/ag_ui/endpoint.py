@@ -40,7 +40,7 @@ from tether.durable.errors import CorruptEntry, SessionBusy, StoreError
 from tether.errors import AgentBusyError, AnswerError, ConfigurationError, SessionStateError
 from tether.events import FinalResult, StreamEvent
 from tether.governance.masks import Masker, redact_text
-from tether.governance.redaction import redactor_of
+from tether.governance.redaction import interrupt_redactor, redactor_of
 from tether.ops.app_loader import AppFactory
 from tether.ops.server.request_input import read_body
 
@@ -274,8 +274,9 @@ class AgUiEndpoint:
             calls = [i.tool_call.id for i in result.interrupts if is_frontend(i) and i.tool_call]
             if asks:
                 rows = await self._rows(run.thread_id)
-                redactor = redactor_of(agent)
-                shown = [to_ag_ui(i, masker, redactor, rows.get(i.id)) for i in asks]
+                shown = [
+                    to_ag_ui(i, masker, interrupt_redactor(agent, i), rows.get(i.id)) for i in asks
+                ]
                 outcome = RunFinishedInterruptOutcome(interrupts=shown)
             else:
                 outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=calls or None)

@@ -98,6 +98,12 @@ class AuditTrail:
         self.redactor = policy.redactor
         self.approval_ttl = policy.ttl
         self.approval_on_expiry = policy.on_expiry
+        self.below: dict[str, AuditTrail] = {}
+        """The trails of the sub-agents run under this agent, by tool name (:meth:`under`):
+        a lifted interrupt's row is filed by the policy of the agent that raised it."""
+        self.hidden: set[str] = set()
+        """The agent tree's hidden strings (the run's ``Runtime.hidden``), scrubbed from rows."""
+        self._learned: set[str] = set()  # sessions whose tree's masks were read from the store
         self._started: dict[str, float] = {}
         self.journal: SessionJournal | None = None
         """The journal of the run holding the session (set while the session is open)."""
@@ -155,9 +161,27 @@ class AuditTrail:
     # -- hooks ------------------------------------------------------------------------
 
     async def _invocation_start(self, event: BeforeInvocation) -> None:
+        self.hidden = event.agent.runtime.hidden
+        await self._learn_tree(event.agent)
         self._started.clear()
         self._in_invocation = True
         await self._write([("invocation.start", {"new_messages": len(event.messages)})])
+
+    async def _learn_tree(self, agent: Any) -> None:
+        """Once per session, when it already has tool calls: what the masks hid in its
+        agent tree's sessions (children run by an earlier process are not run again), so
+        the rows this process files are scrubbed of it too."""
+        sid = agent.session_id
+        if (
+            not self.files_approvals
+            or sid in self._learned
+            or not any(m.tool_calls for m in agent.messages)
+        ):
+            return
+        from tether.governance.redaction_tree import load_tree_masks
+
+        self._learned.add(sid)
+        self.hidden |= (await load_tree_masks(self.store, sid, self.redactor)).hidden
 
     def _tool_start(self, event: BeforeToolCall) -> None:
         self._started[event.tool_call.id] = time.perf_counter()
@@ -254,13 +278,53 @@ class AuditTrail:
         return out
 
     def _filing(self, interrupt: Interrupt) -> dict[str, Any]:
-        """How this agent files an approval for ``interrupt`` (both paths file the same)."""
+        """How this agent files an approval for ``interrupt`` (both paths file the same):
+        by the policy of the sub-agent that raised it (its trail's: every policy on the
+        path added up), its arguments scrubbed of the tree's hidden strings."""
+        trail = self.raised_in(interrupt)
         return {
-            "redactor": self.redactor,
-            "ttl": self.approval_ttl,
-            "on_expiry": self.approval_on_expiry,
-            "server": _server_of(self.toolset, interrupt),
+            "redactor": self.redactor_for(interrupt),
+            "ttl": trail.approval_ttl,
+            "on_expiry": trail.approval_on_expiry,
+            "server": _server_of(trail.toolset, interrupt),
         }
+
+    def raised_in(self, interrupt: Interrupt) -> AuditTrail:
+        """The trail of the sub-agent that raised ``interrupt`` (by its address; this one
+        for the agent's own, or when that sub-agent has not run in this process)."""
+        from tether.agents.addresses import address
+
+        trail = self
+        for where in address(interrupt):
+            below = trail.below.get(where.partition("#")[0])
+            if below is None:
+                break  # the policies found so far
+            trail = below
+        return trail
+
+    def redactor_for(self, interrupt: Interrupt) -> Redactor:
+        """How ``interrupt`` is shown (its row, the protocol hosts): the redactor of every
+        agent on its path, then the tree's hidden strings scrubbed out."""
+        from tether.governance.masks import Scrubbing
+
+        return Scrubbing(self.raised_in(interrupt).redactor, self.hidden)
+
+    def under(self, own: ApprovalPolicy | None, toolset: Toolset, label: str) -> AuditTrail:
+        """The trail of sub-agent ``label`` (its tool's name) run under this agent, with
+        its own approval policy ``own``: its records go to this store, its rows are filed
+        by the top (:meth:`_filing`) with both policies: the redactors' masks add up, the
+        shorter ``ttl`` and ``deny`` on expiry when either says so."""
+        from tether.governance.masks import chained
+
+        ttl, on_expiry = self.approval_ttl, self.approval_on_expiry
+        if own is not None:
+            ttl = own.ttl if ttl is None else ttl if own.ttl is None else min(ttl, own.ttl)
+            on_expiry = "approve" if own.on_expiry == on_expiry == "approve" else "deny"
+        redactor = chained(None if own is None else own.redactor, self.redactor)
+        policy = ApprovalPolicy(redactor, ttl, on_expiry)
+        trail = AuditTrail(self.store, toolset, policy, files_approvals=False)
+        self.below[label.partition("#")[0]] = trail
+        return trail
 
     # -- interventions' audit sink ------------------------------------------------------
 

@@ -274,10 +274,10 @@ class _Checker:
         masker = Masker(self.redactor, masks, set(self.runtime.hidden))
         for message in view.messages:  # learn every mask first: reasons may quote any call
             for call in message.tool_calls:
-                masker.call(call)
+                masker.learn(call.name, dict(call.arguments))
         for _, _, outcome in judged:
             if outcome.rewritten is not None:
-                masker.call(outcome.rewritten)
+                masker.learn(outcome.rewritten.name, dict(outcome.rewritten.arguments))
         return [_row(sid, call, at, outcome, recorded, masker) for call, at, outcome in judged]
 
     async def _judge(self, ref: _AgentView, call: ToolCall, position: int) -> _Judged:

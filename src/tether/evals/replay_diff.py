@@ -128,7 +128,7 @@ def diff_sessions(
     masker = Masker(redactor_of(agent), masks, set(agent.runtime.hidden))
     for side in (then, now):  # learn every mask first: any text may quote any call
         for call in side.calls:
-            masker.call(call.call)
+            masker.learn(call.call.name, dict(call.call.arguments))
     diff = ReplayDiff(then.session_id, now.session_id, notes=[masker.text(n) for n in notes])
     prompted = [i for i, t in enumerate(then.turns) if t.prompt]  # the turns replayed
     for index, turn in enumerate(prompted):

@@ -147,7 +147,7 @@ def _masker(agent: Agent, run: CaseRun) -> Masker:
 
 def _learned(masker: Masker, run: CaseRun) -> Masker:
     for call in run.tool_calls:
-        masker.call(call)
+        masker.learn(call.name, dict(call.arguments))
     for it in run.interrupts:
         masker.interrupt(it)
     return masker

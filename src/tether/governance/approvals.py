@@ -240,16 +240,22 @@ def shown_interrupt(
     interrupt: Interrupt, redactor: Redactor | None = None
 ) -> tuple[dict[str, Any], Any]:
     """The question as a person may see it, wherever it is shown (the approval row, an MCP
-    host's elicitation): the call's arguments through the one redaction path, and the
-    reason with every string a mask hid scrubbed out."""
-    from tether.governance.masks import hidden_strings, scrub, shown_arguments
+    host's elicitation): the call's arguments through the one redaction path, then the
+    arguments and the reason scrubbed of every string a mask hid (in this call; with a
+    :class:`~tether.governance.masks.Scrubbing` redactor, anywhere in the agent tree) and
+    of secret-looking tokens."""
+    from tether.governance.masks import Masker, Scrubbing, hidden_strings, shown_arguments
 
     call = interrupt.tool_call
     real = dict(call.arguments) if call is not None else {}
+    tree: set[str] = set()
+    if isinstance(redactor, Scrubbing):  # a row filed in a tree: the tree's secrets too
+        tree, redactor = redactor.hidden, redactor.redactor
     shown = shown_arguments(call.name if call else None, real, redactor)
     hidden: set[str] = set()
-    hidden_strings(real, shown, hidden)
-    return shown, scrub(interrupt.reason, hidden)
+    hidden_strings(real, shown, hidden)  # learned before the scrub (a quote is no secret)
+    masker = Masker(None, {}, hidden | tree)
+    return masker.scrub(shown), masker.scrub(interrupt.reason)
 
 
 async def _view(rows: ApprovalRows, session_id: str, *, strict: bool = True) -> SessionView | None:

@@ -2,8 +2,10 @@
 
 The default mask (:func:`redact_secrets`) hides the value of every secret-looking key;
 an agent's redactor (``ApprovalPolicy(redactor=...)``) adds masks on top, never removes
-one. What a mask hid is remembered and scrubbed from every other text (:class:`Masker`),
-and free text is also cleared of secret-looking tokens (:func:`redact_text`). The views
+one (a sub-agent's redactors add up with its parents': :class:`Chained`). What a mask hid
+is remembered and scrubbed from every other text and from the shown arguments of every
+call (:class:`Masker`, :class:`Scrubbing` for a row filed in an agent tree), and free
+text is also cleared of secret-looking tokens (:func:`redact_text`). The views
 built from these are in :mod:`tether.governance.redaction`.
 """
 
@@ -68,6 +70,52 @@ def shown_arguments(
     return redact_secrets(tool, shown)
 
 
+class Chained:
+    """Several redactors as one, each applied to what the one before showed: the masks of
+    every agent on a sub-agent's path add up (the innermost first; none can unmask)."""
+
+    __slots__ = ("redactors",)
+    redactors: tuple[Redactor, ...]
+
+    def __init__(self, redactors: Iterable[Redactor]) -> None:
+        flat: list[Redactor] = []
+        for redactor in redactors:
+            for one in redactor.redactors if isinstance(redactor, Chained) else (redactor,):
+                if all(one is not r for r in flat):
+                    flat.append(one)
+        self.redactors = tuple(flat)
+
+    def __call__(self, tool: str | None, arguments: dict[str, Any]) -> dict[str, Any]:
+        for redactor in self.redactors:
+            arguments = redactor(tool, arguments)
+        return arguments
+
+
+def chained(*redactors: Redactor | None) -> Redactor | None:
+    """The redactors given (None ones left out) as one; None when there are none."""
+    given = Chained(r for r in redactors if r is not None)
+    if not given.redactors:
+        return None
+    return given.redactors[0] if len(given.redactors) == 1 else given
+
+
+class Scrubbing:
+    """A row's redaction in an agent tree: ``redactor`` masks by name, then every shown
+    value is scrubbed of ``hidden`` (the tree's strings a mask hid: a call quoting a
+    secret another call's mask hid) and of secret-looking tokens. ``hidden`` is shared,
+    not copied (the tree's live set)."""
+
+    __slots__ = ("hidden", "redactor")
+
+    def __init__(self, redactor: Redactor | None, hidden: set[str]) -> None:
+        self.redactor = redactor
+        self.hidden = hidden
+
+    def __call__(self, tool: str | None, arguments: dict[str, Any]) -> dict[str, Any]:
+        masked = arguments if self.redactor is None else self.redactor(tool, arguments)
+        return Masker(None, {}, self.hidden).scrub(masked)  # type: ignore[no-any-return]
+
+
 def hidden_strings(real: Any, shown: Any, out: set[str]) -> None:
     """Add to ``out`` the strings (and numbers, as text) present in ``real`` that the
     redactor removed from ``shown``; shorter than 4 characters they are not scrubbed from
@@ -110,10 +158,50 @@ def _token(match: re.Match[str]) -> str:
     return MASK
 
 
-def redact_text(text: str, hidden: Iterable[str] = ()) -> str:
+class Hidden:
+    """A set of hidden strings indexed by their last 4 characters (secrets share prefixes
+    such as ``sk-`` or a card's, rarely endings), so a text is scanned for the few that
+    can occur in it (those ending with one of the text's 4-grams), longest first: a view of
+    N calls hiding N strings is not N x N scans. Rebuilt when the set has grown (hidden
+    sets only ever grow)."""
+
+    __slots__ = ("_by_end", "_short", "_size", "strings")
+
+    def __init__(self, strings: set[str]) -> None:
+        self.strings = strings
+        self._size = -1
+        self._by_end: dict[str, list[str]] = {}
+        self._short: list[str] = []
+
+    def within(self, text: str) -> list[str]:
+        """The hidden strings that may occur in ``text``, longest first."""
+        if self._size != len(self.strings):
+            index: dict[str, list[str]] = {}
+            short: list[str] = []
+            for secret in self.strings:
+                if len(secret) < 4:
+                    short.append(secret)  # (given so: never learned) looked up as it is
+                else:
+                    index.setdefault(secret[-4:], []).append(secret)
+            self._by_end, self._short, self._size = index, short, len(self.strings)
+        by_end = self._by_end
+        if len(by_end) * 4 < len(text):  # few keys: look each up (str.find is fast)
+            keys = [k for k in by_end if k in text]
+        else:  # the text's 4-grams, each looked up
+            keys = list({text[i : i + 4] for i in range(len(text) - 3)} & by_end.keys())
+        found = [secret for key in keys for secret in by_end[key]]
+        found += [secret for secret in self._short if secret in text]
+        return sorted(found, key=len, reverse=True)
+
+
+def redact_text(text: str, hidden: Iterable[str] | Hidden = ()) -> str:
     """Free text as a person may see it: every ``hidden`` string masked (longest first),
     then every secret-looking token (see ``_TOKENS``)."""
-    for secret in sorted(hidden, key=len, reverse=True):
+    if isinstance(hidden, Hidden):
+        ordered = hidden.within(text)
+    else:
+        ordered = sorted(hidden, key=len, reverse=True)
+    for secret in ordered:
         text = text.replace(secret, MASK)
     lowered = text.lower()
     if any(word in lowered for word in _TRIGGERS):  # re is slow to scan: most text has none
@@ -155,9 +243,26 @@ def learned_masks(
             shown = approval.arguments.get(key, MASK)
             if isinstance(value, dict | list) and isinstance(shown, dict | list):
                 continue  # masked inside: the default mask and the scrub cover it
-            if shown != value:
+            if shown != value and not _scrubbed(value, shown):
                 masks.setdefault(call.name, set()).add(key)
     return masks
+
+
+def _scrubbed(real: Any, shown: Any) -> bool:
+    """Whether ``shown`` is ``real`` with some parts replaced by the mask (a quote of a
+    secret scrubbed out, not the key masked by a redactor): a wildcard match, greedy."""
+    if not isinstance(real, str) or not isinstance(shown, str) or shown == MASK:
+        return False
+    parts = shown.split(MASK)
+    if len(parts) < 2 or not real.startswith(parts[0]) or not real.endswith(parts[-1]):
+        return False
+    at, end = len(parts[0]), len(real) - len(parts[-1])
+    for part in parts[1:-1]:
+        found = real.find(part, at, end)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return at <= end
 
 
 class Masker:
@@ -175,12 +280,28 @@ class Masker:
         self.masks = masks
         self.hidden: set[str] = set() if hidden is None else hidden
         """What the masks hid (shared with others when given: an agent tree's set)."""
+        self._hidden: Hidden | None = None
+
+    def _index(self) -> Hidden:
+        if self._hidden is None or self._hidden.strings is not self.hidden:
+            self._hidden = Hidden(self.hidden)
+        return self._hidden
 
     def arguments(self, tool: str | None, real: dict[str, Any]) -> dict[str, Any]:
+        """A call's arguments as shown: masked by name (the redactor, the default mask, the
+        learned ``masks``; what they hid is learned), then every shown value scrubbed of
+        what any mask hid (a task quoting another call's secret) and of secret tokens."""
+        shown = self.learn(tool, real)
+        return self.scrub(shown)  # type: ignore[no-any-return]
+
+    def learn(self, tool: str | None, real: dict[str, Any]) -> dict[str, Any]:
+        """Learn what the masks hide in one call (a view's pre-pass over a journal, before
+        it shows anything); its arguments masked by name only (not yet scrubbed)."""
         shown = shown_arguments(tool, real, self.redactor)
         for key in self.masks.get(tool or "", ()):
             if key in shown:
                 shown[key] = MASK
+        # learned before the scrub: a value quoting a secret is not itself a secret
         hidden_strings(real, shown, self.hidden)
         return shown
 
@@ -191,7 +312,7 @@ class Masker:
         """``value`` (text, or JSON-like data) with every hidden string and secret-looking
         token masked (:func:`redact_text` on each string)."""
         if isinstance(value, str):
-            return redact_text(value, self.hidden)
+            return redact_text(value, self._index())
         if isinstance(value, dict):
             return {k: self.scrub(v) for k, v in value.items()}
         if isinstance(value, list):
@@ -200,7 +321,7 @@ class Masker:
 
     def text(self, value: str) -> str:
         """One text (a span's status, a reason) as it may be shown."""
-        return redact_text(value, self.hidden)
+        return redact_text(value, self._index())
 
     def block(self, block: ContentBlock) -> ContentBlock:
         if block.type == "tool_call":

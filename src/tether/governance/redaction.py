@@ -8,7 +8,9 @@ Arguments are shown as ``redactor(tool, real)`` (the agent's
 ``ApprovalPolicy(redactor=...)``, when known) with the default
 :func:`~tether.governance.masks.redact_secrets` always applied on top: a custom redactor adds masks, it cannot unmask a secret-looking
 key. Every string a mask hid is then scrubbed from all other text of the session
-(messages, results, reasons), and a key an approval row shows masked is masked in every
+(messages, results, reasons) and from every call's shown arguments (a call may quote
+what another call's mask hid; every view learns all of its calls before it shows any),
+and a key an approval row shows masked is masked in every
 call of that tool in the session, so a view never shows more than the approvals do, even
 when the viewer does not know the custom redactor.
 
@@ -32,6 +34,7 @@ from tether.errors import AnswerError
 from tether.governance.masks import MASK, Masker, learned_masks, shown_arguments
 
 if TYPE_CHECKING:
+    from tether.control.interrupts import Interrupt
     from tether.durable.store import SessionRecord
     from tether.messages import Message, ToolCall
     from tether.session import SessionView
@@ -53,17 +56,31 @@ def redactor_of(agent: Any) -> Redactor | None:
     return redactor if callable(redactor) else None
 
 
+def interrupt_redactor(agent: Any, interrupt: Interrupt) -> Redactor | None:
+    """How ``agent``'s hosts show ``interrupt`` (as its row is filed): the redactors of
+    every agent on its path and the tree's hidden strings; the agent's redactor only when
+    it has no audit trail (no store)."""
+    trail = getattr(agent, "audit_sink", None)
+    redactor_for = getattr(trail, "redactor_for", None)
+    return redactor_of(agent) if redactor_for is None else redactor_for(interrupt)
+
+
 def edits_to_store(
     approval: Approval, edited: dict[str, Any], redactor: Redactor | None = None
 ) -> dict[str, Any]:
     """The edited arguments to record for ``approval``: keys left as shown are dropped (the
-    real values stay), and an edit the redaction would mask is refused, since the row
-    stores only what approvers may see and a masked edit could not run as typed."""
+    real values stay), and an edit the redaction would mask (or of a key the row shows
+    masked) is refused, since the row stores only what approvers may see and a masked
+    edit could not run as typed."""
     changed = {
         k: v for k, v in edited.items() if k not in approval.arguments or approval.arguments[k] != v
     }
     stored = shown_arguments(approval.tool, changed, redactor)
-    masked = sorted(k for k in changed if stored.get(k, MASK) != changed[k])
+    # a key the row shows masked was masked when filed (by any policy on the interrupt's
+    # path, a sub-agent's too), whatever the redactor known here says
+    masked = sorted(
+        k for k in changed if stored.get(k, MASK) != changed[k] or approval.arguments.get(k) == MASK
+    )
     if masked:
         raise AnswerError(
             f"edited arguments may not set {', '.join(repr(k) for k in masked)}: approvers see "
@@ -171,8 +188,12 @@ def show_session(
         redact.hidden.update(tree.hidden)
     every_call = [b for m in view.messages for b in m.content if b.type == "tool_call"]
     every_call += [c for c in calls.values() if c is not None]
+    # a pre-pass: every secret first, so a text or call shown before the call that hides
+    # it is scrubbed too
     for call in every_call:
-        redact.call(call)  # collect every secret first, to scrub the text before its call too
+        redact.learn(call.name, dict(call.arguments))
+    for cid, e in edits.items():
+        redact.learn(e.tool or _tool_of(cid, every_call), dict(e.arguments))
     shown_edits = {
         cid: replace(
             e, arguments=redact.arguments(e.tool or _tool_of(cid, every_call), e.arguments)
@@ -198,23 +219,22 @@ def tree_masks(
     from tether.session import fold
 
     out = TreeMasks()
+    every_call: list[ToolCall] = []
     for record, approvals in sessions:
         try:
             view = fold(record)
         except (KeyError, ValueError, TypeError):
             continue
         calls = _interrupt_calls(record, view)
-        masker = Masker(redactor, learned_masks(approvals, calls))
-        for tool, keys in masker.masks.items():
+        for tool, keys in learned_masks(approvals, calls).items():
             out.masks.setdefault(tool, set()).update(keys)
-        for message in view.messages:
-            for block in message.content:
-                if block.type == "tool_call":
-                    masker.call(block)
-        for call in calls.values():
-            if call is not None:
-                masker.call(call)
-        out.hidden |= masker.hidden
+        every_call += [b for m in view.messages for b in m.content if b.type == "tool_call"]
+        every_call += [c for c in calls.values() if c is not None]
+    # every session's keys first: a key one session's row masks hides that tool's value
+    # in every session's calls, whichever session comes first
+    masker = Masker(redactor, out.masks, out.hidden)
+    for call in every_call:
+        masker.learn(call.name, dict(call.arguments))
     return out
 
 
@@ -227,7 +247,7 @@ def learn_calls(
     for message in messages:
         for block in message.content:
             if block.type == "tool_call":
-                masker.call(block)
+                masker.learn(block.name, dict(block.arguments))
 
 
 def show_messages(
@@ -238,10 +258,10 @@ def show_messages(
     ``masker``: one that already knows what to hide (a traced run's, an agent tree's);
     it learns these messages' masks too."""
     redact = masker if masker is not None else Masker(redactor, {})
-    for message in messages:
+    for message in messages:  # a pre-pass: every call's secrets before anything is shown
         for block in message.content:
             if block.type == "tool_call":
-                redact.call(block)
+                redact.learn(block.name, dict(block.arguments))
     return [redact.message(m) for m in messages]
 
 
@@ -329,7 +349,8 @@ def _ran(
 
 
 def masked_view(masker: Masker, view: SessionView) -> SessionView:
-    """``view`` with every message, answer, interrupt and the state through ``masker``."""
+    """``view`` with every message, answer, interrupt, the state, the end's reason and the
+    compaction's summary through ``masker`` (the rest of the view is carried as it is)."""
     from tether.session import SessionView
 
     messages = [masker.message(m) for m in view.messages]
@@ -338,6 +359,9 @@ def masked_view(masker: Masker, view: SessionView) -> SessionView:
         calls = messages[view.position].tool_calls
         results = [None if r is None else masker.block(r) for r in view.pending[1]]
         pending = (calls, results)
+    compaction = view.compaction
+    summary = None if compaction is None or compaction.summary is None else compaction.summary
+    summary = None if summary is None else masker.message(summary)
     return SessionView(
         messages=messages,
         state=masker.scrub(view.state),
@@ -348,4 +372,10 @@ def masked_view(masker: Masker, view: SessionView) -> SessionView:
         intents=set(view.intents),
         interrupts=[masker.interrupt(i) for i in view.interrupts],
         suspended_reason=view.suspended_reason,
+        stop_reason=view.stop_reason,
+        end_reason=None if view.end_reason is None else masker.text(view.end_reason),
+        compaction=None if compaction is None else replace(compaction, summary=summary),
+        system_prompt=None if view.system_prompt is None else masker.text(view.system_prompt),
+        system_prompt_known=view.system_prompt_known,
+        session_id=view.session_id,
     )

@@ -51,7 +51,7 @@ def shown_prompt(
     matched = {a.interrupt_id: by_hash.get((a.tool or "", a.args_sha256 or "")) for a in rows}
     masker = Masker(None, learned_masks(rows, matched))
     for call in relevant:
-        masker.call(call)
+        masker.learn(call.name, dict(call.arguments))
     return _one_line(str(masker.scrub(text)))
 
 

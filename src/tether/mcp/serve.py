@@ -154,9 +154,9 @@ def _edited(interrupt: Interrupt, text: str, note: str | None) -> Any:
 
 def _shown(agent: Agent, interrupt: Interrupt) -> tuple[dict[str, Any], Any]:
     from tether.governance.approvals import shown_interrupt
-    from tether.governance.redaction import redactor_of
+    from tether.governance.redaction import interrupt_redactor
 
-    return shown_interrupt(interrupt, redactor_of(agent))
+    return shown_interrupt(interrupt, interrupt_redactor(agent, interrupt))
 
 
 def _shown_text(agent: Agent, interrupt: Interrupt, text: str) -> str:

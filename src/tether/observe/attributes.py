@@ -128,10 +128,8 @@ def tool_content(call: ToolCall, result: ToolResult | None, masker: Masker) -> d
     messages = [Message("assistant", [call])]
     if result is not None:
         messages.append(Message("tool", [result]))
-    shown = show_messages(messages, masker=masker)
-    # the arguments may quote what a mask hid elsewhere in the tree (a workflow passes a
-    # node's answer to the next node): scrubbed like every other text
-    arguments = masker.scrub(shown[0].tool_calls[0].arguments)
+    shown = show_messages(messages, masker=masker)  # arguments scrubbed of the tree's secrets
+    arguments = shown[0].tool_calls[0].arguments
     out = {TOOL_ARGUMENTS: json.dumps(arguments, default=repr)}
     if result is not None:
         content = shown[1].tool_results[0].content

@@ -72,7 +72,7 @@ class StepSpans:
         response, exc = event.response, event.exception
         if response is not None and exc is None:
             for call in response.message.tool_calls:
-                run.masker.call(call)  # learn its secrets before any text quotes them
+                run.masker.learn(call.name, dict(call.arguments))  # before any text quotes them
             usage = response.usage
             chat.set_attributes(
                 {
@@ -167,7 +167,7 @@ class StepSpans:
         if run is None:
             return
         call = event.tool_call
-        run.masker.call(call)  # learn its secrets: an error or a reason may quote them
+        run.masker.learn(call.name, dict(call.arguments))  # an error or reason may quote them
         span = self.tracer.start_span(
             f"execute_tool {call.name}",
             context=run.context,
@@ -196,7 +196,7 @@ class StepSpans:
             return
         span = entry.span
         if event.tool_call is not entry.call:
-            run.masker.call(event.tool_call)
+            run.masker.learn(event.tool_call.name, dict(event.tool_call.arguments))
             span.add_event("tether.tool.rewritten")
         if event.selected_tool is not entry.tool:
             chosen = getattr(event.selected_tool, "name", None)

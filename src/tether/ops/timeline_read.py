@@ -43,6 +43,8 @@ class TimelineData:
     audit: list[AuditRecord]
     children: dict[str, TimelineData] = field(default_factory=dict)
     spawned_by: tuple[str, int, str] | None = None
+    tree: list[tuple[SessionRecord, list[Approval]]] = field(default_factory=list)
+    """At the top: every session of the agent tree (its parents' too), for its masks."""
 
 
 def spawned(session_id: str, entries: list[Entry]) -> dict[str, tuple[str, int, str]]:
@@ -92,8 +94,14 @@ async def _existing(store: Store, session_id: str, candidates: list[str]) -> lis
 async def read_timeline(store: Store, session_id: str) -> TimelineData | None:
     """Read what :func:`~tether.ops.timeline.timeline_of` needs (None: no such session).
     Raises the store's errors (``CorruptEntry`` for a row it cannot decode)."""
+    from tether.governance.redaction_tree import tree_sessions
+
     budget = [MAX_CHILDREN]
-    return await _read(store, session_id, 0, budget)
+    data = await _read(store, session_id, 0, budget)
+    if data is None:
+        return None
+    # a child's timeline hides what its parents' and siblings' masks hid
+    return replace(data, tree=await tree_sessions(store, session_id))
 
 
 async def _read(

@@ -11,12 +11,11 @@ def outcome(result: Result, agent: Any) -> dict[str, Any]:
     """``stop_reason``, ``text``, ``reason``, ``session_id``, ``usage`` and the pending
     ``interrupts`` (their arguments and reasons through the one redaction path)."""
     from tether.governance.approvals import shown_interrupt
-    from tether.governance.redaction import redactor_of
+    from tether.governance.redaction import interrupt_redactor
 
-    redactor = redactor_of(agent)
     pending = []
     for interrupt in result.interrupts:
-        shown, reason = shown_interrupt(interrupt, redactor)
+        shown, reason = shown_interrupt(interrupt, interrupt_redactor(agent, interrupt))
         call = interrupt.tool_call
         pending.append(
             {
