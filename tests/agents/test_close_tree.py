@@ -162,4 +162,4 @@ def test_a_workflow_closes_like_its_agent_and_as_a_context_manager() -> None:
         assert not _gone(pid, within=0.2)
     assert _gone(pid)
     assert a.closed == 1
-    Sequential(_pid_agent("b", Counted(_server("b")))).close()  # never ran: nothing to close
+    Sequential(_pid_agent("b")).close()  # never ran: nothing built, nothing to close
