@@ -73,6 +73,16 @@ def pg_dsn(pg_url: str) -> Iterator[str]:
 sys.path.insert(0, str(Path(__file__).parent / "support"))
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a store shared with other processes lives: a SQLite file or a fresh
+    PostgreSQL schema (a module's own ``db`` fixture overrides it)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "tether.db")
+    dsn: str = request.getfixturevalue("pg_dsn")
+    return dsn
+
+
 @pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def stores(
     request: pytest.FixtureRequest, tmp_path: Path

@@ -100,14 +100,6 @@ async def test_an_answer_to_no_pending_interrupt_is_refused_and_nothing_runs(
     assert _effects(effects) == ["bob"]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "tether.db")
-    dsn: str = request.getfixturevalue("pg_dsn")
-    return dsn
-
-
 def _step(db: str, effects: Path, *args: str, dies: bool = False) -> dict[str, Any]:
     """One step of tests/support/targeted_batch.py in a fresh process."""
     done = subprocess.run(

@@ -12,7 +12,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
-import pytest
 from targeted_batch import SESSION, build
 
 from tether.durable import Store
@@ -238,14 +237,6 @@ async def main():
 
 asyncio.run(main())
 """
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "tether.db")
-    dsn: str = request.getfixturevalue("pg_dsn")
-    return dsn
 
 
 async def test_a_decision_from_another_process_while_a_targeted_resume_runs_is_kept(

@@ -113,14 +113,6 @@ async def test_a_denied_write_deep_in_the_workflow_is_not_run(
     assert "legal wrote" in done.text
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "tether.db")
-    dsn: str = request.getfixturevalue("pg_dsn")
-    return dsn
-
-
 async def test_a_workflow_suspended_in_one_process_resumes_in_others(backend: Backend) -> None:
     effects = backend.effects
     wf = backend.build("review")

@@ -116,14 +116,6 @@ async def test_an_approval_asked_after_a_handoff_resumes_on_that_agent(
     assert effects.read_text() == "refund 30\n"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "tether.db")
-    dsn: str = request.getfixturevalue("pg_dsn")
-    return dsn
-
-
 def test_after_a_handoff_the_approval_resumes_on_the_new_agent_in_another_process(
     db: str, tmp_path: Path
 ) -> None:

@@ -11,7 +11,6 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 import workflow_agents
 from workflow_agents import ConfirmWrites, effects_of, review_workflow, writer
 
@@ -91,14 +90,6 @@ async def test_a_parallel_approval_answered_for_one_branch_first_runs_that_branc
         tech.id: (asked[tech.id][0], "approved"),
     }
     assert set((await _statuses(inbox)).values()) == {"completed"}
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "tether.db")
-    dsn: str = request.getfixturevalue("pg_dsn")
-    return dsn
 
 
 def test_each_branch_answered_in_its_own_process(db: str, tmp_path: Path) -> None:
