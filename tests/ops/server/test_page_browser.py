@@ -62,6 +62,8 @@ async def test_a_call_in_doubt_is_answered_retry_skip_or_abort_in_the_page(tmp_p
             warning = await page.inner_text("#in-doubt-warning")
             assert "may have run" in warning
             assert "side effect may happen twice" in warning
+            # the transcript is drawn after the buttons (its own fetch): wait for it
+            await page.wait_for_selector("#transcript:has-text('may have run')")
             transcript = await page.inner_text("#transcript")
             assert "may have run" in transcript
             assert "not run yet" not in transcript
