@@ -169,3 +169,21 @@ async def test_read_only_reads_a_live_store_through_its_wal(tmp_path: Path) -> N
     assert {s.session_id for s in await ro.list_sessions()} == {"s", "t"}
     await ro.close()
     await writer.close()
+
+
+async def test_create_of_a_new_session_reads_nothing_back(tmp_path: Path) -> None:
+    # the record of the row just inserted is built, not loaded: one statement less per
+    # child session (a workflow node, a sub-agent); what it returns is what load returns
+    store = SQLiteStore(tmp_path / "t.db")
+    await store.create("warm")
+    conn = store._conn
+    assert conn is not None
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    record = await store.create("s", metadata={"b": [1, 2], "a": "x"})
+    conn.set_trace_callback(None)
+    assert not [s for s in statements if s.lstrip().upper().startswith("SELECT")], statements
+    assert record == await store.load("s")
+    again = await store.create("s", metadata={"other": 1})  # exists: loaded, unchanged
+    assert again == record
+    await store.close()
