@@ -187,3 +187,24 @@ async def test_create_of_a_new_session_reads_nothing_back(tmp_path: Path) -> Non
     again = await store.create("s", metadata={"other": 1})  # exists: loaded, unchanged
     assert again == record
     await store.close()
+
+
+async def test_loading_a_session_without_entries_reads_only_its_row(tmp_path: Path) -> None:
+    # a child session is loaded right after it is created (its agent opening it): at
+    # version 0 it has no entry, so only its row is read
+    store = SQLiteStore(tmp_path / "t.db")
+    await store.create("s")
+    conn = store._conn
+    assert conn is not None
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    record = await store.load("s")
+    conn.set_trace_callback(None)
+    assert [s for s in statements if "FROM entries" in s] == []
+    assert record is not None
+    assert (record.version, record.entries, record.snapshot) == (0, [], None)
+    await store.append("s", 0, [("tool_intent", {"id": "c1"})])
+    loaded = await store.load("s")
+    assert loaded is not None
+    assert [e.data for e in loaded.entries] == [{"id": "c1"}]
+    await store.close()

@@ -131,7 +131,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
                 return None
             snap = row[5]
             raw = []
-            if row[0] != known_version:
+            if row[0] != known_version and row[0] > 0:  # version 0: no entry written yet
                 raw = conn.execute(
                     f"SELECT {ENTRY_COLS} FROM entries WHERE session_id = ? AND (seq >= ? OR "
                     "kind = 'snapshot') ORDER BY seq",
