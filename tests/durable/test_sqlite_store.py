@@ -169,3 +169,42 @@ async def test_read_only_reads_a_live_store_through_its_wal(tmp_path: Path) -> N
     assert {s.session_id for s in await ro.list_sessions()} == {"s", "t"}
     await ro.close()
     await writer.close()
+
+
+async def test_create_of_a_new_session_reads_nothing_back(tmp_path: Path) -> None:
+    # the record of the row just inserted is built, not loaded: one statement less per
+    # child session (a workflow node, a sub-agent); what it returns is what load returns
+    store = SQLiteStore(tmp_path / "t.db")
+    await store.create("warm")
+    conn = store._conn
+    assert conn is not None
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    record = await store.create("s", metadata={"b": [1, 2], "a": "x"})
+    conn.set_trace_callback(None)
+    assert not [s for s in statements if s.lstrip().upper().startswith("SELECT")], statements
+    assert record == await store.load("s")
+    again = await store.create("s", metadata={"other": 1})  # exists: loaded, unchanged
+    assert again == record
+    await store.close()
+
+
+async def test_loading_a_session_without_entries_reads_only_its_row(tmp_path: Path) -> None:
+    # a child session is loaded right after it is created (its agent opening it): at
+    # version 0 it has no entry, so only its row is read
+    store = SQLiteStore(tmp_path / "t.db")
+    await store.create("s")
+    conn = store._conn
+    assert conn is not None
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    record = await store.load("s")
+    conn.set_trace_callback(None)
+    assert [s for s in statements if "FROM entries" in s] == []
+    assert record is not None
+    assert (record.version, record.entries, record.snapshot) == (0, [], None)
+    await store.append("s", 0, [("tool_intent", {"id": "c1"})])
+    loaded = await store.load("s")
+    assert loaded is not None
+    assert [e.data for e in loaded.entries] == [{"id": "c1"}]
+    await store.close()

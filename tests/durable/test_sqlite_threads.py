@@ -367,3 +367,30 @@ async def test_the_writer_thread_checkpoints_the_wal_not_the_commits(tmp_path: P
     assert threads.commits >= 300
     assert threads.checkpoints >= 1
     await store.close()
+
+
+async def test_a_checkpoint_leaves_the_write_connection_free(tmp_path: Path) -> None:
+    """A checkpoint copies pages for many ms: it runs on a connection of its own, so a
+    write (an inline one on the loop, too) never waits behind it for the write lock."""
+    store = SQLiteStore(tmp_path / "k.db")
+    await store.create("a")
+    for version in range(20):
+        await store.append("a", version, [("message", message("x" * 200))])
+    done = threading.Event()
+
+    def checkpoint() -> None:
+        store.checkpoint()
+        done.set()
+
+    with store._lock:  # a write in progress holds the write connection
+        worker = threading.Thread(target=checkpoint)
+        worker.start()
+        assert done.wait(5.0), "the checkpoint waited for the write connection"
+    worker.join()
+    await store.append("a", 20, [("message", message("after"))])
+    await store.close()
+    reopened = SQLiteStore(tmp_path / "k.db")
+    record = await reopened.load("a")
+    assert record is not None
+    assert record.version == 21
+    await reopened.close()

@@ -51,6 +51,8 @@ class SQLiteConnections:
         # an in-memory database is private to its connection: reads share the writer
         self._one_conn = path == ":memory:" or path.startswith("file::memory:")
         self._threads: StoreThreads | None = None
+        self._checkpointer: sqlite3.Connection | None = None
+        self._checkpoint_lock = threading.Lock()
         self._threads_lock = threading.Lock()
 
     # -- the public handles -----------------------------------------------------------
@@ -93,9 +95,19 @@ class SQLiteConnections:
         return self._batch(durable)
 
     def checkpoint(self) -> None:
-        """Copy the WAL back into the database (PASSIVE: waits for nobody)."""
-        with self._writing() as conn:
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        """Copy the WAL back into the database (PASSIVE: waits for nobody), on a connection
+        of its own: the write connection stays free, so writes (inline ones too) go on
+        while the pages are copied, instead of waiting for a checkpoint of many ms."""
+        if self._one_conn:
+            with self._writing() as conn:
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            return
+        with self._checkpoint_lock:
+            if self._conn is None:  # closed meanwhile: the next writer's checkpoints do it
+                return
+            if self._checkpointer is None:
+                self._checkpointer = self._open(migrate=False)
+            self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     @offloaded("read")
     async def change_marker(self) -> tuple[int, int]:
@@ -357,6 +369,10 @@ class SQLiteConnections:
             raise self._failed(exc) from exc
 
     def _close_connections(self) -> None:
+        with self._checkpoint_lock:
+            if self._checkpointer is not None:
+                self._checkpointer.close()
+                self._checkpointer = None
         with self._read_lock:
             if self._reader is not None:
                 self._reader.close()

@@ -108,11 +108,13 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
         text = encode_metadata(session_id, metadata)
         now = time.time()
         with self.transaction() as conn:
-            conn.execute(
+            inserted = conn.execute(
                 "INSERT OR IGNORE INTO sessions (id, version, status, created_at, updated_at, "
                 "metadata) VALUES (?, 0, 'idle', ?, ?, ?)",
                 (session_id, now, now, text),
-            )
+            ).rowcount
+        if inserted == 1:  # the row just written, as a load would read it back
+            return record_from_row(session_id, (0, "idle", now, now, text, 0, *[None] * 5), [])
         record = await self.load(session_id)
         assert record is not None
         return record
@@ -129,7 +131,7 @@ class SQLiteStore(SQLiteConnections, WorkerSide):
                 return None
             snap = row[5]
             raw = []
-            if row[0] != known_version:
+            if row[0] != known_version and row[0] > 0:  # version 0: no entry written yet
                 raw = conn.execute(
                     f"SELECT {ENTRY_COLS} FROM entries WHERE session_id = ? AND (seq >= ? OR "
                     "kind = 'snapshot') ORDER BY seq",
