@@ -128,6 +128,7 @@ def agent(store: SQLiteStore, sid: str, steps: int, idempotent: bool, mode: str 
         store=store,
         session_id=sid,
         interventions=interventions,
+        limits=None,  # a run of --steps tool calls: the default turn limit would stop it
     )
 
 
